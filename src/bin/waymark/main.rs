@@ -1,0 +1,60 @@
+//! The `waymark` command-line tool: inspect levels now; bake, path, crowd as they land.
+//!
+//! Every failure prints one line, `error: <what and which value>`, and exits with status 1
+//! (2 for a usage error, from clap). Nothing here panics on bad input.
+
+mod info;
+mod level;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Navigation for large crowds: bake walkable space, find paths, move agents.
+#[derive(Parser, Debug)]
+#[command(name = "waymark", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print a level's triangles, instances, dropped degenerates, world bounds and source
+    /// versions.
+    Info(info::InfoArgs),
+}
+
+/// Anything the CLI reports as `error: ...`.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    #[error(transparent)]
+    Level(#[from] level::LevelError),
+    #[error(transparent)]
+    Geometry(#[from] waymark::scene::GeometryError),
+    #[error("cannot write output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The main job: with no subcommand, describe the built-in level (later issues make it the
+    // crowd demo).
+    let command = cli
+        .command
+        .unwrap_or(Command::Info(info::InfoArgs::default()));
+    let result = match command {
+        Command::Info(args) => info::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`waymark info | head`) is the reader's choice, not a failure.
+        Err(CliError::Output(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

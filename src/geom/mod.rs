@@ -1,0 +1,22 @@
+//! Geometry shared by the baker and the runtime.
+//!
+//! Stage: base. Inputs are plain `glam` values; outputs are values, never references into
+//! caller data.
+//!
+//! - [`UpBasis`]: world Up and the horizontal orthonormal basis derived from it. Every
+//!   horizontal computation (erosion, funnels, arcs, velocity limits) goes through it, so a
+//!   Z-up host maps its axes once here and nothing else needs to know.
+//! - [`transform`]: full transform composition (ancestor chain x local) and its handedness.
+//! - [`triangle`]: area, normal and degeneracy of world triangles.
+//! - [`Aabb`]: axis-aligned bounds in world metres.
+//!
+//! Invariants: lengths are world metres; a horizontal length is measured in the (X, Z)
+//! basis of the current [`UpBasis`], which preserves lengths because it is orthonormal.
+
+mod bounds;
+pub mod transform;
+pub mod triangle;
+mod up;
+
+pub use bounds::Aabb;
+pub use up::{UpBasis, UpBasisError};

@@ -1,0 +1,27 @@
+//! waymark: a navigation runtime for large-crowd games.
+//!
+//! Games embed waymark to bake walkable space from level triangles, find paths and legal
+//! interaction poses, and move thousands of agents every frame.
+//!
+//! # Module map
+//! The layers import one way; a module never imports one to its right.
+//!
+//! | layer | module | what it holds |
+//! |---|---|---|
+//! | base | [`ids`] | version, generation and area newtypes shared by every layer |
+//! | base | [`geom`] | the Up basis, transforms, triangle primitives, bounds |
+//! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
+//!
+//! Build-time modules (`scene`, and the baker that follows it) sit behind the `bake` cargo
+//! feature, so a game that ships baked tiles can compile the runtime alone.
+//!
+//! # Conventions
+//! Metres, seconds and radians inside; degrees only at the configuration and CLI edge. World
+//! Up is +Y unless a [`geom::UpBasis`] says otherwise; horizontal work happens in the
+//! orthonormal (X, Z) basis derived from Up, carried as [`glam::Vec2`] `{ x, y: z }`.
+
+pub mod geom;
+pub mod ids;
+
+#[cfg(feature = "bake")]
+pub mod scene;

@@ -1,0 +1,256 @@
+//! Wavefront OBJ import through `tobj`.
+//!
+//! Each OBJ object or group becomes one mesh and one instance at the world root. Names carry
+//! tags, separated from the name and from each other by `|` or white space:
+//!
+//! | tag | meaning | example |
+//! |---|---|---|
+//! | `area:<name or 0..63>` | area of every triangle in the group ([`AreaId::parse`]) | `o pond\|area:water` |
+//! | `support:<name>` | the group rides on the named moving support | `g deck support:ferry` |
+//!
+//! Anything else in the name is just the name. An unknown area spelling or an empty support
+//! name is an error naming the group. Polygons are fan-triangulated by `tobj`; materials,
+//! normals and texture coordinates are ignored. Coordinates are in asset units scaled by
+//! [`ObjOptions::unit_scale_m`].
+
+use std::io::BufRead;
+use std::path::Path;
+
+use glam::Vec3;
+
+use super::graph::{InstanceDesc, Scene};
+use super::mesh::TriMesh;
+use crate::ids::AreaId;
+
+/// How to read an OBJ file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ObjOptions {
+    /// Metres per OBJ unit. Limit: finite, > 0 (checked when the scene becomes world
+    /// triangles).
+    pub unit_scale_m: f32,
+}
+
+impl Default for ObjOptions {
+    fn default() -> Self {
+        ObjOptions { unit_scale_m: 1.0 }
+    }
+}
+
+/// An OBJ file that cannot become a scene.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjError {
+    /// The file could not be opened or read.
+    #[error("cannot read '{path}': {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// `tobj` refused the content.
+    #[error("malformed OBJ '{path}': {reason}{}", line_suffix(*.line))]
+    Malformed {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        reason: String,
+        /// The first line that shows the problem, 1-based, when it could be found.
+        line: Option<usize>,
+    },
+    /// A name tag could not be understood.
+    #[error("OBJ '{path}': group '{group}': {reason}")]
+    BadTag {
+        /// The file.
+        path: String,
+        /// The group or object name as written.
+        group: String,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+fn line_suffix(line: Option<usize>) -> String {
+    line.map(|line| format!(" (line {line})"))
+        .unwrap_or_default()
+}
+
+/// Reads an OBJ file into a scene.
+pub fn load_obj(path: &Path, options: &ObjOptions) -> Result<Scene, ObjError> {
+    let display = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ObjError::Io {
+        path: display.clone(),
+        source,
+    })?;
+    parse_obj(text.as_bytes(), &display, options)
+}
+
+/// Reads OBJ text into a scene; `source_name` names it in errors.
+pub fn parse_obj(
+    mut reader: impl BufRead,
+    source_name: &str,
+    options: &ObjOptions,
+) -> Result<Scene, ObjError> {
+    let mut text = String::new();
+    reader
+        .read_to_string(&mut text)
+        .map_err(|source| ObjError::Io {
+            path: source_name.to_owned(),
+            source,
+        })?;
+    let load_options = tobj::LoadOptions {
+        triangulate: true,
+        ignore_points: true,
+        ignore_lines: true,
+        ..Default::default()
+    };
+    // Materials are not navigation input: every material library resolves to nothing.
+    let (models, _materials) = tobj::load_obj_buf(&mut text.as_bytes(), &load_options, |_| {
+        Err(tobj::LoadError::GenericFailure)
+    })
+    .map_err(|error| ObjError::Malformed {
+        path: source_name.to_owned(),
+        line: first_bad_line(&text, &error),
+        reason: error.to_string(),
+    })?;
+
+    let mut scene = Scene::new();
+    for (model_index, model) in models.iter().enumerate() {
+        let tags = parse_tags(&model.name).map_err(|reason| ObjError::BadTag {
+            path: source_name.to_owned(),
+            group: model.name.clone(),
+            reason,
+        })?;
+        let name = if tags.name.is_empty() {
+            format!("group{model_index}")
+        } else {
+            format!("{}#{model_index}", tags.name)
+        };
+        let positions = model
+            .mesh
+            .positions
+            .chunks_exact(3)
+            .map(|xyz| Vec3::new(xyz[0], xyz[1], xyz[2]))
+            .collect();
+        let triangles = model
+            .mesh
+            .indices
+            .chunks_exact(3)
+            .map(|abc| [abc[0], abc[1], abc[2]])
+            .collect();
+        let mut mesh =
+            TriMesh::new(name.clone(), positions, triangles).with_unit_scale(options.unit_scale_m);
+        if let Some(area) = tags.area {
+            mesh = mesh.with_area(area);
+        }
+        let mesh_id = scene.add_mesh(mesh);
+        let mut desc = InstanceDesc::new(name, mesh_id);
+        if let Some(support) = tags.support {
+            desc = desc.on_support(scene.support(&support));
+        }
+        scene
+            .add_instance(desc)
+            .expect("the mesh was just added to this scene");
+    }
+    Ok(scene)
+}
+
+/// A group name split into its plain name and its tags.
+#[derive(Debug, Default, PartialEq)]
+struct GroupTags {
+    name: String,
+    area: Option<AreaId>,
+    support: Option<String>,
+}
+
+fn parse_tags(group: &str) -> Result<GroupTags, String> {
+    let mut tags = GroupTags::default();
+    let mut name_parts = Vec::new();
+    for token in group
+        .split(|c: char| c == '|' || c.is_whitespace())
+        .filter(|t| !t.is_empty())
+    {
+        if let Some(spelling) = token.strip_prefix("area:") {
+            let area = AreaId::parse(spelling).ok_or_else(|| {
+                format!(
+                    "unknown area '{spelling}' (expected one of {} or a number 0..={})",
+                    AreaId::NAMED.map(|(name, _)| name).join(", "),
+                    AreaId::MAX
+                )
+            })?;
+            tags.area = Some(area);
+        } else if let Some(support) = token.strip_prefix("support:") {
+            if support.is_empty() {
+                return Err("empty support name in 'support:'".to_owned());
+            }
+            tags.support = Some(support.to_owned());
+        } else {
+            name_parts.push(token);
+        }
+    }
+    tags.name = name_parts.join(" ");
+    Ok(tags)
+}
+
+/// Finds the first line that shows the problem `tobj` reported, since its errors carry no
+/// position. Only the errors a level file commonly has are located.
+fn first_bad_line(text: &str, error: &tobj::LoadError) -> Option<usize> {
+    let vertex_count = text.lines().filter(|line| line.starts_with("v ")).count();
+    let bad = |line: &str| -> bool {
+        let mut words = line.split_whitespace();
+        match (words.next(), error) {
+            (Some("v"), tobj::LoadError::PositionParseError) => {
+                let floats: Vec<Option<f32>> = words.map(|word| word.parse().ok()).collect();
+                floats.len() < 3 || floats.iter().take(3).any(Option::is_none)
+            }
+            (
+                Some("f"),
+                tobj::LoadError::FaceParseError | tobj::LoadError::FaceVertexOutOfBounds,
+            ) => words.any(|word| {
+                let index = word.split('/').next().unwrap_or("");
+                match index.parse::<i64>() {
+                    Ok(index) => index == 0 || index.unsigned_abs() as usize > vertex_count,
+                    Err(_) => true,
+                }
+            }),
+            _ => false,
+        }
+    };
+    text.lines().position(bad).map(|index| index + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_split_from_names() {
+        let tags = parse_tags("pond|area:water support:ferry").unwrap();
+        assert_eq!(tags.name, "pond");
+        assert_eq!(tags.area, Some(AreaId::WATER));
+        assert_eq!(tags.support.as_deref(), Some("ferry"));
+        assert!(parse_tags("pit area:lava").unwrap_err().contains("lava"));
+    }
+
+    #[test]
+    fn groups_become_instances_with_tags() {
+        let text = "v 0 0 0\nv 0 0 1\nv 1 0 0\nv 1 0 1\n\
+                    g floor\nf 1 2 3\ng pond|area:water|support:raft\nf 2 4 3\n";
+        let scene = parse_obj(text.as_bytes(), "inline", &ObjOptions::default()).unwrap();
+        assert_eq!(scene.instances().len(), 2);
+        let pond = &scene.instances()[1].desc;
+        assert_eq!(pond.name, "pond#1");
+        assert_eq!(scene.support_name(pond.support.unwrap()), Some("raft"));
+        let world = scene.world_triangles().unwrap();
+        assert_eq!(world.areas, vec![AreaId::GROUND, AreaId::WATER]);
+    }
+
+    #[test]
+    fn bad_vertex_line_is_located() {
+        let text = "v 0 0 0\nv 0 zero 1\nv 1 0 0\nf 1 2 3\n";
+        let error = parse_obj(text.as_bytes(), "inline", &ObjOptions::default()).unwrap_err();
+        assert!(
+            matches!(error, ObjError::Malformed { line: Some(2), .. }),
+            "{error}"
+        );
+    }
+}
