@@ -10,7 +10,10 @@
 //! |---|---|---|
 //! | base | [`ids`] | version, generation and area newtypes shared by every layer |
 //! | base | [`geom`] | the Up basis, transforms, triangle primitives, bounds |
+//! | runtime | [`mesh`] | the baked tile format (and, as it lands, the runtime navmesh) |
 //! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
+//! | build time | [`bake`] | the voxel pipeline: world triangles to tiles |
+//! | top | [`debug`] | debug drawing: a draw trait and an SVG backend |
 //!
 //! Build-time modules (`scene`, and the baker that follows it) sit behind the `bake` cargo
 //! feature, so a game that ships baked tiles can compile the runtime alone.
@@ -22,6 +25,11 @@
 
 pub mod geom;
 pub mod ids;
+pub mod mesh;
 
+#[cfg(feature = "bake")]
+pub mod bake;
+#[cfg(feature = "bake")]
+pub mod debug;
 #[cfg(feature = "bake")]
 pub mod scene;

@@ -12,7 +12,7 @@
 //! | `ramp_30` | 30° ramp up 1.5 m | connected | connected |
 //! | `ramp_60` | 60° ramp up 1.5 m | separate | separate |
 //! | `broken_bridge` | two cliffs, bridge with a 1 m gap | separate | separate |
-//! | `balcony` | balcony 3 m above the ground floor, overlapping it, reached by stairs | connected (only by the stairs) | connected |
+//! | `balcony` | balcony 3 m above the ground floor, overlapping it, reached by 27° stairs | connected (only by the stairs) | connected |
 //! | `scaled_doorway` | doorway authored 1 m wide under a parent scaled 0.5 | separate | separate |
 //!
 //! Each bay hangs under its own transform node (a translation along Z), so the level also
@@ -294,51 +294,50 @@ pub fn proving_ground() -> ProvingGround {
         builder.finish_bay(BAY_WIDTH_M);
     }
 
-    // The balcony: a 12 m square ground floor, a balcony slab over its back half 3 m up
-    // (2.8 m of headroom below), and twelve 0.25 m stairs along the left edge.
+    // The balcony: a 12 m x 16 m ground floor, a balcony slab over its back 7 m, 3 m up
+    // (2.8 m of headroom below), and twenty stairs of 0.15 m rise and 0.3 m tread (27°) along
+    // its left edge, 2 m wide.
     let stairs_bounds;
     let (under_balcony_point, balcony_point);
     {
-        const SIZE_M: f32 = 12.0;
+        const SIZE_X_M: f32 = 12.0;
+        const SIZE_Z_M: f32 = 16.0;
         const BALCONY_TOP_M: f32 = 3.0;
-        const BALCONY_FROM_Z_M: f32 = 6.0;
-        const STEP_COUNT: usize = 12;
+        const BALCONY_FROM_Z_M: f32 = 9.0;
+        const STEP_COUNT: usize = 20;
         const STEP_RISE_M: f32 = BALCONY_TOP_M / STEP_COUNT as f32;
         const STEP_TREAD_M: f32 = 0.3;
-        const STAIRS_WIDTH_M: f32 = 1.5;
+        const STAIRS_WIDTH_M: f32 = 2.0;
         builder.start_bay("balcony");
         builder.solid(
             "ground",
             Vec3::new(0.0, -SLAB_M, 0.0),
-            Vec3::new(SIZE_M, 0.0, SIZE_M),
+            Vec3::new(SIZE_X_M, 0.0, SIZE_Z_M),
         );
         let slab_min = Vec3::new(0.0, BALCONY_TOP_M - SLAB_M, BALCONY_FROM_Z_M);
         builder.solid(
             "balcony",
             slab_min,
-            Vec3::new(SIZE_M, BALCONY_TOP_M, SIZE_M),
+            Vec3::new(SIZE_X_M, BALCONY_TOP_M, SIZE_Z_M),
         );
         let stairs_start_z = BALCONY_FROM_Z_M - STEP_TREAD_M * STEP_COUNT as f32;
         for step in 0..STEP_COUNT {
             let z0 = stairs_start_z + STEP_TREAD_M * step as f32;
             let top = STEP_RISE_M * (step + 1) as f32;
             let part = format!("stair_{step:02}");
-            builder.solid(
-                &part,
-                Vec3::new(0.0, 0.0, z0),
-                Vec3::new(STAIRS_WIDTH_M, top, z0 + STEP_TREAD_M),
-            );
+            let max = Vec3::new(STAIRS_WIDTH_M, top, z0 + STEP_TREAD_M);
+            builder.solid(&part, Vec3::new(0.0, 0.0, z0), max);
         }
         stairs_bounds = Aabb {
             min: builder.at(0.0, 0.0, stairs_start_z),
             max: builder.at(STAIRS_WIDTH_M, BALCONY_TOP_M, BALCONY_FROM_Z_M),
         };
-        under_balcony_point = builder.at(9.0, 0.0, 9.0);
-        balcony_point = builder.at(9.0, BALCONY_TOP_M, 9.0);
+        under_balcony_point = builder.at(9.0, 0.0, 12.5);
+        balcony_point = builder.at(9.0, BALCONY_TOP_M, 12.5);
         let description = "balcony over the ground floor, reached only by its stairs";
         let ground = builder.at(9.0, 0.0, 3.0);
         features.push(builder.feature("balcony", description, ground, balcony_point, (true, true)));
-        builder.finish_bay(SIZE_M);
+        builder.finish_bay(SIZE_Z_M);
     }
 
     {

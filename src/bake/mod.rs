@@ -1,0 +1,312 @@
+//! The baker: world triangles in, navigation tiles out.
+//!
+//! Stage: build time, after [`scene`](crate::scene). Input: [`WorldTriangles`] (metres, Y up:
+//! a Z-up host maps its axes when it builds the scene) and a [`BakeConfig`]. Output:
+//! [`BakeOutput`], the [`TileData`] the runtime [`mesh`](crate::mesh) reads, plus timings.
+//!
+//! The level's bounds are cut into square tiles of `tile_size_cells` (or one tile covering
+//! everything for a solo bake: the same code path). Each tile's grid carries a border of
+//! `radius + 3` cells so erosion, regions and contours see what a solo bake would see. Tiles
+//! are baked in parallel with rayon, each from its own triangles into its own output, and
+//! collected in tile order: the result is bit-identical at any thread count.
+//!
+//! Limits are checked before anything is allocated: grid columns per tile
+//! ([`GRID_COLUMNS_MAX`]), tiles ([`TILE_COUNT_MAX`]), height range ([`SPAN_HEIGHT_MAX`]
+//! cell heights).
+
+pub mod compact;
+pub mod config;
+pub mod contours;
+pub mod detail;
+pub mod erode;
+pub mod filter;
+pub mod heightfield;
+pub mod polymesh;
+pub mod rasterize;
+pub mod regions;
+pub mod tile_builder;
+
+use std::time::Instant;
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+pub use config::{BakeConfig, BakeConfigError, Partition, Preset, ValidBakeConfig};
+use config::{GRID_COLUMNS_MAX, SPAN_HEIGHT_MAX, TILE_COUNT_MAX};
+pub use tile_builder::{STAGE_NAMES, StageTimes, TileJob};
+
+use crate::mesh::TileData;
+use crate::scene::WorldTriangles;
+
+/// A bake that cannot start.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BakeError {
+    /// A configuration field is out of range.
+    #[error(transparent)]
+    Config(#[from] BakeConfigError),
+    /// One grid would hold more columns than [`GRID_COLUMNS_MAX`].
+    #[error(
+        "the voxel grid would be {width} x {depth} = {columns} columns, over the limit of {limit}; raise cell_size_m or set a tile size"
+    )]
+    GridTooLarge {
+        /// Columns along X.
+        width: u64,
+        /// Columns along Z.
+        depth: u64,
+        /// Their product.
+        columns: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// More tiles than [`TILE_COUNT_MAX`].
+    #[error("the bake would have {tiles} tiles, over the limit of {limit}; raise tile_size_cells")]
+    TooManyTiles {
+        /// Tiles needed.
+        tiles: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The level is taller than heights can be stored at this cell height.
+    #[error(
+        "the level is {extent_m} m tall, over {limit_m} m at this cell height; raise cell_height_m"
+    )]
+    TooTall {
+        /// Vertical extent of the level.
+        extent_m: f32,
+        /// The most that fits.
+        limit_m: f32,
+    },
+}
+
+/// Something worth telling the user about a bake that still produced output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BakeWarning {
+    /// No polygon survived: the level has no walkable surface for this agent.
+    NoWalkableSurface,
+}
+
+/// Totals of one bake.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BakeStats {
+    /// Triangles baked.
+    pub triangles: usize,
+    /// Tiles in the output.
+    pub tiles: usize,
+    /// Polygons over all tiles.
+    pub polygons: usize,
+    /// Polygon vertices over all tiles.
+    pub vertices: usize,
+    /// Detail triangles over all tiles.
+    pub detail_triangles: usize,
+    /// Sum of polygon areas projected on the horizontal plane, m².
+    pub walkable_area_m2: f64,
+    /// Wall-clock time of the whole bake, milliseconds.
+    pub bake_ms: f64,
+    /// Time per stage summed over tiles (CPU time when tiles run in parallel), milliseconds.
+    pub stage_ms: [f64; tile_builder::STAGE_COUNT],
+}
+
+/// The tiles of a bake and what it cost.
+#[derive(Clone, Debug, Default)]
+pub struct BakeOutput {
+    /// The configuration as validated.
+    pub config: Option<ValidBakeConfig>,
+    /// Tiles with at least one triangle, in row-major tile order.
+    pub tiles: Vec<TileData>,
+    /// Totals.
+    pub stats: BakeStats,
+    /// Warnings.
+    pub warnings: Vec<BakeWarning>,
+}
+
+/// The tile grid of a bake.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TileLayout {
+    /// Minimum corner of the level's grid, metres.
+    pub origin: Vec3,
+    /// Tiles along X.
+    pub tiles_x: u32,
+    /// Tiles along Z.
+    pub tiles_z: u32,
+    /// Tile edge in cells (the whole grid for a solo bake).
+    pub tile_cells_x: u32,
+    /// Tile edge in cells along Z.
+    pub tile_cells_z: u32,
+    /// Border cells around each tile's grid.
+    pub border_cells: u32,
+}
+
+/// Plans the tiles of a bake, checking every limit before anything is allocated.
+pub fn plan_tiles(
+    world: &WorldTriangles,
+    config: &ValidBakeConfig,
+) -> Result<TileLayout, BakeError> {
+    let cell_size = config.cell_size_m();
+    let bounds = world.bounds;
+    let size = bounds.size();
+    let extent_limit_m = SPAN_HEIGHT_MAX as f32 * config.cell_height_m();
+    if size.y > extent_limit_m {
+        return Err(BakeError::TooTall {
+            extent_m: size.y,
+            limit_m: extent_limit_m,
+        });
+    }
+    let width = u64::from(((size.x / cell_size).ceil() as u32).max(1));
+    let depth = u64::from(((size.z / cell_size).ceil() as u32).max(1));
+    let border = u64::from(config.border_cells);
+    let layout = match config.config.tile_size_cells {
+        None => {
+            if width * depth > GRID_COLUMNS_MAX {
+                return Err(BakeError::GridTooLarge {
+                    width,
+                    depth,
+                    columns: width * depth,
+                    limit: GRID_COLUMNS_MAX,
+                });
+            }
+            TileLayout {
+                origin: bounds.min,
+                tiles_x: 1,
+                tiles_z: 1,
+                tile_cells_x: width as u32,
+                tile_cells_z: depth as u32,
+                border_cells: 0,
+            }
+        }
+        Some(tile_size) => {
+            let tile_size = u64::from(tile_size);
+            let (tiles_x, tiles_z) = (width.div_ceil(tile_size), depth.div_ceil(tile_size));
+            if tiles_x * tiles_z > TILE_COUNT_MAX {
+                return Err(BakeError::TooManyTiles {
+                    tiles: tiles_x * tiles_z,
+                    limit: TILE_COUNT_MAX,
+                });
+            }
+            let grid = tile_size + 2 * border;
+            if grid * grid > GRID_COLUMNS_MAX {
+                return Err(BakeError::GridTooLarge {
+                    width: grid,
+                    depth: grid,
+                    columns: grid * grid,
+                    limit: GRID_COLUMNS_MAX,
+                });
+            }
+            TileLayout {
+                origin: bounds.min,
+                tiles_x: tiles_x as u32,
+                tiles_z: tiles_z as u32,
+                tile_cells_x: tile_size as u32,
+                tile_cells_z: tile_size as u32,
+                border_cells: border as u32,
+            }
+        }
+    };
+    Ok(layout)
+}
+
+/// Assigns each triangle to every tile whose grid (with border) its bounds overlap.
+pub fn tile_jobs(
+    world: &WorldTriangles,
+    config: &ValidBakeConfig,
+    layout: &TileLayout,
+) -> Vec<TileJob> {
+    let cell_size = config.cell_size_m();
+    let border = layout.border_cells as f32 * cell_size;
+    let (tile_size_x, tile_size_z) = (
+        layout.tile_cells_x as f32 * cell_size,
+        layout.tile_cells_z as f32 * cell_size,
+    );
+    let tile_total = (layout.tiles_x * layout.tiles_z) as usize;
+    let mut bins: Vec<Vec<u32>> = vec![Vec::new(); tile_total];
+    let tile_range = |low: f32, high: f32, origin: f32, size: f32, count: u32| -> (u32, u32) {
+        let first =
+            (((low - origin - border) / size).floor() as i64).clamp(0, i64::from(count) - 1) as u32;
+        let last = (((high - origin + border) / size).floor() as i64).clamp(0, i64::from(count) - 1)
+            as u32;
+        (first, last)
+    };
+    for (index, [a, b, c]) in world.corners.iter().enumerate() {
+        let (low, high) = (a.min(*b).min(*c), a.max(*b).max(*c));
+        let (x0, x1) = tile_range(low.x, high.x, layout.origin.x, tile_size_x, layout.tiles_x);
+        let (z0, z1) = tile_range(low.z, high.z, layout.origin.z, tile_size_z, layout.tiles_z);
+        for tile_z in z0..=z1 {
+            for tile_x in x0..=x1 {
+                bins[(tile_x + tile_z * layout.tiles_x) as usize].push(index as u32);
+            }
+        }
+    }
+    let grid_width = layout.tile_cells_x + 2 * layout.border_cells;
+    let grid_depth = layout.tile_cells_z + 2 * layout.border_cells;
+    bins.into_iter()
+        .enumerate()
+        .filter(|(_, triangles)| !triangles.is_empty())
+        .map(|(index, triangles)| {
+            let (tile_x, tile_z) = (index as u32 % layout.tiles_x, index as u32 / layout.tiles_x);
+            let grid_origin = layout.origin
+                + Vec3::new(
+                    tile_x as f32 * tile_size_x - border,
+                    0.0,
+                    tile_z as f32 * tile_size_z - border,
+                );
+            TileJob {
+                tile_x: tile_x as i32,
+                tile_z: tile_z as i32,
+                grid_origin,
+                grid_width,
+                grid_depth,
+                triangles,
+            }
+        })
+        .collect()
+}
+
+/// Bakes the world triangles.
+pub fn bake(world: &WorldTriangles, config: &BakeConfig) -> Result<BakeOutput, BakeError> {
+    bake_with_progress(world, config, &|_, _| {})
+}
+
+/// Bakes the world triangles, calling `progress(done, total)` as tiles finish (from worker
+/// threads, in no particular order).
+pub fn bake_with_progress(
+    world: &WorldTriangles,
+    config: &BakeConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<BakeOutput, BakeError> {
+    let started = Instant::now();
+    let valid = config.validate()?;
+    let layout = plan_tiles(world, &valid)?;
+    let jobs = tile_jobs(world, &valid, &layout);
+    let total = jobs.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(TileData, StageTimes)> = jobs
+        .par_iter()
+        .map(|job| {
+            let result = tile_builder::build_tile(world, job, &valid);
+            let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(finished, total);
+            result
+        })
+        .collect();
+
+    let mut output = BakeOutput {
+        config: Some(valid),
+        ..BakeOutput::default()
+    };
+    let mut stage_times = StageTimes::default();
+    for (tile, times) in results {
+        stage_times.add(&times);
+        output.stats.polygons += tile.polygons.len();
+        output.stats.vertices += tile.vertices.len();
+        output.stats.detail_triangles += tile.detail_triangles.len();
+        output.stats.walkable_area_m2 += tile.walkable_area_m2();
+        output.tiles.push(tile);
+    }
+    output.stats.triangles = world.len();
+    output.stats.tiles = output.tiles.len();
+    output.stats.stage_ms = stage_times.0.map(|seconds| seconds * 1000.0);
+    output.stats.bake_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if output.stats.polygons == 0 {
+        output.warnings.push(BakeWarning::NoWalkableSurface);
+    }
+    Ok(output)
+}

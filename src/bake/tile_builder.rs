@@ -1,0 +1,311 @@
+//! The bake stage chain for one tile, written once, in order.
+//!
+//! Inputs: the world triangles binned to the tile, the tile's grid (with its border) and the
+//! validated configuration. Output: the tile's [`TileData`] and the time of each stage.
+//!
+//! Stages chain by value: triangles -> [`Heightfield`] -> filtered heightfield ->
+//! [`CompactHeightfield`] -> eroded -> distance field -> regions -> [`ContourSet`] ->
+//! [`PolyMesh`] -> detail mesh -> [`TileData`].
+
+use std::time::Instant;
+
+use glam::Vec3;
+
+use super::compact::CompactHeightfield;
+use super::config::ValidBakeConfig;
+use super::contours::{ContourParams, ContourSet, build_contours};
+use super::detail::{DetailParams, build_polygon_detail};
+use super::heightfield::Heightfield;
+use super::polymesh::{NO_VERTEX, PolyMesh, PolyParams, build_poly_mesh};
+use super::regions::{RegionParams, build_distance_field, build_regions};
+use super::{erode, filter, rasterize};
+use crate::bake::config::Partition;
+use crate::mesh::{DetailSubMesh, TileData, TileHeader, TilePoly, TileSource};
+use crate::scene::WorldTriangles;
+
+/// The stages, in order, as named in reports.
+pub const STAGE_NAMES: [&str; STAGE_COUNT] = [
+    "rasterize",
+    "filter",
+    "compact",
+    "erode",
+    "distance_field",
+    "regions",
+    "contours",
+    "polygon_mesh",
+    "detail",
+];
+
+/// Number of stages.
+pub const STAGE_COUNT: usize = 9;
+
+/// Time spent in each stage, seconds, in [`STAGE_NAMES`] order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes(pub [f64; STAGE_COUNT]);
+
+impl StageTimes {
+    /// Adds another tile's times.
+    pub fn add(&mut self, other: &StageTimes) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            *mine += theirs;
+        }
+    }
+}
+
+/// Where a tile's grid lies and which triangles reach it.
+#[derive(Clone, Debug)]
+pub struct TileJob {
+    /// Tile column.
+    pub tile_x: i32,
+    /// Tile row.
+    pub tile_z: i32,
+    /// Minimum corner of the tile's grid including its border, world metres.
+    pub grid_origin: Vec3,
+    /// Grid columns along X including the border.
+    pub grid_width: u32,
+    /// Grid columns along Z including the border.
+    pub grid_depth: u32,
+    /// Indices of the world triangles that overlap the grid.
+    pub triangles: Vec<u32>,
+}
+
+/// Intermediate results kept for inspection (tests and the debug renderer).
+pub struct TileStages {
+    /// The compact heightfield after erosion and regions.
+    pub compact: CompactHeightfield,
+    /// The contours.
+    pub contours: ContourSet,
+    /// The polygon mesh in tile cells.
+    pub poly_mesh: PolyMesh,
+}
+
+/// Runs every stage for one tile.
+pub fn build_tile(
+    world: &WorldTriangles,
+    job: &TileJob,
+    config: &ValidBakeConfig,
+) -> (TileData, StageTimes) {
+    let (tile, times, _) = build_tile_stages(world, job, config);
+    (tile, times)
+}
+
+/// Runs every stage for one tile and keeps the intermediate results.
+pub fn build_tile_stages(
+    world: &WorldTriangles,
+    job: &TileJob,
+    config: &ValidBakeConfig,
+) -> (TileData, StageTimes, TileStages) {
+    let mut times = StageTimes::default();
+    let mut clock = Instant::now();
+    let mut lap = |stage: usize, clock: &mut Instant| {
+        let now = Instant::now();
+        times.0[stage] += (now - *clock).as_secs_f64();
+        *clock = now;
+    };
+    let cell_size = config.cell_size_m();
+    let cell_height = config.cell_height_m();
+    let border = config.border_cells;
+
+    // Stage 1: rasterize the tile's triangles into solid spans.
+    let mut field = Heightfield::new(
+        job.grid_width,
+        job.grid_depth,
+        job.grid_origin,
+        cell_size,
+        cell_height,
+    );
+    let params = rasterize::RasterParams {
+        walkable_slope_cos: config.walkable_slope_cos,
+        merge_threshold_cells: config.walkable_climb_cells.min(u32::from(u16::MAX)) as u16,
+    };
+    let triangles = job.triangles.iter().map(|&index| {
+        let index = index as usize;
+        (&world.corners[index], world.areas[index])
+    });
+    rasterize::rasterize_triangles(&mut field, triangles, &params);
+    lap(0, &mut clock);
+
+    // Stage 2: walkability filters: low obstacles, ledges, low ceilings.
+    filter::filter_low_obstacles(&mut field, config.walkable_climb_cells);
+    filter::filter_ledges(
+        &mut field,
+        config.walkable_height_cells,
+        config.walkable_climb_cells,
+    );
+    filter::filter_low_ceilings(&mut field, config.walkable_height_cells);
+    lap(1, &mut clock);
+
+    // Stage 3: open spans and their links.
+    let mut compact = CompactHeightfield::build(
+        &field,
+        config.walkable_height_cells,
+        config.walkable_climb_cells,
+        border,
+    );
+    drop(field);
+    lap(2, &mut clock);
+
+    // Stage 4: erode by the body radius.
+    erode::erode(&mut compact, config.walkable_radius_cells);
+    lap(3, &mut clock);
+
+    // Stage 5: distance field (watershed only).
+    if config.config.partition == Partition::Watershed {
+        build_distance_field(&mut compact);
+    }
+    lap(4, &mut clock);
+
+    // Stage 6: regions.
+    let region_params = RegionParams {
+        partition: config.config.partition,
+        min_region_spans: config.region_min_cells,
+        merge_region_spans: config.region_merge_cells,
+    };
+    build_regions(&mut compact, &region_params);
+    lap(5, &mut clock);
+
+    // Stage 7: contours.
+    let contour_params = ContourParams {
+        max_error_cells: config.edge_max_error_cells,
+        max_edge_length_cells: config.edge_max_length_cells,
+    };
+    let contours = build_contours(&compact, &contour_params);
+    lap(6, &mut clock);
+
+    // Stage 8: convex polygons with adjacency.
+    let (tile_width, tile_depth) = if border > 0 {
+        (job.grid_width - 2 * border, job.grid_depth - 2 * border)
+    } else {
+        (0, 0)
+    };
+    let poly_params = PolyParams {
+        verts_per_poly_max: config.config.verts_per_poly_max,
+        border,
+        tile_width,
+        tile_depth,
+    };
+    let poly_mesh = build_poly_mesh(&contours, &poly_params);
+    lap(7, &mut clock);
+
+    // Stage 9: detail mesh, and the tile in world metres.
+    let tile_origin =
+        job.grid_origin + Vec3::new(border as f32 * cell_size, 0.0, border as f32 * cell_size);
+    let tile = assemble_tile(world, job, config, &poly_mesh, &compact, tile_origin);
+    lap(8, &mut clock);
+
+    (
+        tile,
+        times,
+        TileStages {
+            compact,
+            contours,
+            poly_mesh,
+        },
+    )
+}
+
+fn assemble_tile(
+    world: &WorldTriangles,
+    job: &TileJob,
+    config: &ValidBakeConfig,
+    poly_mesh: &PolyMesh,
+    compact: &CompactHeightfield,
+    tile_origin: Vec3,
+) -> TileData {
+    let cell_size = config.cell_size_m();
+    let cell_height = config.cell_height_m();
+    let vertices = poly_mesh
+        .vertices
+        .iter()
+        .map(|v| {
+            (tile_origin
+                + Vec3::new(
+                    f32::from(v[0]) * cell_size,
+                    f32::from(v[1]) * cell_height,
+                    f32::from(v[2]) * cell_size,
+                ))
+            .to_array()
+        })
+        .collect();
+    let mut tile = TileData {
+        vertices,
+        ..TileData::default()
+    };
+    let detail_params = DetailParams {
+        sample_distance_m: config.config.detail_sample_distance_m,
+        max_error_m: config.config.detail_sample_max_error_m,
+    };
+    for (index, slots) in poly_mesh.polygons.iter().enumerate() {
+        let vertex_count = slots.iter().take_while(|&&v| v != NO_VERTEX).count();
+        let mut neighbours = poly_mesh.neighbours[index];
+        for neighbour in neighbours.iter_mut().skip(vertex_count) {
+            *neighbour = TilePoly::NO_NEIGHBOUR;
+        }
+        tile.polygons.push(TilePoly {
+            vertices: *slots,
+            neighbours,
+            vertex_count: vertex_count as u8,
+            area: poly_mesh.areas[index],
+            region: poly_mesh.regions[index],
+        });
+        let corners: Vec<Vec3> = slots[..vertex_count]
+            .iter()
+            .map(|&v| tile.vertex(v))
+            .collect();
+        let detail = build_polygon_detail(&corners, compact, &detail_params);
+        let sub = DetailSubMesh {
+            vertex_base: tile.detail_vertices.len() as u32,
+            triangle_base: tile.detail_triangles.len() as u32,
+            vertex_count: (detail.vertices.len() - vertex_count) as u32,
+            triangle_count: detail.triangles.len() as u32,
+        };
+        tile.detail_vertices
+            .extend(detail.vertices[vertex_count..].iter().map(|v| v.to_array()));
+        tile.detail_triangles.extend_from_slice(&detail.triangles);
+        tile.detail_meshes.push(sub);
+    }
+
+    let border = config.border_cells as f32 * cell_size;
+    let mut bounds_min = job.grid_origin + Vec3::new(border, 0.0, border);
+    let mut bounds_max = job.grid_origin
+        + Vec3::new(
+            job.grid_width as f32 * cell_size - border,
+            0.0,
+            job.grid_depth as f32 * cell_size - border,
+        );
+    let (mut low_y, mut high_y) = (f32::INFINITY, f32::NEG_INFINITY);
+    for vertex in tile.vertices.iter().chain(&tile.detail_vertices) {
+        low_y = low_y.min(vertex[1]);
+        high_y = high_y.max(vertex[1]);
+    }
+    if low_y > high_y {
+        (low_y, high_y) = (job.grid_origin.y, job.grid_origin.y);
+    }
+    bounds_min.y = low_y;
+    bounds_max.y = high_y;
+    tile.header = TileHeader {
+        tile_x: job.tile_x,
+        tile_z: job.tile_z,
+        bounds_min: bounds_min.to_array(),
+        bounds_max: bounds_max.to_array(),
+        cell_size_m: cell_size,
+        cell_height_m: cell_height,
+    };
+
+    let mut instances: Vec<u32> = job
+        .triangles
+        .iter()
+        .map(|&t| world.sources[t as usize].0)
+        .collect();
+    instances.sort_unstable();
+    instances.dedup();
+    tile.sources = instances
+        .into_iter()
+        .map(|instance| TileSource {
+            instance,
+            padding: 0,
+            version: world.instances[instance as usize].source_version.0,
+        })
+        .collect();
+    tile
+}

@@ -1,0 +1,1 @@
+//! The `.wmnav` file: baked tiles as bytes (written as the format lands).
