@@ -36,6 +36,7 @@ use config::{GRID_COLUMNS_MAX, SPAN_HEIGHT_MAX, TILE_COUNT_MAX};
 pub use tile_builder::{STAGE_NAMES, StageTimes, TileJob};
 
 use crate::mesh::TileData;
+use crate::mesh::blob::{BakeParams, NavMeshFile};
 use crate::scene::WorldTriangles;
 
 /// A bake that cannot start.
@@ -309,4 +310,44 @@ pub fn bake_with_progress(
         output.warnings.push(BakeWarning::NoWalkableSurface);
     }
     Ok(output)
+}
+
+impl BakeConfig {
+    /// The settings as stored in a `.wmnav` file.
+    pub fn to_params(&self) -> BakeParams {
+        BakeParams {
+            cell_size_m: self.cell_size_m,
+            cell_height_m: self.cell_height_m,
+            agent_radius_m: self.agent_radius_m,
+            agent_height_m: self.agent_height_m,
+            agent_max_climb_m: self.agent_max_climb_m,
+            agent_max_slope_deg: self.agent_max_slope_deg,
+            region_min_area_m2: self.region_min_area_m2,
+            region_merge_area_m2: self.region_merge_area_m2,
+            edge_max_length_m: self.edge_max_length_m,
+            edge_max_error_m: self.edge_max_error_m,
+            detail_sample_distance_m: self.detail_sample_distance_m,
+            detail_sample_max_error_m: self.detail_sample_max_error_m,
+            verts_per_poly_max: self.verts_per_poly_max as u32,
+            tile_size_cells: self.tile_size_cells.unwrap_or(0),
+            partition: match self.partition {
+                Partition::Watershed => 0,
+                Partition::Monotone => 1,
+            },
+            padding: 0,
+        }
+    }
+}
+
+impl BakeOutput {
+    /// The output as a `.wmnav` file's content.
+    pub fn to_file(&self) -> NavMeshFile {
+        NavMeshFile {
+            params: self
+                .config
+                .map(|valid| valid.config.to_params())
+                .unwrap_or_default(),
+            tiles: self.tiles.clone(),
+        }
+    }
 }

@@ -3,6 +3,8 @@
 //! Every failure prints one line, `error: <what and which value>`, and exits with status 1
 //! (2 for a usage error, from clap). Nothing here panics on bad input.
 
+mod bake;
+mod bake_args;
 mod info;
 mod level;
 
@@ -23,6 +25,8 @@ enum Command {
     /// Print a level's triangles, instances, dropped degenerates, world bounds and source
     /// versions.
     Info(info::InfoArgs),
+    /// Bake a level into navigation tiles; report counts, area and per-stage times.
+    Bake(bake::BakeCommand),
 }
 
 /// Anything the CLI reports as `error: ...`.
@@ -32,8 +36,17 @@ enum CliError {
     Level(#[from] level::LevelError),
     #[error(transparent)]
     Geometry(#[from] waymark::scene::GeometryError),
+    #[error(transparent)]
+    Bake(#[from] waymark::bake::BakeError),
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+    #[error("cannot write '{}': {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Usage(String),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +58,7 @@ fn main() -> ExitCode {
         .unwrap_or(Command::Info(info::InfoArgs::default()));
     let result = match command {
         Command::Info(args) => info::run(&args),
+        Command::Bake(command) => bake::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,221 @@
+//! `waymark bake`: bake a level into tiles, report what came out, optionally write the
+//! `.wmnav` file and a top-down SVG.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use serde::Serialize;
+use waymark::bake::{BakeOutput, BakeWarning, STAGE_NAMES, bake_with_progress};
+use waymark::debug::{draw_input, draw_tiles, svg::SvgDrawer};
+
+use crate::bake_args::BakeArgs;
+use crate::{CliError, level};
+
+#[derive(clap::Args, Debug, Default)]
+pub struct BakeCommand {
+    /// Level: an .obj file or a built-in level name (default: the proving ground).
+    level: Option<PathBuf>,
+    #[command(flatten)]
+    bake: BakeArgs,
+    /// Write the tiles to this .wmnav file.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Draw the result, top-down, to this SVG file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct BakeReport<'a> {
+    level: &'a str,
+    triangles: usize,
+    tiles: usize,
+    polygons: usize,
+    vertices: usize,
+    detail_triangles: usize,
+    walkable_area_m2: f64,
+    bake_ms: f64,
+    stage_ms: serde_json::Map<String, serde_json::Value>,
+    max_vertices_per_polygon: u8,
+    threads: usize,
+    peak_rss_mib: Option<f64>,
+    file_bytes: Option<usize>,
+    warnings: Vec<String>,
+}
+
+/// Peak resident memory of this process so far, MiB (Linux; `None` elsewhere).
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Runs `work` on a pool of `threads` workers, or the global pool.
+pub fn with_threads<T: Send>(
+    threads: Option<usize>,
+    work: impl FnOnce() -> T + Send,
+) -> Result<T, CliError> {
+    match threads {
+        None => Ok(work()),
+        Some(0) => Err(CliError::Usage("--threads must be at least 1".into())),
+        Some(count) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(count)
+                .build()
+                .map_err(|error| {
+                    CliError::Usage(format!("cannot start {count} threads: {error}"))
+                })?;
+            Ok(pool.install(work))
+        }
+    }
+}
+
+pub fn run(command: &BakeCommand) -> Result<(), CliError> {
+    let level = level::load(command.level.as_deref())?;
+    let world = level.scene.world_triangles()?;
+    let config = command.bake.config();
+    let progress = (std::io::stdout().is_terminal() && !command.json).then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("baking {bar:40} {pos}/{len} tiles")
+                .expect("the template is valid"),
+        );
+        bar
+    });
+    let report_progress = |done: usize, total: usize| {
+        if let Some(bar) = &progress {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    };
+    let output = with_threads(command.threads, || {
+        bake_with_progress(&world, &config, &report_progress)
+    })??;
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+
+    let file_bytes = match &command.out {
+        Some(path) => {
+            let bytes = output.to_file().to_bytes();
+            std::fs::write(path, &bytes).map_err(|source| CliError::Write {
+                path: path.clone(),
+                source,
+            })?;
+            Some(bytes.len())
+        }
+        None => None,
+    };
+    if let Some(path) = &command.svg {
+        let mut drawer = SvgDrawer::new();
+        let slope_cos = config.agent_max_slope_deg.to_radians().cos();
+        draw_input(&world, slope_cos, &mut drawer);
+        draw_tiles(&output.tiles, &mut drawer);
+        let caption = format!(
+            "{}: {} polygons, {:.1} m² walkable, {} tiles, cell {} m, agent r {} m h {} m",
+            level.name,
+            output.stats.polygons,
+            output.stats.walkable_area_m2,
+            output.stats.tiles,
+            config.cell_size_m,
+            config.agent_radius_m,
+            config.agent_height_m
+        );
+        std::fs::write(path, drawer.finish(1200.0, &caption)).map_err(|source| {
+            CliError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+
+    let threads = command.threads.unwrap_or_else(rayon::current_num_threads);
+    let report = report(&level.name, &output, threads, file_bytes);
+    let mut out = std::io::stdout().lock();
+    if command.json {
+        serde_json::to_writer(&mut out, &report).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        writeln!(out, "level: {}", report.level)?;
+        writeln!(out, "triangles: {}", report.triangles)?;
+        writeln!(out, "tiles: {}", report.tiles)?;
+        writeln!(
+            out,
+            "polygons: {} (at most {} vertices each)",
+            report.polygons, report.max_vertices_per_polygon
+        )?;
+        writeln!(out, "vertices: {}", report.vertices)?;
+        writeln!(out, "detail triangles: {}", report.detail_triangles)?;
+        writeln!(out, "walkable area: {:.1} m²", report.walkable_area_m2)?;
+        writeln!(
+            out,
+            "bake: {:.2} ms on {} threads",
+            report.bake_ms, report.threads
+        )?;
+        for (stage, ms) in STAGE_NAMES.iter().zip(output.stats.stage_ms) {
+            writeln!(out, "  {stage:<15} {ms:>8.2} ms")?;
+        }
+        if let Some(bytes) = report.file_bytes {
+            writeln!(out, "file: {bytes} bytes")?;
+        }
+        if let Some(peak) = report.peak_rss_mib {
+            writeln!(out, "peak resident memory: {peak:.1} MiB")?;
+        }
+        for warning in &report.warnings {
+            writeln!(out, "warning: {warning}")?;
+        }
+    }
+    Ok(())
+}
+
+fn report<'a>(
+    level: &'a str,
+    output: &BakeOutput,
+    threads: usize,
+    file_bytes: Option<usize>,
+) -> BakeReport<'a> {
+    let stats = &output.stats;
+    let stage_ms = STAGE_NAMES
+        .iter()
+        .zip(stats.stage_ms)
+        .map(|(name, ms)| ((*name).to_owned(), serde_json::Value::from(ms)))
+        .collect();
+    let warnings = output
+        .warnings
+        .iter()
+        .map(|warning| match warning {
+            BakeWarning::NoWalkableSurface => {
+                "no walkable surface for this agent: the navmesh is empty".to_owned()
+            }
+        })
+        .collect();
+    BakeReport {
+        level,
+        triangles: stats.triangles,
+        tiles: stats.tiles,
+        polygons: stats.polygons,
+        vertices: stats.vertices,
+        detail_triangles: stats.detail_triangles,
+        walkable_area_m2: stats.walkable_area_m2,
+        bake_ms: stats.bake_ms,
+        stage_ms,
+        max_vertices_per_polygon: output
+            .tiles
+            .iter()
+            .flat_map(|t| &t.polygons)
+            .map(|p| p.vertex_count)
+            .max()
+            .unwrap_or(0),
+        threads,
+        peak_rss_mib: peak_rss_mib(),
+        file_bytes,
+        warnings,
+    }
+}
