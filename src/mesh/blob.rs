@@ -274,7 +274,7 @@ impl<'a> Reader<'a> {
         section: &'static str,
         count: usize,
     ) -> Result<Vec<T>, BlobError> {
-        let length = count.checked_mul(size_of::<T>()).unwrap_or(usize::MAX);
+        let length = count.saturating_mul(size_of::<T>());
         let bytes = self.take(section, length)?;
         // Copied into a fresh, aligned buffer: the file needs no particular alignment.
         let mut records = vec![T::zeroed(); count];

@@ -1,0 +1,167 @@
+//! `waymark bake`: the JSON report, the `.wmnav` it writes, the SVG, and one-line errors.
+#![cfg(feature = "cli")]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use waymark::mesh::blob::NavMeshFile;
+
+fn waymark(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_waymark"))
+        .args(args)
+        .output()
+        .expect("the waymark binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn level(name: &str) -> String {
+    format!("{}/assets/levels/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON object")
+}
+
+#[test]
+fn recast_preset_on_dungeon_reports_every_field_and_writes_a_loadable_file() {
+    let out = scratch("dungeon.wmnav");
+    let svg = scratch("dungeon.svg");
+    let report = json(&waymark(&[
+        "bake",
+        &level("dungeon.obj"),
+        "--preset",
+        "recast",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]));
+    assert_eq!(report["triangles"], 10_133);
+    assert_eq!(report["tiles"], 1);
+    let polygons = report["polygons"].as_u64().unwrap();
+    assert!(
+        (83..=153).contains(&polygons),
+        "{polygons} polygons (Recast: 118)"
+    );
+    let area = report["walkable_area_m2"].as_f64().unwrap();
+    assert!((area / 1585.3 - 1.0).abs() < 0.03, "{area} m²");
+    for key in [
+        "vertices",
+        "detail_triangles",
+        "bake_ms",
+        "peak_rss_mib",
+        "file_bytes",
+    ] {
+        assert!(
+            report[key].as_f64().is_some_and(|v| v > 0.0),
+            "{key}: {}",
+            report[key]
+        );
+    }
+    for stage in [
+        "rasterize",
+        "filter",
+        "compact",
+        "erode",
+        "distance_field",
+        "regions",
+        "contours",
+        "polygon_mesh",
+        "detail",
+    ] {
+        assert!(
+            report["stage_ms"][stage].as_f64().is_some(),
+            "stage {stage}"
+        );
+    }
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len() as u64, report["file_bytes"].as_u64().unwrap());
+    let file = NavMeshFile::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        file.tiles
+            .iter()
+            .map(|t| t.polygons.len() as u64)
+            .sum::<u64>(),
+        polygons
+    );
+    assert_eq!(file.params.agent_radius_m, 0.6);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        picture.starts_with("<svg")
+            && picture.contains("<polygon")
+            && picture.contains(&format!("{polygons} polygons"))
+    );
+}
+
+#[test]
+fn explicit_flags_override_the_preset() {
+    let report = json(&waymark(&[
+        "bake",
+        "--preset",
+        "guard",
+        "--tile-size",
+        "32",
+        "--agent-radius",
+        "0.3",
+        "--json",
+    ]));
+    assert!(report["tiles"].as_u64().unwrap() > 1);
+    let guard = json(&waymark(&["bake", "--preset", "guard", "--json"]));
+    // A thinner agent keeps more of the proving ground walkable.
+    assert!(
+        report["walkable_area_m2"].as_f64().unwrap() > guard["walkable_area_m2"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn bad_values_name_the_field() {
+    let output = waymark(&["bake", "--cell-size", "0", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cell_size_m = 0") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    let output = waymark(&["bake", "--agent-radius", "nan"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("agent_radius_m = NaN"));
+    let output = waymark(&[
+        "bake",
+        "--cell-size",
+        "0.01",
+        "--cell-height",
+        "0.01",
+        "--agent-height",
+        "2",
+        &level("nav_test.obj"),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("over the limit"), "{stderr}");
+    let output = waymark(&["bake", "--threads", "0"]);
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn fully_unwalkable_level_warns() {
+    let path = scratch("steep.obj");
+    std::fs::write(&path, "v 0 0 0\nv 0 0 4\nv 2 3.5 4\nv 2 3.5 0\nf 1 2 3 4\n").unwrap();
+    let report = json(&waymark(&["bake", path.to_str().unwrap(), "--json"]));
+    assert_eq!(report["polygons"], 0);
+    assert!(
+        report["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("no walkable surface")
+    );
+}
