@@ -14,10 +14,12 @@ fn n1_radius_0_4_at_cell_0_15_erodes_three_cells() {
     };
     let valid = config.validate().unwrap();
     assert_eq!(valid.walkable_radius_cells, 3);
-    // Two cells would keep gaps only 2 x 0.15 = 0.3 m from a wall: less than the radius.
-    let two_cells_m = 2.0 * 0.15;
-    assert!(two_cells_m < 0.4);
-    assert!(3.0 * 0.15 >= 0.4);
+    // The eroded band covers the radius, and one cell fewer would not: two cells keep centres
+    // only 0.3 m from a wall. (The bake test `n1_a_corridor_narrower_than_the_body_...` shows
+    // the consequence on a real corridor.)
+    let band_m = valid.walkable_radius_cells as f32 * config.cell_size_m;
+    assert!(band_m >= config.agent_radius_m);
+    assert!((valid.walkable_radius_cells - 1) as f32 * config.cell_size_m < config.agent_radius_m);
 }
 
 #[test]
