@@ -385,3 +385,27 @@ fn oversized_grids_are_refused_before_allocating() {
         Err(BakeError::TooTall { .. })
     ));
 }
+
+#[test]
+fn two_phase_tiled_bake_equals_rasterizing_each_bordered_grid_directly() {
+    use waymark::bake::tile_builder::build_tile;
+    use waymark::bake::{plan_tiles, tile_jobs};
+    for name in ["dungeon.obj", "nav_test.obj"] {
+        let world = level(name);
+        let config = BakeConfig {
+            tile_size_cells: Some(32),
+            ..BakeConfig::preset(Preset::Guard)
+        };
+        let output = bake(world, &config).unwrap();
+        let valid = config.validate().unwrap();
+        let jobs = tile_jobs(world, &valid, &plan_tiles(world, &valid).unwrap());
+        let direct: Vec<_> = jobs
+            .iter()
+            .map(|job| build_tile(world, job, &valid).0)
+            .collect();
+        assert_eq!(direct.len(), output.tiles.len());
+        for (index, (one, other)) in direct.iter().zip(&output.tiles).enumerate() {
+            assert!(one == other, "{name}: tile {index} differs");
+        }
+    }
+}

@@ -31,6 +31,12 @@ pub struct Heightfield {
     pub depth: u32,
     /// World position of the grid's minimum corner, metres.
     pub origin: Vec3,
+    /// The level-wide cell frame: world position of global column (0, 0), metres. Every grid
+    /// of one bake shares it, so a column rasterizes to the same spans whichever grid (solo,
+    /// tile, tile border) holds it.
+    pub frame_origin: Vec3,
+    /// Global column indices (X, Z) of this grid's first column in the frame.
+    pub first_column: [i32; 2],
     /// Horizontal cell size, metres.
     pub cell_size: f32,
     /// Vertical cell size, metres.
@@ -41,13 +47,34 @@ pub struct Heightfield {
 }
 
 impl Heightfield {
-    /// An empty grid. The caller has checked the column count against
+    /// An empty grid that is its own frame. The caller has checked the column count against
     /// [`GRID_COLUMNS_MAX`](super::config::GRID_COLUMNS_MAX).
     pub fn new(width: u32, depth: u32, origin: Vec3, cell_size: f32, cell_height: f32) -> Self {
+        Heightfield::in_frame(width, depth, origin, [0, 0], cell_size, cell_height)
+    }
+
+    /// An empty grid of `width` x `depth` columns starting at global column `first_column`
+    /// of the frame whose column (0, 0) starts at `frame_origin`.
+    pub fn in_frame(
+        width: u32,
+        depth: u32,
+        frame_origin: Vec3,
+        first_column: [i32; 2],
+        cell_size: f32,
+        cell_height: f32,
+    ) -> Self {
+        let origin = frame_origin
+            + Vec3::new(
+                first_column[0] as f32 * cell_size,
+                0.0,
+                first_column[1] as f32 * cell_size,
+            );
         Heightfield {
             width,
             depth,
             origin,
+            frame_origin,
+            first_column,
             cell_size,
             cell_height,
             heads: vec![NO_SPAN; width as usize * depth as usize],
@@ -110,6 +137,56 @@ impl Heightfield {
             .sum()
     }
 
+    /// Copies, into this grid's empty columns, the spans of every column `source` holds that
+    /// lies inside this grid (both grids in the same frame). Used to assemble a tile's
+    /// bordered grid from its neighbours' interiors.
+    pub fn copy_columns_from(&mut self, source: &Heightfield) {
+        debug_assert_eq!(self.frame_origin, source.frame_origin);
+        let x_start = self.first_column[0].max(source.first_column[0]);
+        let z_start = self.first_column[1].max(source.first_column[1]);
+        let x_end = (self.first_column[0] + self.width as i32)
+            .min(source.first_column[0] + source.width as i32);
+        let z_end = (self.first_column[1] + self.depth as i32)
+            .min(source.first_column[1] + source.depth as i32);
+        for z in z_start..z_end {
+            for x in x_start..x_end {
+                let from = source.column_index(
+                    (x - source.first_column[0]) as u32,
+                    (z - source.first_column[1]) as u32,
+                );
+                let to = self.column_index(
+                    (x - self.first_column[0]) as u32,
+                    (z - self.first_column[1]) as u32,
+                );
+                debug_assert_eq!(self.heads[to], NO_SPAN, "copy into an empty column");
+                let mut previous = NO_SPAN;
+                for (_, span) in source.column(from) {
+                    let index = self.allocate(Span {
+                        next: NO_SPAN,
+                        ..span
+                    });
+                    if previous == NO_SPAN {
+                        self.heads[to] = index;
+                    } else {
+                        self.spans[previous as usize].next = index;
+                    }
+                    previous = index;
+                }
+            }
+        }
+    }
+
+    /// Whether two grids hold the same spans in the same columns.
+    pub fn same_spans(&self, other: &Heightfield) -> bool {
+        self.width == other.width
+            && self.depth == other.depth
+            && (0..self.heads.len()).all(|column| {
+                self.column(column)
+                    .map(|(_, s)| (s.min, s.max, s.area))
+                    .eq(other.column(column).map(|(_, s)| (s.min, s.max, s.area)))
+            })
+    }
+
     fn allocate(&mut self, span: Span) -> u32 {
         if self.free != NO_SPAN {
             let index = self.free;
@@ -136,49 +213,60 @@ impl Heightfield {
     /// result whatever order the triangles arrive in, for pairwise merges.
     pub fn add_span(&mut self, x: u32, z: u32, min: u16, max: u16, area: u8, merge_threshold: u16) {
         let column = self.column_index(x, z);
-        let mut merged = Span {
+        let merge_area = |into: &mut Span, other_max: u16, other_area: u8| {
+            into.area = if into.max.abs_diff(other_max) <= merge_threshold {
+                into.area.max(other_area)
+            } else if other_max > into.max {
+                other_area
+            } else {
+                into.area
+            };
+        };
+        // Find the first span that is not entirely below the new one.
+        let mut previous = NO_SPAN;
+        let mut cursor = self.heads[column];
+        while cursor != NO_SPAN && self.spans[cursor as usize].max < min {
+            previous = cursor;
+            cursor = self.spans[cursor as usize].next;
+        }
+        if cursor == NO_SPAN || self.spans[cursor as usize].min > max {
+            // No overlap: link a new span before `cursor`.
+            let index = self.allocate(Span {
+                min,
+                max,
+                area,
+                next: cursor,
+            });
+            if previous == NO_SPAN {
+                self.heads[column] = index;
+            } else {
+                self.spans[previous as usize].next = index;
+            }
+            return;
+        }
+        // Merge into the first overlapping span in place (the common case when the triangles
+        // of one wall or floor meet in a column), then absorb any later ones it now reaches.
+        let mut merged = self.spans[cursor as usize];
+        let incoming = Span {
             min,
             max,
             area,
             next: NO_SPAN,
         };
-        let mut previous = NO_SPAN;
-        let mut cursor = self.heads[column];
-        while cursor != NO_SPAN {
-            let current = self.spans[cursor as usize];
-            if current.min > merged.max {
-                break;
-            }
-            if current.max < merged.min {
-                previous = cursor;
-                cursor = current.next;
-                continue;
-            }
-            merged.area = if merged.max.abs_diff(current.max) <= merge_threshold {
-                merged.area.max(current.area)
-            } else if current.max > merged.max {
-                current.area
-            } else {
-                merged.area
-            };
-            merged.min = merged.min.min(current.min);
-            merged.max = merged.max.max(current.max);
-            let next = current.next;
-            self.release(cursor);
-            if previous == NO_SPAN {
-                self.heads[column] = next;
-            } else {
-                self.spans[previous as usize].next = next;
-            }
-            cursor = next;
+        merge_area(&mut merged, incoming.max, incoming.area);
+        merged.min = merged.min.min(min);
+        merged.max = merged.max.max(max);
+        let mut next = merged.next;
+        while next != NO_SPAN && self.spans[next as usize].min <= merged.max {
+            let absorbed = self.spans[next as usize];
+            merge_area(&mut merged, absorbed.max, absorbed.area);
+            merged.max = merged.max.max(absorbed.max);
+            let after = absorbed.next;
+            self.release(next);
+            next = after;
         }
-        merged.next = cursor;
-        let index = self.allocate(merged);
-        if previous == NO_SPAN {
-            self.heads[column] = index;
-        } else {
-            self.spans[previous as usize].next = index;
-        }
+        merged.next = next;
+        self.spans[cursor as usize] = merged;
     }
 }
 

@@ -205,60 +205,83 @@ pub fn plan_tiles(
     Ok(layout)
 }
 
-/// Assigns each triangle to every tile whose grid (with border) its bounds overlap.
-pub fn tile_jobs(
+/// Bins each triangle into every tile whose grid, grown by `margin_cells` around the tile
+/// proper, its bounds reach. Returns one job per tile that received a triangle, in row-major
+/// tile order, each with its triangles in index order.
+fn bin_triangles(
     world: &WorldTriangles,
     config: &ValidBakeConfig,
     layout: &TileLayout,
+    margin_cells: u32,
 ) -> Vec<TileJob> {
     let cell_size = config.cell_size_m();
-    let border = layout.border_cells as f32 * cell_size;
-    let (tile_size_x, tile_size_z) = (
-        layout.tile_cells_x as f32 * cell_size,
-        layout.tile_cells_z as f32 * cell_size,
-    );
-    let tile_total = (layout.tiles_x * layout.tiles_z) as usize;
-    let mut bins: Vec<Vec<u32>> = vec![Vec::new(); tile_total];
-    let tile_range = |low: f32, high: f32, origin: f32, size: f32, count: u32| -> (u32, u32) {
-        let first =
-            (((low - origin - border) / size).floor() as i64).clamp(0, i64::from(count) - 1) as u32;
-        let last = (((high - origin + border) / size).floor() as i64).clamp(0, i64::from(count) - 1)
-            as u32;
+    let inverse_cell_size = 1.0 / cell_size;
+    let (tile_cells_x, tile_cells_z) = (layout.tile_cells_x as i64, layout.tile_cells_z as i64);
+    let margin = i64::from(margin_cells);
+    let mut bins: Vec<Vec<u32>> = vec![Vec::new(); (layout.tiles_x * layout.tiles_z) as usize];
+    // Tiles whose columns [t * size - margin, (t + 1) * size + margin) a cell range reaches.
+    let tile_range = |low_cell: i64, high_cell: i64, size: i64, count: u32| -> (u32, u32) {
+        let first = (low_cell - margin)
+            .div_euclid(size)
+            .clamp(0, i64::from(count) - 1) as u32;
+        let last = (high_cell + margin)
+            .div_euclid(size)
+            .clamp(0, i64::from(count) - 1) as u32;
         (first, last)
     };
     for (index, [a, b, c]) in world.corners.iter().enumerate() {
         let (low, high) = (a.min(*b).min(*c), a.max(*b).max(*c));
-        let (x0, x1) = tile_range(low.x, high.x, layout.origin.x, tile_size_x, layout.tiles_x);
-        let (z0, z1) = tile_range(low.z, high.z, layout.origin.z, tile_size_z, layout.tiles_z);
+        // One cell of slack each side covers points on cell lines.
+        let cell = |value: f32, origin: f32| ((value - origin) * inverse_cell_size).floor() as i64;
+        let (x0, x1) = tile_range(
+            cell(low.x, layout.origin.x) - 1,
+            cell(high.x, layout.origin.x) + 1,
+            tile_cells_x,
+            layout.tiles_x,
+        );
+        let (z0, z1) = tile_range(
+            cell(low.z, layout.origin.z) - 1,
+            cell(high.z, layout.origin.z) + 1,
+            tile_cells_z,
+            layout.tiles_z,
+        );
         for tile_z in z0..=z1 {
             for tile_x in x0..=x1 {
                 bins[(tile_x + tile_z * layout.tiles_x) as usize].push(index as u32);
             }
         }
     }
-    let grid_width = layout.tile_cells_x + 2 * layout.border_cells;
-    let grid_depth = layout.tile_cells_z + 2 * layout.border_cells;
+    let grid_width = layout.tile_cells_x + 2 * margin_cells;
+    let grid_depth = layout.tile_cells_z + 2 * margin_cells;
     bins.into_iter()
         .enumerate()
         .filter(|(_, triangles)| !triangles.is_empty())
         .map(|(index, triangles)| {
             let (tile_x, tile_z) = (index as u32 % layout.tiles_x, index as u32 / layout.tiles_x);
-            let grid_origin = layout.origin
-                + Vec3::new(
-                    tile_x as f32 * tile_size_x - border,
-                    0.0,
-                    tile_z as f32 * tile_size_z - border,
-                );
+            let first_column = [
+                (i64::from(tile_x) * tile_cells_x - margin) as i32,
+                (i64::from(tile_z) * tile_cells_z - margin) as i32,
+            ];
             TileJob {
                 tile_x: tile_x as i32,
                 tile_z: tile_z as i32,
-                grid_origin,
+                frame_origin: layout.origin,
+                first_column,
                 grid_width,
                 grid_depth,
                 triangles,
             }
         })
         .collect()
+}
+
+/// The job of every tile that any triangle reaches, each grid including its border.
+pub fn tile_jobs(
+    world: &WorldTriangles,
+    config: &ValidBakeConfig,
+    layout: &TileLayout,
+) -> Vec<TileJob> {
+    bin_triangles(world, config, layout, layout.border_cells)
 }
 
 /// Bakes the world triangles.
@@ -268,6 +291,13 @@ pub fn bake(world: &WorldTriangles, config: &BakeConfig) -> Result<BakeOutput, B
 
 /// Bakes the world triangles, calling `progress(done, total)` as tiles finish (from worker
 /// threads, in no particular order).
+///
+/// A tiled bake runs in two phases. Phase 1 rasterizes each tile's interior once, in
+/// parallel. Phase 2 assembles each tile's bordered grid from its own and its neighbours'
+/// interiors and runs the remaining stages, in parallel. All grids share the level's cell
+/// frame, so the assembled grid equals what rasterizing the bordered grid directly gives
+/// ([`tile_builder::build_tile`], used for single-tile rebuilds), without rasterizing every
+/// border region up to four times.
 pub fn bake_with_progress(
     world: &WorldTriangles,
     config: &BakeConfig,
@@ -279,15 +309,82 @@ pub fn bake_with_progress(
     let jobs = tile_jobs(world, &valid, &layout);
     let total = jobs.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<(TileData, StageTimes)> = jobs
-        .par_iter()
-        .map(|job| {
-            let result = tile_builder::build_tile(world, job, &valid);
-            let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            progress(finished, total);
-            result
-        })
-        .collect();
+    let report = |_: &TileJob| {
+        let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        progress(finished, total);
+    };
+
+    let results: Vec<(TileData, StageTimes)> = if layout.border_cells == 0 {
+        jobs.par_iter()
+            .map(|job| {
+                let result = tile_builder::build_tile(world, job, &valid);
+                report(job);
+                result
+            })
+            .collect()
+    } else {
+        // Phase 1: interiors, indexed by tile for the assembly below.
+        let interior_jobs = bin_triangles(world, &valid, &layout, 0);
+        let interiors: Vec<(heightfield::Heightfield, f64)> = interior_jobs
+            .par_iter()
+            .map(|job| {
+                let clock = Instant::now();
+                let field = tile_builder::rasterize_job(world, job, &valid);
+                (field, clock.elapsed().as_secs_f64())
+            })
+            .collect();
+        let mut interior_of: Vec<Option<usize>> =
+            vec![None; (layout.tiles_x * layout.tiles_z) as usize];
+        for (index, job) in interior_jobs.iter().enumerate() {
+            interior_of[(job.tile_x as u32 + job.tile_z as u32 * layout.tiles_x) as usize] =
+                Some(index);
+        }
+        let rasterize_seconds: f64 = interiors.iter().map(|(_, seconds)| seconds).sum();
+        // Tiles a border reaches on each side.
+        let reach = layout
+            .border_cells
+            .div_ceil(layout.tile_cells_x.min(layout.tile_cells_z)) as i32;
+        let mut results: Vec<(TileData, StageTimes)> = jobs
+            .par_iter()
+            .map(|job| {
+                let clock = Instant::now();
+                let mut field = heightfield::Heightfield::in_frame(
+                    job.grid_width,
+                    job.grid_depth,
+                    job.frame_origin,
+                    job.first_column,
+                    valid.cell_size_m(),
+                    valid.cell_height_m(),
+                );
+                for tile_z in job.tile_z - reach..=job.tile_z + reach {
+                    for tile_x in job.tile_x - reach..=job.tile_x + reach {
+                        if tile_x < 0
+                            || tile_z < 0
+                            || tile_x >= layout.tiles_x as i32
+                            || tile_z >= layout.tiles_z as i32
+                        {
+                            continue;
+                        }
+                        if let Some(index) =
+                            interior_of[(tile_x as u32 + tile_z as u32 * layout.tiles_x) as usize]
+                        {
+                            field.copy_columns_from(&interiors[index].0);
+                        }
+                    }
+                }
+                let assembly_seconds = clock.elapsed().as_secs_f64();
+                let (tile, mut times, _) =
+                    tile_builder::build_tile_from_field(world, job, field, &valid);
+                times.0[0] += assembly_seconds;
+                report(job);
+                (tile, times)
+            })
+            .collect();
+        if let Some((_, times)) = results.first_mut() {
+            times.0[0] += rasterize_seconds;
+        }
+        results
+    };
 
     let mut output = BakeOutput {
         config: Some(valid),

@@ -196,11 +196,79 @@ pub fn rasterize_triangle_clipped(
 }
 
 /// Per-thread scratch for [`rasterize_triangle`]: the height range of each cell in the
-/// current triangle's bounding box.
+/// current triangle's bounding box, and which cells were touched.
+///
+/// Invariant between calls: every entry of `low` is +inf and of `high` -inf, so a triangle
+/// pays only for the cells it touches, not for its whole bounding box.
 #[derive(Default)]
 pub struct RasterScratch {
     low: Vec<f32>,
     high: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+/// The height range of each cell of one triangle's bounding box, with the list of cells
+/// touched. Methods are forced inline so the bounds stay in registers in the hot loops.
+struct CellRanges<'a> {
+    low: &'a mut [f32],
+    high: &'a mut [f32],
+    touched: &'a mut Vec<u32>,
+    x_first: i32,
+    x_last: i32,
+    z_first: i32,
+    z_last: i32,
+    box_width: usize,
+}
+
+impl CellRanges<'_> {
+    /// Widens cell `(x, z)`'s range to hold `y`; cells outside the box are ignored.
+    // NOTE: plain comparisons rather than `f32::min`/`max`, whose NaN handling costs extra
+    // instructions here; heights are finite (the scene checked every vertex).
+    #[inline(always)]
+    fn touch(&mut self, x: i32, z: i32, y: f32) {
+        if x < self.x_first || x > self.x_last || z < self.z_first || z > self.z_last {
+            return;
+        }
+        let index = (x - self.x_first) as usize + (z - self.z_first) as usize * self.box_width;
+        let (low, high) = (&mut self.low[index], &mut self.high[index]);
+        if *low == f32::INFINITY {
+            self.touched.push(index as u32);
+        }
+        if y < *low {
+            *low = y;
+        }
+        if y > *high {
+            *high = y;
+        }
+    }
+
+    /// The four cells around a point, filtered by side: (x low, x high) by (z low, z high).
+    #[inline(always)]
+    fn touch_sides(
+        &mut self,
+        cell_x: i32,
+        cell_z: i32,
+        x_sides: (bool, bool),
+        z_sides: (bool, bool),
+        y: f32,
+    ) {
+        if z_sides.1 {
+            if x_sides.1 {
+                self.touch(cell_x, cell_z, y);
+            }
+            if x_sides.0 {
+                self.touch(cell_x - 1, cell_z, y);
+            }
+        }
+        if z_sides.0 {
+            if x_sides.1 {
+                self.touch(cell_x, cell_z - 1, y);
+            }
+            if x_sides.0 {
+                self.touch(cell_x - 1, cell_z - 1, y);
+            }
+        }
+    }
 }
 
 /// `floor` as an integer without a libm call (the baseline x86-64 target has no rounding
@@ -220,9 +288,12 @@ pub fn rasterize_triangle(
     scratch: &mut RasterScratch,
 ) {
     let inverse_cell_size = 1.0 / field.cell_size;
-    let origin = field.origin;
-    let (width, depth) = (field.width as i32, field.depth as i32);
-    // Corners in cell units relative to the grid origin (height stays in metres).
+    let origin = field.frame_origin;
+    // The grid's columns in the level-wide frame: all arithmetic below happens in frame cell
+    // units, so every grid of a bake computes the same values for the same column.
+    let [first_x, first_z] = field.first_column;
+    let (end_x, end_z) = (first_x + field.width as i32, first_z + field.depth as i32);
+    // Corners in frame cell units (height stays in metres).
     let to_grid = |p: Vec3| {
         Vec3::new(
             (p.x - origin.x) * inverse_cell_size,
@@ -233,44 +304,49 @@ pub fn rasterize_triangle(
     let grid = corners.map(to_grid);
     let low = grid[0].min(grid[1]).min(grid[2]);
     let high = grid[0].max(grid[1]).max(grid[2]);
-    if high.x < 0.0 || high.z < 0.0 || low.x > width as f32 || low.z > depth as f32 {
+    if high.x < first_x as f32
+        || high.z < first_z as f32
+        || low.x > end_x as f32
+        || low.z > end_z as f32
+    {
         return;
     }
-    // Bounding box in cells, clamped to the grid; a point on a cell line belongs to both
-    // cells, hence the -1 on the low side.
-    let x_first = (floor_to_i32(low.x) - 1).max(0);
-    let z_first = (floor_to_i32(low.z) - 1).max(0);
-    let x_last = floor_to_i32(high.x).min(width - 1);
-    let z_last = floor_to_i32(high.z).min(depth - 1);
+    // Bounding box in cells, clamped to the grid; a point on a cell line may belong to the
+    // cell below it, hence the -1 on the low side.
+    let x_first = (floor_to_i32(low.x) - 1).max(first_x);
+    let z_first = (floor_to_i32(low.z) - 1).max(first_z);
+    let x_last = floor_to_i32(high.x).min(end_x - 1);
+    let z_last = floor_to_i32(high.z).min(end_z - 1);
     if x_first > x_last || z_first > z_last {
         return;
     }
     let box_width = (x_last - x_first + 1) as usize;
     let box_cells = box_width * (z_last - z_first + 1) as usize;
-    scratch.low.clear();
-    scratch.low.resize(box_cells, f32::INFINITY);
-    scratch.high.clear();
-    scratch.high.resize(box_cells, f32::NEG_INFINITY);
+    if scratch.low.len() < box_cells {
+        scratch.low.resize(box_cells, f32::INFINITY);
+        scratch.high.resize(box_cells, f32::NEG_INFINITY);
+    }
     let (low_y, high_y) = (low.y, high.y);
     let RasterScratch {
         low: cell_low,
         high: cell_high,
+        touched,
     } = scratch;
-    let mut touch = |x: i32, z: i32, y: f32| {
-        if x < x_first || x > x_last || z < z_first || z > z_last {
-            return;
-        }
-        let index = (x - x_first) as usize + (z - z_first) as usize * box_width;
-        let y = y.clamp(low_y, high_y);
-        cell_low[index] = cell_low[index].min(y);
-        cell_high[index] = cell_high[index].max(y);
+    let mut ranges = CellRanges {
+        low: cell_low,
+        high: cell_high,
+        touched,
+        x_first,
+        x_last,
+        z_first,
+        z_last,
+        box_width,
     };
-    // The cells a point at (x, z) belongs to. Off the cell lines: one. On a line: the cells
-    // on whichever sides the triangle extends to; a face lying on the line itself goes to the
-    // side opposite its outward normal, where its solid is (a single-sided wall still
-    // blocks one cell, and a box ending on a line does not spill into the next cell). The
-    // rule is per axis, so a cell the triangle touches only diagonally at one corner is
-    // filled: it errs solid, never open.
+    // Which cells a point on a cell line belongs to: those on whichever sides of the line the
+    // triangle extends to; a face lying on the line itself goes to the side opposite its
+    // outward normal, where its solid is (a single-sided wall still blocks one cell, and a
+    // box ending on a line does not spill into the next cell). The rule is per axis, so a
+    // cell the triangle touches only diagonally at one corner is filled: it errs solid.
     let normal = (grid[1] - grid[0]).cross(grid[2] - grid[0]);
     let sides = |value: f32, low: f32, high: f32, normal: f32| -> (bool, bool) {
         let on_line = low >= value && high <= value;
@@ -281,112 +357,131 @@ pub fn rasterize_triangle(
     };
     let x_sides_at = |x: f32| sides(x, low.x, high.x, normal.x);
     let z_sides_at = |z: f32| sides(z, low.z, high.z, normal.z);
-    let mut touch_point = |x: f32, z: f32, y: f32| {
-        let (cell_x, cell_z) = (floor_to_i32(x), floor_to_i32(z));
-        let (x_low, x_high) = if cell_x as f32 == x {
-            x_sides_at(x)
-        } else {
-            (false, true)
+    let mut touch_sides =
+        |cell_x: i32, cell_z: i32, x_sides: (bool, bool), z_sides: (bool, bool), y: f32| {
+            ranges.touch_sides(cell_x, cell_z, x_sides, z_sides, y);
         };
-        let (z_low, z_high) = if cell_z as f32 == z {
-            z_sides_at(z)
+    const OFF_LINE: (bool, bool) = (false, true);
+    let side_of = |value: f32, cell: i32, on: &dyn Fn(f32) -> (bool, bool)| {
+        if cell as f32 == value {
+            on(value)
         } else {
-            (false, true)
-        };
-        for (take_z, offset_z) in [(z_high, 0), (z_low, -1)] {
-            for (take_x, offset_x) in [(x_high, 0), (x_low, -1)] {
-                if take_x && take_z {
-                    touch(cell_x + offset_x, cell_z + offset_z, y);
-                }
-            }
+            OFF_LINE
         }
     };
 
-    // Triangle corners.
+    // Triangle corners: anywhere, possibly on lines.
     for corner in &grid {
-        touch_point(corner.x, corner.z, corner.y);
+        let (cell_x, cell_z) = (floor_to_i32(corner.x), floor_to_i32(corner.z));
+        let (x_sides, z_sides) = (
+            side_of(corner.x, cell_x, &x_sides_at),
+            side_of(corner.z, cell_z, &z_sides_at),
+        );
+        touch_sides(cell_x, cell_z, x_sides, z_sides, corner.y);
     }
-    // Edge crossings with the cell lines of each axis.
+    // Edge crossings with the cell lines of each axis: one coordinate is the line itself.
     for edge in 0..3 {
         let (p, q) = (grid[edge], grid[(edge + 1) % 3]);
         let delta = q - p;
         if delta.x != 0.0 {
-            let (from, to) = (p.x.min(q.x), p.x.max(q.x));
-            let first = (floor_to_i32(from) + 1).max(x_first);
-            let last = floor_to_i32(to).min(x_last + 1);
+            let first = (floor_to_i32(p.x.min(q.x)) + 1).max(x_first);
+            let last = floor_to_i32(p.x.max(q.x)).min(x_last + 1);
+            let inverse = 1.0 / delta.x;
             for line in first..=last {
-                let t = (line as f32 - p.x) / delta.x;
-                touch_point(line as f32, p.z + delta.z * t, p.y + delta.y * t);
+                let t = (line as f32 - p.x) * inverse;
+                let (z, y) = (p.z + delta.z * t, p.y + delta.y * t);
+                let cell_z = floor_to_i32(z);
+                touch_sides(
+                    line,
+                    cell_z,
+                    x_sides_at(line as f32),
+                    side_of(z, cell_z, &z_sides_at),
+                    y,
+                );
             }
         }
         if delta.z != 0.0 {
-            let (from, to) = (p.z.min(q.z), p.z.max(q.z));
-            let first = (floor_to_i32(from) + 1).max(z_first);
-            let last = floor_to_i32(to).min(z_last + 1);
+            let first = (floor_to_i32(p.z.min(q.z)) + 1).max(z_first);
+            let last = floor_to_i32(p.z.max(q.z)).min(z_last + 1);
+            let inverse = 1.0 / delta.z;
             for line in first..=last {
-                let t = (line as f32 - p.z) / delta.z;
-                touch_point(p.x + delta.x * t, line as f32, p.y + delta.y * t);
+                let t = (line as f32 - p.z) * inverse;
+                let (x, y) = (p.x + delta.x * t, p.y + delta.y * t);
+                let cell_x = floor_to_i32(x);
+                touch_sides(
+                    cell_x,
+                    line,
+                    side_of(x, cell_x, &x_sides_at),
+                    z_sides_at(line as f32),
+                    y,
+                );
             }
         }
     }
-    // Cell corners inside the triangle, where height comes from the triangle's plane.
-    let (a, b, c) = (grid[0], grid[1], grid[2]);
-    let doubled_area = (b.x - a.x) * (c.z - a.z) - (c.x - a.x) * (b.z - a.z);
-    if doubled_area.abs() > 1e-12 {
-        let inverse_area = 1.0 / doubled_area;
-        for line_z in (floor_to_i32(low.z) + 1).max(z_first)..=floor_to_i32(high.z).min(z_last + 1)
-        {
+    // Cell corners inside the triangle, row by row over the triangle's own extent on that
+    // row; height from the triangle's plane. Walls (no horizontal extent) have none.
+    if normal.y.abs() > 1e-9 * normal.length() {
+        let (a, inverse_normal_y) = (grid[0], 1.0 / normal.y);
+        let z_lines = (floor_to_i32(low.z) + 1).max(z_first)..=floor_to_i32(high.z).min(z_last + 1);
+        for line_z in z_lines {
             let z = line_z as f32;
-            for line_x in
-                (floor_to_i32(low.x) + 1).max(x_first)..=floor_to_i32(high.x).min(x_last + 1)
-            {
-                let x = line_x as f32;
-                let weight_a = ((b.x - x) * (c.z - z) - (c.x - x) * (b.z - z)) * inverse_area;
-                let weight_b = ((c.x - x) * (a.z - z) - (a.x - x) * (c.z - z)) * inverse_area;
-                let weight_c = 1.0 - weight_a - weight_b;
-                if weight_a >= 0.0 && weight_b >= 0.0 && weight_c >= 0.0 {
-                    let y = weight_a * a.y + weight_b * b.y + weight_c * c.y;
-                    for (cell_x, cell_z) in [
-                        (line_x - 1, line_z - 1),
-                        (line_x, line_z - 1),
-                        (line_x - 1, line_z),
-                        (line_x, line_z),
-                    ] {
-                        touch(cell_x, cell_z, y);
-                    }
+            let (mut row_low, mut row_high) = (f32::INFINITY, f32::NEG_INFINITY);
+            for edge in 0..3 {
+                let (p, q) = (grid[edge], grid[(edge + 1) % 3]);
+                if (p.z <= z && z <= q.z) || (q.z <= z && z <= p.z) {
+                    let x = if p.z == q.z {
+                        p.x.min(q.x)
+                    } else {
+                        p.x + (z - p.z) / (q.z - p.z) * (q.x - p.x)
+                    };
+                    let x_other = if p.z == q.z { p.x.max(q.x) } else { x };
+                    row_low = row_low.min(x);
+                    row_high = row_high.max(x_other);
                 }
+            }
+            let x_lines =
+                (floor_to_i32(row_low) + 1).max(x_first)..=floor_to_i32(row_high).min(x_last + 1);
+            for line_x in x_lines {
+                let x = line_x as f32;
+                // Clamped: extrapolating a near-vertical plane must not leave the triangle.
+                let y = (a.y - (normal.x * (x - a.x) + normal.z * (z - a.z)) * inverse_normal_y)
+                    .clamp(low_y, high_y);
+                touch_sides(line_x, line_z, (true, true), (true, true), y);
             }
         }
     }
 
-    // One span per touched cell.
+    // One span per touched cell (different columns, so their order does not matter), then
+    // restore the scratch invariant.
     let inverse_cell_height = 1.0 / field.cell_height;
     let height_limit = SPAN_HEIGHT_MAX as f32 * field.cell_height;
-    for z in z_first..=z_last {
-        for x in x_first..=x_last {
-            let index = (x - x_first) as usize + (z - z_first) as usize * box_width;
-            let (bottom, top) = (scratch.low[index], scratch.high[index]);
-            if bottom > top {
-                continue;
-            }
-            let (bottom, top) = (bottom - origin.y, top - origin.y);
-            if top < 0.0 || bottom > height_limit {
-                continue;
-            }
-            let span_min = (floor_to_i32(bottom.max(0.0) * inverse_cell_height) as u32)
-                .min(SPAN_HEIGHT_MAX - 1);
-            let span_max = ((-floor_to_i32(-(top.min(height_limit) * inverse_cell_height))) as u32)
-                .clamp(span_min + 1, SPAN_HEIGHT_MAX);
-            field.add_span(
-                x as u32,
-                z as u32,
-                span_min as u16,
-                span_max as u16,
-                area,
-                merge_threshold,
-            );
+    for &index in scratch.touched.iter() {
+        let index = index as usize;
+        let (bottom, top) = (
+            scratch.low[index] - origin.y,
+            scratch.high[index] - origin.y,
+        );
+        scratch.low[index] = f32::INFINITY;
+        scratch.high[index] = f32::NEG_INFINITY;
+        if top < 0.0 || bottom > height_limit {
+            continue;
         }
+        let x = (x_first - first_x) as usize + index % box_width;
+        let z = (z_first - first_z) as usize + index / box_width;
+        let span_min =
+            (floor_to_i32(bottom.max(0.0) * inverse_cell_height) as u32).min(SPAN_HEIGHT_MAX - 1);
+        let span_max = ((-floor_to_i32(-(top.min(height_limit) * inverse_cell_height))) as u32)
+            .clamp(span_min + 1, SPAN_HEIGHT_MAX);
+        field.add_span(
+            x as u32,
+            z as u32,
+            span_min as u16,
+            span_max as u16,
+            area,
+            merge_threshold,
+        );
     }
+    scratch.touched.clear();
 }
 
 /// Rasterizes every triangle, judging each one's slope first.

@@ -52,21 +52,61 @@ impl StageTimes {
     }
 }
 
-/// Where a tile's grid lies and which triangles reach it.
+/// Where a grid lies in the level's cell frame and which triangles reach it.
 #[derive(Clone, Debug)]
 pub struct TileJob {
     /// Tile column.
     pub tile_x: i32,
     /// Tile row.
     pub tile_z: i32,
-    /// Minimum corner of the tile's grid including its border, world metres.
-    pub grid_origin: Vec3,
+    /// World position of the frame's column (0, 0), metres (the level's minimum corner).
+    pub frame_origin: Vec3,
+    /// Global column of the grid's first column (border included).
+    pub first_column: [i32; 2],
     /// Grid columns along X including the border.
     pub grid_width: u32,
     /// Grid columns along Z including the border.
     pub grid_depth: u32,
-    /// Indices of the world triangles that overlap the grid.
+    /// Indices of the world triangles that may touch the grid, in index order.
     pub triangles: Vec<u32>,
+}
+
+impl TileJob {
+    /// World position of the grid's minimum corner.
+    pub fn grid_origin(&self, cell_size: f32) -> Vec3 {
+        self.frame_origin
+            + Vec3::new(
+                self.first_column[0] as f32 * cell_size,
+                0.0,
+                self.first_column[1] as f32 * cell_size,
+            )
+    }
+}
+
+/// Stage 1 alone: rasterizes the job's triangles into a grid of the job's size.
+pub fn rasterize_job(
+    world: &WorldTriangles,
+    job: &TileJob,
+    config: &ValidBakeConfig,
+) -> Heightfield {
+    let mut field = Heightfield::in_frame(
+        job.grid_width,
+        job.grid_depth,
+        job.frame_origin,
+        job.first_column,
+        config.cell_size_m(),
+        config.cell_height_m(),
+    );
+    let params = rasterize::RasterParams {
+        walkable_slope_cos: config.walkable_slope_cos,
+        merge_threshold_cells: config.walkable_climb_cells.min(u32::from(u16::MAX)) as u16,
+    };
+    let triangles = job.triangles.iter().map(|&index| {
+        let index = index as usize;
+        (&world.corners[index], world.areas[index])
+    });
+    rasterize::rasterize_triangles(&mut field, triangles, &params);
+    field
 }
 
 /// Intermediate results kept for inspection (tests and the debug renderer).
@@ -95,6 +135,22 @@ pub fn build_tile_stages(
     job: &TileJob,
     config: &ValidBakeConfig,
 ) -> (TileData, StageTimes, TileStages) {
+    // Stage 1: rasterize the tile's triangles into solid spans.
+    let clock = Instant::now();
+    let field = rasterize_job(world, job, config);
+    let rasterize_seconds = clock.elapsed().as_secs_f64();
+    let (tile, mut times, stages) = build_tile_from_field(world, job, field, config);
+    times.0[0] += rasterize_seconds;
+    (tile, times, stages)
+}
+
+/// Runs stages 2 onwards on a tile's rasterized grid (its border included).
+pub fn build_tile_from_field(
+    world: &WorldTriangles,
+    job: &TileJob,
+    mut field: Heightfield,
+    config: &ValidBakeConfig,
+) -> (TileData, StageTimes, TileStages) {
     let mut times = StageTimes::default();
     let mut clock = Instant::now();
     let mut lap = |stage: usize, clock: &mut Instant| {
@@ -103,27 +159,7 @@ pub fn build_tile_stages(
         *clock = now;
     };
     let cell_size = config.cell_size_m();
-    let cell_height = config.cell_height_m();
     let border = config.border_cells;
-
-    // Stage 1: rasterize the tile's triangles into solid spans.
-    let mut field = Heightfield::new(
-        job.grid_width,
-        job.grid_depth,
-        job.grid_origin,
-        cell_size,
-        cell_height,
-    );
-    let params = rasterize::RasterParams {
-        walkable_slope_cos: config.walkable_slope_cos,
-        merge_threshold_cells: config.walkable_climb_cells.min(u32::from(u16::MAX)) as u16,
-    };
-    let triangles = job.triangles.iter().map(|&index| {
-        let index = index as usize;
-        (&world.corners[index], world.areas[index])
-    });
-    rasterize::rasterize_triangles(&mut field, triangles, &params);
-    lap(0, &mut clock);
 
     // Stage 2: walkability filters: low obstacles, ledges, low ceilings.
     filter::filter_low_obstacles(&mut field, config.walkable_climb_cells);
@@ -188,8 +224,8 @@ pub fn build_tile_stages(
     lap(7, &mut clock);
 
     // Stage 9: detail mesh, and the tile in world metres.
-    let tile_origin =
-        job.grid_origin + Vec3::new(border as f32 * cell_size, 0.0, border as f32 * cell_size);
+    let tile_origin = job.grid_origin(cell_size)
+        + Vec3::new(border as f32 * cell_size, 0.0, border as f32 * cell_size);
     let tile = assemble_tile(world, job, config, &poly_mesh, &compact, tile_origin);
     lap(8, &mut clock);
 
@@ -266,8 +302,9 @@ fn assemble_tile(
     }
 
     let border = config.border_cells as f32 * cell_size;
-    let mut bounds_min = job.grid_origin + Vec3::new(border, 0.0, border);
-    let mut bounds_max = job.grid_origin
+    let grid_origin = job.grid_origin(cell_size);
+    let mut bounds_min = grid_origin + Vec3::new(border, 0.0, border);
+    let mut bounds_max = grid_origin
         + Vec3::new(
             job.grid_width as f32 * cell_size - border,
             0.0,
@@ -279,7 +316,7 @@ fn assemble_tile(
         high_y = high_y.max(vertex[1]);
     }
     if low_y > high_y {
-        (low_y, high_y) = (job.grid_origin.y, job.grid_origin.y);
+        (low_y, high_y) = (grid_origin.y, grid_origin.y);
     }
     bounds_min.y = low_y;
     bounds_max.y = high_y;
