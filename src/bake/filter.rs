@@ -1,12 +1,17 @@
 //! Stage 2: walkability filters on the solid heightfield.
 //!
-//! Three passes, in this order, each reading spans as the previous pass left them:
+//! Three passes:
 //! 1. low obstacles: an unwalkable top within climb of a walkable top directly below it
 //!    becomes walkable (curbs, stair nosings, a plank on the floor);
-//! 2. ledges: a walkable top next to a drop deeper than the climb, or on a column whose
+//! 2. low ceilings: a walkable top with less headroom than the body height is not walkable;
+//! 3. ledges: a walkable top next to a drop deeper than the climb, or on a column whose
 //!    reachable neighbours differ by more than the climb (a steep heap of boxes), is not
-//!    walkable;
-//! 3. low ceilings: a walkable top with less headroom than the body height is not walkable.
+//!    walkable.
+//!
+//! Pass 1 must come first (it makes spans walkable). Passes 2 and 3 only clear flags, and the
+//! ledge test reads its neighbours' geometry, never their flags, so they commute: the two
+//! per-column passes run right after rasterization (once per column, even in a tiled bake)
+//! and the ledge pass, which needs neighbours, on each tile's bordered grid.
 
 use super::config::SPAN_HEIGHT_MAX;
 use super::heightfield::{Heightfield, NO_SPAN};
@@ -70,6 +75,10 @@ pub fn filter_ledges(field: &mut Heightfield, walkable_height_cells: u32, climb_
                 let mut lowest_drop = i32::MAX;
                 let (mut reachable_low, mut reachable_high) = (floor, floor);
                 for (dx, dz) in DIRECTIONS {
+                    // One drop deeper than the climb decides it: no need to look further.
+                    if lowest_drop < -climb {
+                        break;
+                    }
                     let (nx, nz) = (x + dx, z + dz);
                     if nx < 0 || nz < 0 || nx >= width || nz >= depth {
                         lowest_drop = lowest_drop.min(-climb - 1);
@@ -88,6 +97,10 @@ pub fn filter_ledges(field: &mut Heightfield, walkable_height_cells: u32, climb_
                     }
                     while neighbour != NO_SPAN {
                         let neighbour_floor = field.span(neighbour).max as i32;
+                        // Floors rise up the column: none above our ceiling can share headroom.
+                        if neighbour_floor >= ceiling {
+                            break;
+                        }
                         let neighbour_ceiling = top_of(field, neighbour);
                         if ceiling.min(neighbour_ceiling) - floor.max(neighbour_floor) > height {
                             let step = neighbour_floor - floor;

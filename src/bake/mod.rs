@@ -292,8 +292,8 @@ pub fn bake(world: &WorldTriangles, config: &BakeConfig) -> Result<BakeOutput, B
 /// Bakes the world triangles, calling `progress(done, total)` as tiles finish (from worker
 /// threads, in no particular order).
 ///
-/// A tiled bake runs in two phases. Phase 1 rasterizes each tile's interior once, in
-/// parallel. Phase 2 assembles each tile's bordered grid from its own and its neighbours'
+/// A tiled bake runs in two phases. Phase 1 rasterizes (and filters column by column) each
+/// tile's interior once, in parallel. Phase 2 assembles each tile's bordered grid from its own and its neighbours'
 /// interiors and runs the remaining stages, in parallel. All grids share the level's cell
 /// frame, so the assembled grid equals what rasterizing the bordered grid directly gives
 /// ([`tile_builder::build_tile`], used for single-tile rebuilds), without rasterizing every
@@ -325,13 +325,9 @@ pub fn bake_with_progress(
     } else {
         // Phase 1: interiors, indexed by tile for the assembly below.
         let interior_jobs = bin_triangles(world, &valid, &layout, 0);
-        let interiors: Vec<(heightfield::Heightfield, f64)> = interior_jobs
+        let interiors: Vec<(heightfield::Heightfield, StageTimes)> = interior_jobs
             .par_iter()
-            .map(|job| {
-                let clock = Instant::now();
-                let field = tile_builder::rasterize_job(world, job, &valid);
-                (field, clock.elapsed().as_secs_f64())
-            })
+            .map(|job| tile_builder::rasterize_job(world, job, &valid))
             .collect();
         let mut interior_of: Vec<Option<usize>> =
             vec![None; (layout.tiles_x * layout.tiles_z) as usize];
@@ -339,7 +335,10 @@ pub fn bake_with_progress(
             interior_of[(job.tile_x as u32 + job.tile_z as u32 * layout.tiles_x) as usize] =
                 Some(index);
         }
-        let rasterize_seconds: f64 = interiors.iter().map(|(_, seconds)| seconds).sum();
+        let mut interior_times = StageTimes::default();
+        interiors
+            .iter()
+            .for_each(|(_, times)| interior_times.add(times));
         // Tiles a border reaches on each side.
         let reach = layout
             .border_cells
@@ -381,7 +380,7 @@ pub fn bake_with_progress(
             })
             .collect();
         if let Some((_, times)) = results.first_mut() {
-            times.0[0] += rasterize_seconds;
+            times.add(&interior_times);
         }
         results
     };

@@ -83,12 +83,16 @@ impl TileJob {
     }
 }
 
-/// Stage 1 alone: rasterizes the job's triangles into a grid of the job's size.
+/// Stage 1, and the per-column filters of stage 2: rasterizes the job's triangles into a grid
+/// of the job's size, then marks low obstacles walkable and low ceilings unwalkable. Returns
+/// the grid and the time of each.
 pub fn rasterize_job(
     world: &WorldTriangles,
     job: &TileJob,
     config: &ValidBakeConfig,
-) -> Heightfield {
+) -> (Heightfield, StageTimes) {
+    let mut times = StageTimes::default();
+    let clock = Instant::now();
     let mut field = Heightfield::in_frame(
         job.grid_width,
         job.grid_depth,
@@ -106,7 +110,12 @@ pub fn rasterize_job(
         (&world.corners[index], world.areas[index])
     });
     rasterize::rasterize_triangles(&mut field, triangles, &params);
-    field
+    times.0[0] = clock.elapsed().as_secs_f64();
+    let clock = Instant::now();
+    filter::filter_low_obstacles(&mut field, config.walkable_climb_cells);
+    filter::filter_low_ceilings(&mut field, config.walkable_height_cells);
+    times.0[1] = clock.elapsed().as_secs_f64();
+    (field, times)
 }
 
 /// Intermediate results kept for inspection (tests and the debug renderer).
@@ -135,16 +144,15 @@ pub fn build_tile_stages(
     job: &TileJob,
     config: &ValidBakeConfig,
 ) -> (TileData, StageTimes, TileStages) {
-    // Stage 1: rasterize the tile's triangles into solid spans.
-    let clock = Instant::now();
-    let field = rasterize_job(world, job, config);
-    let rasterize_seconds = clock.elapsed().as_secs_f64();
+    // Stage 1 (and the per-column filters of stage 2): rasterize into solid spans.
+    let (field, rasterize_times) = rasterize_job(world, job, config);
     let (tile, mut times, stages) = build_tile_from_field(world, job, field, config);
-    times.0[0] += rasterize_seconds;
+    times.add(&rasterize_times);
     (tile, times, stages)
 }
 
-/// Runs stages 2 onwards on a tile's rasterized grid (its border included).
+/// Runs stages 2 onwards on a tile's rasterized grid (its border included), whose columns
+/// have been through [`rasterize_job`]'s per-column filters.
 pub fn build_tile_from_field(
     world: &WorldTriangles,
     job: &TileJob,
@@ -161,14 +169,12 @@ pub fn build_tile_from_field(
     let cell_size = config.cell_size_m();
     let border = config.border_cells;
 
-    // Stage 2: walkability filters: low obstacles, ledges, low ceilings.
-    filter::filter_low_obstacles(&mut field, config.walkable_climb_cells);
+    // Stage 2 (rest): ledges, which need each column's neighbours.
     filter::filter_ledges(
         &mut field,
         config.walkable_height_cells,
         config.walkable_climb_cells,
     );
-    filter::filter_low_ceilings(&mut field, config.walkable_height_cells);
     lap(1, &mut clock);
 
     // Stage 3: open spans and their links.
