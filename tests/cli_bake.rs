@@ -72,6 +72,7 @@ fn recast_preset_on_dungeon_reports_every_field_and_writes_a_loadable_file() {
         "filter",
         "compact",
         "erode",
+        "areas",
         "distance_field",
         "regions",
         "contours",

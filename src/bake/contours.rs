@@ -17,6 +17,10 @@ use super::regions::BORDER_REGION;
 
 /// Vertex flag: the vertex lies on the tile border.
 pub const VERTEX_ON_BORDER: u32 = 1 << 16;
+/// Edge flag: the region across has another area (water beside ground). Such an edge is
+/// simplified within the error like a wall, so an area keeps its shape even where it is
+/// surrounded by portals.
+pub const AREA_BORDER: u32 = 1 << 17;
 /// Mask of the neighbour-region bits of a vertex's `tag`.
 pub const REGION_MASK: u32 = 0xffff;
 
@@ -164,10 +168,21 @@ fn trace(
                 2 => corner_x += 1,
                 _ => {}
             }
-            let across = compact
-                .neighbour(x, z, span, direction)
-                .map_or(0u32, |neighbour| u32::from(compact.regions[neighbour]));
+            let (across, other_area) =
+                compact
+                    .neighbour(x, z, span, direction)
+                    .map_or((0u32, false), |neighbour| {
+                        let region = compact.regions[neighbour];
+                        let walkable = region != 0 && region & BORDER_REGION == 0;
+                        (
+                            u32::from(region),
+                            walkable && compact.areas[neighbour] != compact.areas[span],
+                        )
+                    });
             let mut tag = across;
+            if other_area {
+                tag |= AREA_BORDER;
+            }
             if on_border {
                 tag |= VERTEX_ON_BORDER;
             }
@@ -273,9 +288,13 @@ fn simplify(raw: &[ContourVertex], params: &ContourParams) -> Vec<ContourVertex>
     // A raw vertex sits at the end of the edge it was emitted for, so the edge that starts at
     // raw vertex `i` is the one emitted with `raw[i + 1]`.
     let edge_tag = |i: usize| raw[(i + 1) % count].tag;
-    // Keep the vertices where the region across changes (portal ends, tile-border corners).
+    // Keep the vertices where the region across changes (portal ends, tile-border corners),
+    // or an area border starts or ends.
     let mut kept: Vec<usize> = (0..count)
-        .filter(|&i| region_of(raw[i].tag) != region_of(edge_tag(i)))
+        .filter(|&i| {
+            region_of(raw[i].tag) != region_of(edge_tag(i))
+                || (raw[i].tag & AREA_BORDER) != (edge_tag(i) & AREA_BORDER)
+        })
         .collect();
     if kept.is_empty() {
         // A region surrounded by walls only: start from its lowest-left and highest-right
@@ -293,22 +312,30 @@ fn simplify(raw: &[ContourVertex], params: &ContourParams) -> Vec<ContourVertex>
         };
     }
 
-    // Insert the farthest raw vertex of each wall segment until all lie within the error.
+    // Insert the farthest raw vertex of each wall or area-border segment until all lie within
+    // the error. An area border is traced by both regions, in opposite directions: measuring
+    // from the segment's lexicographically smaller end and breaking ties on position makes
+    // both pick the same points.
     let error_squared = params.max_error_cells * params.max_error_cells;
     let mut index = 0;
     while index < kept.len() {
         let a = kept[index];
         let b = kept[(index + 1) % kept.len()];
-        let is_wall = region_of(edge_tag(a)) == 0;
+        let tessellate = region_of(edge_tag(a)) == 0 || edge_tag(a) & AREA_BORDER != 0;
         let mut farthest: Option<(usize, f32)> = None;
-        if is_wall {
-            // Measure from the lexicographically lower end so both directions of a shared
-            // segment (never shared for walls, but cheap) agree.
-            let (from, to) = ((raw[a].x, raw[a].z), (raw[b].x, raw[b].z));
+        if tessellate {
+            let (mut from, mut to) = ((raw[a].x, raw[a].z), (raw[b].x, raw[b].z));
+            if to < from {
+                std::mem::swap(&mut from, &mut to);
+            }
             let mut cursor = (a + 1) % count;
             while cursor != b {
-                let d = distance_squared_to_segment((raw[cursor].x, raw[cursor].z), from, to);
-                if d > error_squared && farthest.is_none_or(|(_, best)| d > best) {
+                let point = (raw[cursor].x, raw[cursor].z);
+                let d = distance_squared_to_segment(point, from, to);
+                let better = farthest.is_none_or(|(best_index, best)| {
+                    d > best || (d == best && point < (raw[best_index].x, raw[best_index].z))
+                });
+                if d > error_squared && better {
                     farthest = Some((cursor, d));
                 }
                 cursor = (cursor + 1) % count;

@@ -14,6 +14,7 @@
 //! ([`GRID_COLUMNS_MAX`]), tiles ([`TILE_COUNT_MAX`]), height range ([`SPAN_HEIGHT_MAX`]
 //! cell heights).
 
+pub mod areas;
 pub mod compact;
 pub mod config;
 pub mod contours;
@@ -31,6 +32,7 @@ use std::time::Instant;
 use glam::Vec3;
 use rayon::prelude::*;
 
+pub use areas::{AreaVolume, AreaVolumeError};
 pub use config::{BakeConfig, BakeConfigError, Partition, Preset, ValidBakeConfig};
 use config::{GRID_COLUMNS_MAX, SPAN_HEIGHT_MAX, TILE_COUNT_MAX};
 pub use tile_builder::{STAGE_NAMES, StageTimes, TileJob};
@@ -45,6 +47,9 @@ pub enum BakeError {
     /// A configuration field is out of range.
     #[error(transparent)]
     Config(#[from] BakeConfigError),
+    /// An area volume cannot be used.
+    #[error(transparent)]
+    Volume(#[from] AreaVolumeError),
     /// One grid would hold more columns than [`GRID_COLUMNS_MAX`].
     #[error(
         "the voxel grid would be {width} x {depth} = {columns} columns, over the limit of {limit}; raise cell_size_m or set a tile size"
@@ -291,6 +296,16 @@ pub fn bake(world: &WorldTriangles, config: &BakeConfig) -> Result<BakeOutput, B
 
 /// Bakes the world triangles, calling `progress(done, total)` as tiles finish (from worker
 /// threads, in no particular order).
+pub fn bake_with_progress(
+    world: &WorldTriangles,
+    config: &BakeConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<BakeOutput, BakeError> {
+    bake_with(world, config, &[], progress)
+}
+
+/// Bakes the world triangles with area volumes applied (see [`areas`]), calling
+/// `progress(done, total)` as tiles finish.
 ///
 /// A tiled bake runs in two phases. Phase 1 rasterizes (and filters column by column) each
 /// tile's interior once, in parallel. Phase 2 assembles each tile's bordered grid from its own and its neighbours'
@@ -298,13 +313,15 @@ pub fn bake(world: &WorldTriangles, config: &BakeConfig) -> Result<BakeOutput, B
 /// frame, so the assembled grid equals what rasterizing the bordered grid directly gives
 /// ([`tile_builder::build_tile`], used for single-tile rebuilds), without rasterizing every
 /// border region up to four times.
-pub fn bake_with_progress(
+pub fn bake_with(
     world: &WorldTriangles,
     config: &BakeConfig,
+    volumes: &[AreaVolume],
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<BakeOutput, BakeError> {
     let started = Instant::now();
     let valid = config.validate()?;
+    areas::validate_volumes(volumes)?;
     let layout = plan_tiles(world, &valid)?;
     let jobs = tile_jobs(world, &valid, &layout);
     let total = jobs.len();
@@ -317,7 +334,7 @@ pub fn bake_with_progress(
     let results: Vec<(TileData, StageTimes)> = if layout.border_cells == 0 {
         jobs.par_iter()
             .map(|job| {
-                let result = tile_builder::build_tile(world, job, &valid);
+                let result = tile_builder::build_tile(world, job, &valid, volumes);
                 report(job);
                 result
             })
@@ -373,7 +390,7 @@ pub fn bake_with_progress(
                 }
                 let assembly_seconds = clock.elapsed().as_secs_f64();
                 let (tile, mut times, _) =
-                    tile_builder::build_tile_from_field(world, job, field, &valid);
+                    tile_builder::build_tile_from_field(world, job, field, &valid, volumes);
                 times.0[0] += assembly_seconds;
                 report(job);
                 (tile, times)

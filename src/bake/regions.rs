@@ -419,6 +419,8 @@ fn monotone(compact: &mut CompactHeightfield, next_region: &mut u16) {
 fn merge_and_filter(compact: &mut CompactHeightfield, region_end: u16, params: &RegionParams) {
     let region_total = usize::from(region_end);
     let mut sizes = vec![0u32; region_total];
+    // Area of each region (a region never mixes areas: floods and expansion stay in one).
+    let mut region_area = vec![0u8; region_total];
     let mut touches_border = vec![false; region_total];
     let mut neighbours: Vec<Vec<u16>> = vec![Vec::new(); region_total];
     let mut stacked = vec![Vec::<u16>::new(); region_total];
@@ -434,6 +436,7 @@ fn merge_and_filter(compact: &mut CompactHeightfield, region_end: u16, params: &
                 }
                 let index = usize::from(region);
                 sizes[index] += 1;
+                region_area[index] = compact.areas[span];
                 // Regions stacked in one column must never merge.
                 for other in spans.clone() {
                     let other_region = compact.regions[other];
@@ -521,7 +524,12 @@ fn merge_and_filter(compact: &mut CompactHeightfield, region_end: u16, params: &
             let mut target: Option<usize> = None;
             for &other in &neighbours[region] {
                 let other = usize::from(resolve(&remap, other));
-                if other == 0 || other == region || sizes[other] == 0 {
+                // Never across areas: a pond stays water however small it is.
+                if other == 0
+                    || other == region
+                    || sizes[other] == 0
+                    || region_area[other] != region_area[region]
+                {
                     continue;
                 }
                 let conflicts = stacked[region]

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 
+use super::areas::{self, AreaVolume};
 use super::compact::CompactHeightfield;
 use super::config::ValidBakeConfig;
 use super::contours::{ContourParams, ContourSet, build_contours};
@@ -29,6 +30,7 @@ pub const STAGE_NAMES: [&str; STAGE_COUNT] = [
     "filter",
     "compact",
     "erode",
+    "areas",
     "distance_field",
     "regions",
     "contours",
@@ -37,7 +39,7 @@ pub const STAGE_NAMES: [&str; STAGE_COUNT] = [
 ];
 
 /// Number of stages.
-pub const STAGE_COUNT: usize = 9;
+pub const STAGE_COUNT: usize = 10;
 
 /// Time spent in each stage, seconds, in [`STAGE_NAMES`] order.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -133,8 +135,9 @@ pub fn build_tile(
     world: &WorldTriangles,
     job: &TileJob,
     config: &ValidBakeConfig,
+    volumes: &[AreaVolume],
 ) -> (TileData, StageTimes) {
-    let (tile, times, _) = build_tile_stages(world, job, config);
+    let (tile, times, _) = build_tile_stages(world, job, config, volumes);
     (tile, times)
 }
 
@@ -143,10 +146,11 @@ pub fn build_tile_stages(
     world: &WorldTriangles,
     job: &TileJob,
     config: &ValidBakeConfig,
+    volumes: &[AreaVolume],
 ) -> (TileData, StageTimes, TileStages) {
     // Stage 1 (and the per-column filters of stage 2): rasterize into solid spans.
     let (field, rasterize_times) = rasterize_job(world, job, config);
-    let (tile, mut times, stages) = build_tile_from_field(world, job, field, config);
+    let (tile, mut times, stages) = build_tile_from_field(world, job, field, config, volumes);
     times.add(&rasterize_times);
     (tile, times, stages)
 }
@@ -158,6 +162,7 @@ pub fn build_tile_from_field(
     job: &TileJob,
     mut field: Heightfield,
     config: &ValidBakeConfig,
+    volumes: &[AreaVolume],
 ) -> (TileData, StageTimes, TileStages) {
     let mut times = StageTimes::default();
     let mut clock = Instant::now();
@@ -191,30 +196,34 @@ pub fn build_tile_from_field(
     erode::erode(&mut compact, config.walkable_radius_cells);
     lap(3, &mut clock);
 
-    // Stage 5: distance field (watershed only).
+    // Stage 5: areas from convex volumes.
+    areas::mark_volumes(&mut compact, volumes);
+    lap(4, &mut clock);
+
+    // Stage 6: distance field (watershed only).
     if config.config.partition == Partition::Watershed {
         build_distance_field(&mut compact);
     }
-    lap(4, &mut clock);
+    lap(5, &mut clock);
 
-    // Stage 6: regions.
+    // Stage 7: regions.
     let region_params = RegionParams {
         partition: config.config.partition,
         min_region_spans: config.region_min_cells,
         merge_region_spans: config.region_merge_cells,
     };
     build_regions(&mut compact, &region_params);
-    lap(5, &mut clock);
+    lap(6, &mut clock);
 
-    // Stage 7: contours.
+    // Stage 8: contours.
     let contour_params = ContourParams {
         max_error_cells: config.edge_max_error_cells,
         max_edge_length_cells: config.edge_max_length_cells,
     };
     let contours = build_contours(&compact, &contour_params);
-    lap(6, &mut clock);
+    lap(7, &mut clock);
 
-    // Stage 8: convex polygons with adjacency.
+    // Stage 9: convex polygons with adjacency.
     let (tile_width, tile_depth) = if border > 0 {
         (job.grid_width - 2 * border, job.grid_depth - 2 * border)
     } else {
@@ -227,13 +236,13 @@ pub fn build_tile_from_field(
         tile_depth,
     };
     let poly_mesh = build_poly_mesh(&contours, &poly_params);
-    lap(7, &mut clock);
+    lap(8, &mut clock);
 
-    // Stage 9: detail mesh, and the tile in world metres.
+    // Stage 10: detail mesh, and the tile in world metres.
     let tile_origin = job.grid_origin(cell_size)
         + Vec3::new(border as f32 * cell_size, 0.0, border as f32 * cell_size);
     let tile = assemble_tile(world, job, config, &poly_mesh, &compact, tile_origin);
-    lap(8, &mut clock);
+    lap(9, &mut clock);
 
     (
         tile,
