@@ -18,6 +18,29 @@
 //! Build-time modules (`scene`, and the baker that follows it) sit behind the `bake` cargo
 //! feature, so a game that ships baked tiles can compile the runtime alone.
 //!
+//! # Example
+//! Build a scene, get its world triangles, bake them, and write a `.wmnav` file's bytes:
+//! ```
+//! # #[cfg(feature = "bake")] {
+//! use glam::{Affine3A, Vec3};
+//! use waymark::bake::{BakeConfig, Preset, bake};
+//! use waymark::scene::{InstanceDesc, Scene, TriMesh};
+//!
+//! let mut scene = Scene::new();
+//! let floor = scene.add_mesh(TriMesh::axis_box("floor", Vec3::new(0.0, -0.2, 0.0), Vec3::new(10.0, 0.0, 10.0)));
+//! let parent = scene.add_node("room", None, Affine3A::from_scale(Vec3::splat(0.5))).unwrap();
+//! let instance = scene.add_instance(InstanceDesc::new("floor", floor).under(parent)).unwrap();
+//! let world = scene.world_triangles().unwrap(); // metres, every transform applied once
+//! let version = scene.source_version(instance).unwrap();
+//! scene.set_node_transform(parent, Affine3A::IDENTITY).unwrap();
+//! assert!(scene.source_version(instance).unwrap() > version);
+//! let baked = bake(&world, &BakeConfig::preset(Preset::Guard)).unwrap();
+//! assert!(baked.stats.walkable_area_m2 > 10.0); // 5 m x 5 m, less the erosion band
+//! let bytes = baked.to_file().to_bytes();
+//! assert!(!bytes.is_empty());
+//! # }
+//! ```
+//!
 //! # Conventions
 //! Metres, seconds and radians inside; degrees only at the configuration and CLI edge. World
 //! Up is +Y unless a [`geom::UpBasis`] says otherwise; horizontal work happens in the
