@@ -41,6 +41,22 @@ version_newtype!(
     TransformVersion
 );
 
+version_newtype!(
+    /// Version of a query filter's include/exclude rules: a result found under one set of
+    /// rules is not adopted under another.
+    FilterVersion
+);
+
+version_newtype!(
+    /// Version of a query filter's area costs.
+    CostVersion
+);
+
+version_newtype!(
+    /// Version of an interaction target's placement (its object's transform and slot).
+    TargetVersion
+);
+
 /// Surface type of a triangle or polygon, used by filters and costs.
 ///
 /// `0` is reserved for "not walkable"; the named constants cover the common cases and the

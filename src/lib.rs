@@ -10,7 +10,8 @@
 //! |---|---|---|
 //! | base | [`ids`] | version, generation and area newtypes shared by every layer |
 //! | base | [`geom`] | the Up basis, transforms, triangle primitives, bounds |
-//! | runtime | [`mesh`] | the baked tile format (and, as it lands, the runtime navmesh) |
+//! | runtime | [`mesh`] | tiles, `.wmnav` files, polygon references, the runtime navmesh, snapshots |
+//! | runtime | [`query`] | nearest polygon, sliced A*, straight paths, read sets |
 //! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
 //! | build time | [`bake`] | the voxel pipeline: world triangles to tiles |
 //! | top | [`debug`] | debug drawing: a draw trait and an SVG backend |
@@ -49,6 +50,7 @@
 pub mod geom;
 pub mod ids;
 pub mod mesh;
+pub mod query;
 
 #[cfg(feature = "bake")]
 pub mod bake;

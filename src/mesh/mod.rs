@@ -1,5 +1,5 @@
-//! The runtime navigation mesh: the baked tile format and (as it lands) tiles with
-//! generations, polygon references, links and snapshots.
+//! The runtime navigation mesh: the baked tile format, tiles with generations, polygon
+//! references, off-mesh links and snapshots.
 //!
 //! Stage: runtime, first layer above `geom`. The baker writes [`TileData`]; the runtime reads
 //! it. Nothing here knows how tiles are baked, so a game that ships baked tiles compiles this
@@ -7,6 +7,14 @@
 
 pub mod blob;
 pub mod connectivity;
+pub mod navmesh;
+pub mod poly_ref;
+pub mod runtime_tile;
 pub mod tile;
 
+pub use navmesh::{
+    Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState, Snapshot,
+};
+pub use poly_ref::{PolyRef, TileGeneration, TileSlot};
+pub use runtime_tile::RuntimeTile;
 pub use tile::{DetailSubMesh, TileData, TileHeader, TilePoly, TileSource};

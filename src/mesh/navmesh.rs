@@ -1,0 +1,465 @@
+//! The runtime navigation mesh: tile slots with generations, off-mesh links with versions,
+//! and immutable snapshots for queries.
+//!
+//! Every mutation builds a new [`Snapshot`] (copy-on-write: the slot table is a vector of
+//! `Arc`s), so a query that holds a snapshot keeps reading the tiles it started with, even
+//! if they are replaced meanwhile; what it read is recorded in its read set and checked at
+//! adoption against the current mesh.
+//!
+//! Tile updates follow spec 001: a source-geometry change marks the affected tiles pending in
+//! the same call that records the new source versions; queries refuse pending tiles; a
+//! rebuilt tile is committed only if the source versions it was built from are still the
+//! current ones, and its slot's generation is bumped so old references go stale.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::blob::BakeParams;
+use super::poly_ref::{PolyRef, TileGeneration, TileSlot};
+use super::runtime_tile::RuntimeTile;
+use super::tile::TileData;
+use crate::geom::Aabb;
+use crate::ids::SourceVersion;
+
+/// Most tile slots (slot numbers are 16 bits in a [`PolyRef`]).
+pub const TILE_SLOTS_MAX: usize = 1 << 16;
+
+/// Version of one off-mesh link's state (open, closed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkVersion(pub u64);
+
+/// An off-mesh link of a [`NavMesh`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkId(pub u32);
+
+/// What crossing a link takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    /// A jump or drop.
+    Jump,
+    /// A door that opens and closes.
+    Door,
+    /// A lift.
+    Lift,
+    /// A ladder.
+    Ladder,
+    /// Anything else, with a game-defined code.
+    Custom(u16),
+}
+
+/// An off-mesh link as the game describes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkDesc {
+    /// What crossing takes.
+    pub kind: LinkKind,
+    /// Start point, metres (snapped to the polygon under it, within `radius_m`).
+    pub start: Vec3,
+    /// End point, metres.
+    pub end: Vec3,
+    /// Whether it can be crossed from end to start too.
+    pub bidirectional: bool,
+    /// How far from the endpoints a polygon may be to attach. Units: m. Limit: > 0.
+    pub radius_m: f32,
+    /// Whether it starts open.
+    pub open: bool,
+}
+
+/// A link with its state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    /// Its id.
+    pub id: LinkId,
+    /// As described.
+    pub desc: LinkDesc,
+    /// Open: traversable.
+    pub open: bool,
+    /// Bumped at each state change.
+    pub version: LinkVersion,
+    /// Polygon under the start point in the current snapshot (None: not attached).
+    pub start_polygon: Option<PolyRef>,
+    /// Polygon under the end point.
+    pub end_polygon: Option<PolyRef>,
+}
+
+/// State of a tile slot.
+#[derive(Clone, Debug)]
+pub enum SlotState {
+    /// No tile.
+    Empty,
+    /// A tile queries may use.
+    Live(Arc<RuntimeTile>),
+    /// Its sources changed: not walkable space until a rebuilt tile is committed.
+    Pending,
+}
+
+/// One tile slot as a snapshot sees it.
+#[derive(Clone, Debug)]
+pub struct SlotView {
+    /// Tile coordinates.
+    pub tile: (i32, i32),
+    /// Current generation (bumped whenever the slot's tile is replaced).
+    pub generation: TileGeneration,
+    /// State.
+    pub state: SlotState,
+}
+
+/// An immutable view of the mesh; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Snapshot(pub(crate) Arc<SnapshotData>);
+
+/// The content of a [`Snapshot`].
+#[derive(Debug)]
+pub struct SnapshotData {
+    /// Slots by index.
+    pub slots: Vec<SlotView>,
+    /// Slot of each tile coordinate.
+    pub slot_at: HashMap<(i32, i32), TileSlot>,
+    /// Links by id.
+    pub links: Vec<Link>,
+    /// Links leaving each polygon (by [`PolyRef`] bits), in id order.
+    pub links_from: HashMap<u64, Vec<LinkId>>,
+    /// The settings the tiles were baked with.
+    pub params: BakeParams,
+}
+
+impl Snapshot {
+    /// The content.
+    pub fn data(&self) -> &SnapshotData {
+        &self.0
+    }
+
+    /// The live tile a reference points into, if the reference is current.
+    pub fn tile(&self, reference: PolyRef) -> Option<&Arc<RuntimeTile>> {
+        let slot = self.0.slots.get(usize::from(reference.slot().0))?;
+        if slot.generation != reference.generation() {
+            return None;
+        }
+        match &slot.state {
+            SlotState::Live(tile)
+                if usize::from(reference.polygon()) < tile.data.polygons.len() =>
+            {
+                Some(tile)
+            }
+            _ => None,
+        }
+    }
+
+    /// The live tile in a slot with its generation.
+    pub fn live_slot(&self, slot: TileSlot) -> Option<(&Arc<RuntimeTile>, TileGeneration)> {
+        let view = self.0.slots.get(usize::from(slot.0))?;
+        match &view.state {
+            SlotState::Live(tile) => Some((tile, view.generation)),
+            _ => None,
+        }
+    }
+
+    /// Live tiles whose bounds overlap `bounds`, with their slots and generations.
+    pub fn tiles_overlapping(
+        &self,
+        bounds: &Aabb,
+    ) -> impl Iterator<Item = (TileSlot, TileGeneration, &Arc<RuntimeTile>)> + '_ {
+        let bounds = *bounds;
+        self.0
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, view)| match &view.state {
+                SlotState::Live(tile) => {
+                    let tile_bounds = Aabb {
+                        min: Vec3::from_array(tile.data.header.bounds_min),
+                        max: Vec3::from_array(tile.data.header.bounds_max),
+                    };
+                    tile_bounds.overlaps(&bounds).then_some((
+                        TileSlot(index as u16),
+                        view.generation,
+                        tile,
+                    ))
+                }
+                _ => None,
+            })
+    }
+
+    /// The link with this id.
+    pub fn link(&self, id: LinkId) -> Option<&Link> {
+        self.0.links.get(id.0 as usize)
+    }
+
+    /// Reference to polygon `polygon` of the live tile in `slot`.
+    pub fn poly_ref(&self, slot: TileSlot, polygon: u16) -> Option<PolyRef> {
+        let (_, generation) = self.live_slot(slot)?;
+        PolyRef::new(generation, slot, polygon)
+    }
+}
+
+/// A change the mesh refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NavMeshError {
+    /// The tile's data is inconsistent.
+    #[error("tile ({x}, {z}) is malformed: {problem}")]
+    MalformedTile {
+        /// Tile column.
+        x: i32,
+        /// Tile row.
+        z: i32,
+        /// What is wrong.
+        problem: String,
+    },
+    /// More tiles than [`TILE_SLOTS_MAX`].
+    #[error("no free tile slot: the mesh already holds {TILE_SLOTS_MAX} tiles")]
+    OutOfSlots,
+    /// A rebuilt tile was built from sources that have changed since.
+    #[error(
+        "tile ({x}, {z}) was built from instance {instance} at {built}, but its source is now {current}: rebuild it again"
+    )]
+    StaleSource {
+        /// Tile column.
+        x: i32,
+        /// Tile row.
+        z: i32,
+        /// The instance.
+        instance: u32,
+        /// The version the tile was built from.
+        built: SourceVersion,
+        /// The current version.
+        current: SourceVersion,
+    },
+    /// No such link.
+    #[error("link {0} does not exist")]
+    UnknownLink(u32),
+    /// A link description with a bad value.
+    #[error("link: {0}")]
+    BadLink(String),
+}
+
+/// The mutable navigation mesh; queries run on its [`Snapshot`]s.
+#[derive(Debug)]
+pub struct NavMesh {
+    current: Arc<SnapshotData>,
+    /// Latest source version of every instance the mesh has been told about.
+    source_versions: HashMap<u32, SourceVersion>,
+}
+
+impl NavMesh {
+    /// An empty mesh for tiles baked with `params`.
+    pub fn new(params: BakeParams) -> NavMesh {
+        NavMesh {
+            current: Arc::new(SnapshotData {
+                slots: Vec::new(),
+                slot_at: HashMap::new(),
+                links: Vec::new(),
+                links_from: HashMap::new(),
+                params,
+            }),
+            source_versions: HashMap::new(),
+        }
+    }
+
+    /// A mesh holding every tile of a `.wmnav` file.
+    pub fn from_file(file: super::blob::NavMeshFile) -> Result<NavMesh, NavMeshError> {
+        let mut mesh = NavMesh::new(file.params);
+        mesh.add_tiles(file.tiles)?;
+        Ok(mesh)
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot(self.current.clone())
+    }
+
+    /// The source version the mesh holds for an instance.
+    pub fn source_version(&self, instance: u32) -> Option<SourceVersion> {
+        self.source_versions.get(&instance).copied()
+    }
+
+    /// Adds (or replaces) tiles, one new snapshot for all of them. A replaced slot's
+    /// generation is bumped. The tiles' source versions become the current ones.
+    pub fn add_tiles(&mut self, tiles: Vec<TileData>) -> Result<Vec<TileSlot>, NavMeshError> {
+        let mut data = self.copy_data();
+        let mut slots = Vec::with_capacity(tiles.len());
+        for tile in tiles {
+            let (x, z) = (tile.header.tile_x, tile.header.tile_z);
+            tile.validate()
+                .map_err(|problem| NavMeshError::MalformedTile { x, z, problem })?;
+            for source in &tile.sources {
+                self.source_versions
+                    .insert(source.instance, source.source_version());
+            }
+            slots.push(place_tile(&mut data, tile)?);
+        }
+        self.publish(data);
+        Ok(slots)
+    }
+
+    /// Records new source versions (an instance moved, was edited or rescaled) and marks
+    /// pending, in the same step, every tile built from an older version of one of them.
+    /// Returns the coordinates of the tiles that now need a rebuild.
+    pub fn apply_source_changes(&mut self, changes: &[(u32, SourceVersion)]) -> Vec<(i32, i32)> {
+        for &(instance, version) in changes {
+            self.source_versions.insert(instance, version);
+        }
+        let mut data = self.copy_data();
+        let mut pending = Vec::new();
+        for view in data.slots.iter_mut() {
+            let SlotState::Live(tile) = &view.state else {
+                continue;
+            };
+            let stale = tile.data.sources.iter().any(|source| {
+                changes.iter().any(|&(instance, version)| {
+                    instance == source.instance && version != source.source_version()
+                })
+            });
+            if stale {
+                view.state = SlotState::Pending;
+                view.generation = TileGeneration(view.generation.0.wrapping_add(1).max(1));
+                pending.push(view.tile);
+            }
+        }
+        self.publish(data);
+        pending
+    }
+
+    /// Commits a rebuilt tile, only if every source version it was built from is still the
+    /// current one; the slot's generation is bumped.
+    pub fn commit_rebuilt_tile(&mut self, tile: TileData) -> Result<TileSlot, NavMeshError> {
+        let (x, z) = (tile.header.tile_x, tile.header.tile_z);
+        for source in &tile.sources {
+            if let Some(&current) = self.source_versions.get(&source.instance) {
+                if current != source.source_version() {
+                    return Err(NavMeshError::StaleSource {
+                        x,
+                        z,
+                        instance: source.instance,
+                        built: source.source_version(),
+                        current,
+                    });
+                }
+            }
+        }
+        Ok(self.add_tiles(vec![tile])?[0])
+    }
+
+    /// Adds an off-mesh link.
+    pub fn add_link(&mut self, desc: LinkDesc) -> Result<LinkId, NavMeshError> {
+        let finite = desc.start.is_finite() && desc.end.is_finite();
+        if !(finite && desc.radius_m > 0.0 && desc.radius_m.is_finite()) {
+            return Err(NavMeshError::BadLink(format!(
+                "start {} end {} radius {}: endpoints must be finite and the radius positive",
+                desc.start, desc.end, desc.radius_m
+            )));
+        }
+        let mut data = self.copy_data();
+        let id = LinkId(data.links.len() as u32);
+        data.links.push(Link {
+            id,
+            desc,
+            open: desc.open,
+            version: LinkVersion(1),
+            start_polygon: None,
+            end_polygon: None,
+        });
+        self.publish(data);
+        Ok(id)
+    }
+
+    /// Opens or closes a link; returns its new version (unchanged if the state was already so).
+    pub fn set_link_open(&mut self, id: LinkId, open: bool) -> Result<LinkVersion, NavMeshError> {
+        let link = self
+            .current
+            .links
+            .get(id.0 as usize)
+            .ok_or(NavMeshError::UnknownLink(id.0))?;
+        if link.open == open {
+            return Ok(link.version);
+        }
+        let mut data = self.copy_data();
+        let link = &mut data.links[id.0 as usize];
+        link.open = open;
+        link.version = LinkVersion(link.version.0 + 1);
+        let version = link.version;
+        self.publish(data);
+        Ok(version)
+    }
+
+    fn copy_data(&self) -> SnapshotData {
+        SnapshotData {
+            slots: self.current.slots.clone(),
+            slot_at: self.current.slot_at.clone(),
+            links: self.current.links.clone(),
+            links_from: HashMap::new(),
+            params: self.current.params,
+        }
+    }
+
+    /// Attaches links to the polygons under their endpoints and makes `data` current.
+    fn publish(&mut self, mut data: SnapshotData) {
+        let snapshot_so_far = Snapshot(Arc::new(SnapshotData {
+            slots: data.slots.clone(),
+            slot_at: HashMap::new(),
+            links: Vec::new(),
+            links_from: HashMap::new(),
+            params: data.params,
+        }));
+        let mut links_from: HashMap<u64, Vec<LinkId>> = HashMap::new();
+        for link in data.links.iter_mut() {
+            link.start_polygon =
+                polygon_under(&snapshot_so_far, link.desc.start, link.desc.radius_m);
+            link.end_polygon = polygon_under(&snapshot_so_far, link.desc.end, link.desc.radius_m);
+            if let (Some(start), Some(end)) = (link.start_polygon, link.end_polygon) {
+                links_from.entry(start.to_bits()).or_default().push(link.id);
+                if link.desc.bidirectional {
+                    links_from.entry(end.to_bits()).or_default().push(link.id);
+                }
+            }
+        }
+        data.links_from = links_from;
+        self.current = Arc::new(data);
+    }
+}
+
+fn place_tile(data: &mut SnapshotData, tile: TileData) -> Result<TileSlot, NavMeshError> {
+    let key = (tile.header.tile_x, tile.header.tile_z);
+    let runtime = Arc::new(RuntimeTile::new(tile));
+    if let Some(&slot) = data.slot_at.get(&key) {
+        let view = &mut data.slots[usize::from(slot.0)];
+        view.generation = TileGeneration(view.generation.0.wrapping_add(1).max(1));
+        view.state = SlotState::Live(runtime);
+        return Ok(slot);
+    }
+    if data.slots.len() >= TILE_SLOTS_MAX {
+        return Err(NavMeshError::OutOfSlots);
+    }
+    let slot = TileSlot(data.slots.len() as u16);
+    data.slots.push(SlotView {
+        tile: key,
+        generation: TileGeneration(1),
+        state: SlotState::Live(runtime),
+    });
+    data.slot_at.insert(key, slot);
+    Ok(slot)
+}
+
+/// The live polygon nearest `point` within `radius` (horizontally) and two metres
+/// vertically.
+pub fn polygon_under(snapshot: &Snapshot, point: Vec3, radius: f32) -> Option<PolyRef> {
+    let extent = Vec3::new(radius, 2.0, radius);
+    let query = Aabb {
+        min: point - extent,
+        max: point + extent,
+    };
+    let mut best: Option<(f32, PolyRef)> = None;
+    for (slot, generation, tile) in snapshot.tiles_overlapping(&query) {
+        tile.for_each_overlapping(&query, |polygon| {
+            let (closest, _) = tile.closest_point(polygon, point);
+            let distance = closest.distance_squared(point);
+            if best.is_none_or(|(d, _)| distance < d) {
+                if let Some(reference) = PolyRef::new(generation, slot, polygon) {
+                    best = Some((distance, reference));
+                }
+            }
+        });
+    }
+    best.filter(|(d, _)| *d <= radius * radius + 4.0)
+        .map(|(_, reference)| reference)
+}

@@ -1,0 +1,208 @@
+//! A baked tile prepared for queries: a bounding-volume tree over its polygons and its
+//! tile-border edges sorted by side.
+
+use glam::{Vec2, Vec3};
+
+use super::tile::{TileData, TilePoly};
+use crate::geom::Aabb;
+
+/// A node of a tile's polygon tree, stored depth-first: a leaf names a polygon; an inner
+/// node gives how many nodes its subtree spans, so a traversal skips it in one step.
+#[derive(Clone, Copy, Debug)]
+pub struct BvhNode {
+    /// Bounds of everything below, metres.
+    pub bounds: Aabb,
+    /// `>= 0`: the polygon of a leaf; `< 0`: minus the number of nodes in this subtree.
+    pub item: i32,
+}
+
+/// A polygon edge on the tile border.
+#[derive(Clone, Copy, Debug)]
+pub struct BorderEdge {
+    /// Polygon index.
+    pub polygon: u16,
+    /// Edge index within the polygon.
+    pub edge: u8,
+    /// Edge start, metres.
+    pub start: Vec3,
+    /// Edge end, metres.
+    pub end: Vec3,
+}
+
+/// A tile ready for queries.
+#[derive(Debug)]
+pub struct RuntimeTile {
+    /// The baked data.
+    pub data: TileData,
+    /// Depth-first polygon tree.
+    pub bvh: Vec<BvhNode>,
+    /// Border edges per side (0: -X, 1: +Z, 2: +X, 3: -Z).
+    pub border: [Vec<BorderEdge>; 4],
+}
+
+impl RuntimeTile {
+    /// Prepares a tile (the data must have passed [`TileData::validate`]).
+    pub fn new(data: TileData) -> RuntimeTile {
+        let mut items: Vec<(u16, Aabb)> = (0..data.polygons.len())
+            .map(|p| {
+                let mut bounds: Aabb = data.polygons[p]
+                    .vertex_indices()
+                    .iter()
+                    .map(|&v| data.vertex(v))
+                    .collect();
+                for [a, b, c] in data.detail_triangles_of(p) {
+                    bounds.add_point(a);
+                    bounds.add_point(b);
+                    bounds.add_point(c);
+                }
+                (p as u16, bounds)
+            })
+            .collect();
+        let mut bvh = Vec::with_capacity(items.len() * 2);
+        build_bvh(&mut items, &mut bvh);
+        let mut border: [Vec<BorderEdge>; 4] = Default::default();
+        for (index, polygon) in data.polygons.iter().enumerate() {
+            let count = polygon.vertex_count as usize;
+            for edge in 0..count {
+                let neighbour = polygon.neighbours[edge];
+                if neighbour != TilePoly::NO_NEIGHBOUR && neighbour & TilePoly::TILE_EDGE != 0 {
+                    border[usize::from(neighbour & 3)].push(BorderEdge {
+                        polygon: index as u16,
+                        edge: edge as u8,
+                        start: data.vertex(polygon.vertices[edge]),
+                        end: data.vertex(polygon.vertices[(edge + 1) % count]),
+                    });
+                }
+            }
+        }
+        RuntimeTile { data, bvh, border }
+    }
+
+    /// Calls `visit(polygon)` for every polygon whose bounds overlap `query`.
+    pub fn for_each_overlapping(&self, query: &Aabb, mut visit: impl FnMut(u16)) {
+        let mut index = 0;
+        while index < self.bvh.len() {
+            let node = &self.bvh[index];
+            let overlaps = node.bounds.overlaps(query);
+            if node.item >= 0 {
+                if overlaps {
+                    visit(node.item as u16);
+                }
+                index += 1;
+            } else if overlaps {
+                index += 1;
+            } else {
+                index += (-node.item) as usize;
+            }
+        }
+    }
+
+    /// The polygon's corners, metres.
+    pub fn corners(&self, polygon: u16) -> impl Iterator<Item = Vec3> + '_ {
+        self.data.polygons[polygon as usize]
+            .vertex_indices()
+            .iter()
+            .map(|&v| self.data.vertex(v))
+    }
+
+    /// Height of the detail surface at a horizontal point inside the polygon, or at the
+    /// closest point of the detail mesh's boundary when the point is just outside it.
+    pub fn height_at(&self, polygon: u16, point: Vec2) -> f32 {
+        let mut best = (f32::INFINITY, 0.0f32);
+        for [a, b, c] in self.data.detail_triangles_of(polygon as usize) {
+            let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
+            let (a2, b2, c2) = (
+                Vec2::new(a.x, a.z),
+                Vec2::new(b.x, b.z),
+                Vec2::new(c.x, c.z),
+            );
+            let area = turn(a2, b2, c2);
+            if area.abs() < 1e-12 {
+                continue;
+            }
+            let (wa, wb) = (turn(point, b2, c2) / area, turn(a2, point, c2) / area);
+            let wc = 1.0 - wa - wb;
+            let outside = (-wa).max(-wb).max(-wc).max(0.0);
+            if outside < best.0 {
+                let (wa, wb, wc) = (wa.clamp(0.0, 1.0), wb.clamp(0.0, 1.0), wc.clamp(0.0, 1.0));
+                let sum = (wa + wb + wc).max(1e-12);
+                best = (outside, (wa * a.y + wb * b.y + wc * c.y) / sum);
+                if outside == 0.0 {
+                    break;
+                }
+            }
+        }
+        best.1
+    }
+
+    /// Closest point on the polygon to `point`, with the height of the detail surface, and
+    /// whether `point` lies over the polygon (seen from above).
+    pub fn closest_point(&self, polygon: u16, point: Vec3) -> (Vec3, bool) {
+        let corners: Vec<Vec2> = self.corners(polygon).map(|c| Vec2::new(c.x, c.z)).collect();
+        let target = Vec2::new(point.x, point.z);
+        let count = corners.len();
+        let inside = (0..count)
+            .all(|i| (corners[(i + 1) % count] - corners[i]).perp_dot(target - corners[i]) <= 1e-6);
+        let horizontal = if inside {
+            target
+        } else {
+            let mut best = (f32::INFINITY, target);
+            for i in 0..count {
+                let (a, b) = (corners[i], corners[(i + 1) % count]);
+                let edge = b - a;
+                let t = ((target - a).dot(edge) / edge.length_squared().max(1e-12)).clamp(0.0, 1.0);
+                let candidate = a + edge * t;
+                let distance = candidate.distance_squared(target);
+                if distance < best.0 {
+                    best = (distance, candidate);
+                }
+            }
+            best.1
+        };
+        (
+            Vec3::new(
+                horizontal.x,
+                self.height_at(polygon, horizontal),
+                horizontal.y,
+            ),
+            inside,
+        )
+    }
+}
+
+/// Builds the subtree over `items` depth-first into `nodes`, splitting at the median along
+/// the longest axis of the centres.
+fn build_bvh(items: &mut [(u16, Aabb)], nodes: &mut Vec<BvhNode>) {
+    if items.len() == 1 {
+        nodes.push(BvhNode {
+            bounds: items[0].1,
+            item: i32::from(items[0].0),
+        });
+        return;
+    }
+    let mut bounds = Aabb::EMPTY;
+    let mut centres = Aabb::EMPTY;
+    for (_, item) in items.iter() {
+        bounds.add_box(item);
+        centres.add_point((item.min + item.max) * 0.5);
+    }
+    let size = centres.size();
+    let axis = if size.x >= size.y && size.x >= size.z {
+        0
+    } else if size.z >= size.y {
+        2
+    } else {
+        1
+    };
+    let middle = items.len() / 2;
+    items.select_nth_unstable_by(middle, |a, b| {
+        let (ca, cb) = ((a.1.min + a.1.max)[axis], (b.1.min + b.1.max)[axis]);
+        ca.total_cmp(&cb).then(a.0.cmp(&b.0))
+    });
+    let start = nodes.len();
+    nodes.push(BvhNode { bounds, item: 0 });
+    let (left, right) = items.split_at_mut(middle);
+    build_bvh(left, nodes);
+    build_bvh(right, nodes);
+    nodes[start].item = -((nodes.len() - start) as i32);
+}

@@ -1,0 +1,219 @@
+//! String pulling: the shortest polyline through a corridor of polygons.
+//!
+//! The funnel walks the portals between consecutive polygons from the start, keeping the
+//! narrowest wedge that still sees every portal so far; where a side would cross the other,
+//! that side's end point is a corner and the funnel restarts there. An off-mesh link ends
+//! the funnel at the link's entry point (a corner flagged [`CornerFlags::LINK_START`]) and
+//! restarts it at the link's exit.
+//!
+//! Orientation: polygons wind counter-clockwise seen from above, so leaving a polygon across
+//! its edge `a -> b`, `b` is on the left and `a` on the right.
+
+use glam::Vec3;
+
+use super::search::{PathStep, cross_tile_portals};
+use super::{QueryError, ReadSet, check_point};
+use crate::mesh::{LinkId, PolyRef, Snapshot, TilePoly};
+
+/// What a corner is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CornerFlags(pub u8);
+
+impl CornerFlags {
+    /// The path's start.
+    pub const START: CornerFlags = CornerFlags(1);
+    /// The path's end.
+    pub const END: CornerFlags = CornerFlags(2);
+    /// The entry point of an off-mesh link: the actor must perform the link's action here.
+    pub const LINK_START: CornerFlags = CornerFlags(4);
+
+    /// Whether every flag of `other` is set.
+    pub fn contains(self, other: CornerFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// A corner of a straight path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Corner {
+    /// Position, metres.
+    pub position: Vec3,
+    /// What it is.
+    pub flags: CornerFlags,
+    /// The polygon the path enters at this corner (the start polygon for the start).
+    pub polygon: PolyRef,
+    /// The link that starts here, for a [`CornerFlags::LINK_START`] corner.
+    pub link: Option<LinkId>,
+}
+
+/// Twice the signed area of `a b c` seen from above: positive when `c` is left of `a -> b`.
+fn turn(a: Vec3, b: Vec3, c: Vec3) -> f32 {
+    -((b.x - a.x) * (c.z - a.z) - (c.x - a.x) * (b.z - a.z))
+}
+
+/// The portal from `from` into `to`, as (left, right).
+fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, Vec3)> {
+    let tile = snapshot.tile(from)?;
+    let polygon = &tile.data.polygons[usize::from(from.polygon())];
+    let count = usize::from(polygon.vertex_count);
+    for edge in 0..count {
+        let neighbour = polygon.neighbours[edge];
+        if neighbour == TilePoly::NO_NEIGHBOUR {
+            continue;
+        }
+        let a = tile.data.vertex(polygon.vertices[edge]);
+        let b = tile.data.vertex(polygon.vertices[(edge + 1) % count]);
+        if neighbour & TilePoly::TILE_EDGE == 0 {
+            if to.slot() == from.slot() && neighbour == to.polygon() {
+                return Some((b, a));
+            }
+        } else if to.slot() != from.slot() {
+            let mut scratch = ReadSet::default();
+            for (reference, first, second) in
+                cross_tile_portals(snapshot, from, neighbour & 3, a, b, &mut scratch)
+            {
+                if reference == to {
+                    return Some((second, first));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Pulls the string through `portals` (first and last are the start and end, degenerate),
+/// appending corners after the start; returns the index of each corner's portal.
+fn pull(portals: &[(Vec3, Vec3)], corners: &mut Vec<(Vec3, usize)>) {
+    let Some(&(start, _)) = portals.first() else {
+        return;
+    };
+    let (mut apex, mut left, mut right) = (start, start, start);
+    let (mut left_index, mut right_index) = (0usize, 0usize);
+    let mut index = 1;
+    // Bounded: each restart moves the apex forward by at least one portal.
+    let mut iterations = 0usize;
+    while index < portals.len() && iterations < portals.len() * portals.len() + 8 {
+        iterations += 1;
+        let (portal_left, portal_right) = portals[index];
+        if turn(apex, right, portal_right) >= 0.0 {
+            if apex == right || turn(apex, left, portal_right) < 0.0 {
+                right = portal_right;
+                right_index = index;
+            } else {
+                corners.push((left, left_index));
+                apex = left;
+                let apex_index = left_index;
+                (left, right, right_index) = (apex, apex, apex_index);
+                index = apex_index + 1;
+                continue;
+            }
+        }
+        if turn(apex, left, portal_left) <= 0.0 {
+            if apex == left || turn(apex, right, portal_left) > 0.0 {
+                left = portal_left;
+                left_index = index;
+            } else {
+                corners.push((right, right_index));
+                apex = right;
+                let apex_index = right_index;
+                (left, right, left_index) = (apex, apex, apex_index);
+                index = apex_index + 1;
+                continue;
+            }
+        }
+        index += 1;
+    }
+    let end = portals[portals.len() - 1].0;
+    if corners.last().is_none_or(|(last, _)| *last != end) {
+        corners.push((end, portals.len() - 1));
+    }
+}
+
+/// The straight path along `steps` from `start` to `end` (clamp `end` to the last polygon
+/// for a partial path before calling).
+pub fn straight_path(
+    snapshot: &Snapshot,
+    steps: &[PathStep],
+    start: Vec3,
+    end: Vec3,
+) -> Result<Vec<Corner>, QueryError> {
+    check_point("straight path start", start)?;
+    check_point("straight path end", end)?;
+    let Some(first) = steps.first() else {
+        return Ok(Vec::new());
+    };
+    let mut corners = vec![Corner {
+        position: start,
+        flags: CornerFlags::START,
+        polygon: first.polygon,
+        link: None,
+    }];
+    // Split the corridor at links: each piece is pulled on its own.
+
+    let mut portals: Vec<(Vec3, Vec3)> = vec![(start, start)];
+    let mut portal_polygons: Vec<PolyRef> = vec![first.polygon];
+    for pair in steps.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        if let Some(link_id) = to.via_link {
+            let link = snapshot
+                .link(link_id)
+                .ok_or(QueryError::StaleRef(to.polygon))?;
+            let (entry, exit) = if link.start_polygon == Some(from.polygon) {
+                (link.desc.start, link.desc.end)
+            } else {
+                (link.desc.end, link.desc.start)
+            };
+            portals.push((entry, entry));
+            portal_polygons.push(from.polygon);
+            let mut pulled = Vec::new();
+            pull(&portals, &mut pulled);
+            for (position, index) in pulled {
+                corners.push(Corner {
+                    position,
+                    flags: CornerFlags::default(),
+                    polygon: portal_polygons[index.min(portal_polygons.len() - 1)],
+                    link: None,
+                });
+            }
+            if let Some(last) = corners.last_mut() {
+                last.flags = CornerFlags::LINK_START;
+                last.link = Some(link_id);
+            }
+
+            portals = vec![(exit, exit)];
+            portal_polygons = vec![to.polygon];
+            corners.push(Corner {
+                position: exit,
+                flags: CornerFlags::default(),
+                polygon: to.polygon,
+                link: None,
+            });
+            continue;
+        }
+        let (left, right) =
+            portal(snapshot, from.polygon, to.polygon).ok_or(QueryError::StaleRef(to.polygon))?;
+        portals.push((left, right));
+        portal_polygons.push(to.polygon);
+    }
+
+    portals.push((end, end));
+    portal_polygons.push(steps[steps.len() - 1].polygon);
+    let mut pulled = Vec::new();
+    pull(&portals, &mut pulled);
+    for (position, index) in pulled {
+        corners.push(Corner {
+            position,
+            flags: CornerFlags::default(),
+            polygon: portal_polygons[index.min(portal_polygons.len() - 1)],
+            link: None,
+        });
+    }
+    if let Some(last) = corners.last_mut() {
+        if last.flags == CornerFlags::default() {
+            last.flags = CornerFlags::END;
+        }
+    }
+    // Drop corners that repeat the previous one (a link exit equal to its piece's start).
+    corners.dedup_by(|b, a| a.position == b.position && b.flags == CornerFlags::default());
+    Ok(corners)
+}

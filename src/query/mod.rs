@@ -1,0 +1,58 @@
+//! Queries on a navigation mesh snapshot: nearest polygon, paths, straight paths.
+//!
+//! Stage: runtime, above [`mesh`](crate::mesh). Every query runs on a [`Snapshot`] it holds
+//! until it completes, and returns with its result a [`ReadSet`]: the tiles and generations
+//! it read (and which lie on the route), the off-mesh link versions it considered, and the
+//! filter and cost versions it ran under. [`ReadSet::still_valid`] tells, at adoption,
+//! whether the result is still true of the current mesh; changes to tiles it did not read
+//! leave it valid (spec 001).
+//!
+//! Invariants: a query never panics on bad input; a NaN point, a stale [`PolyRef`] or a
+//! pending tile is a [`QueryError`] or "not found", never a wrong answer.
+//!
+//! [`Snapshot`]: crate::mesh::Snapshot
+
+mod filter;
+mod funnel;
+mod nearest;
+mod read_set;
+mod search;
+
+pub use filter::QueryFilter;
+pub use funnel::{Corner, CornerFlags, straight_path};
+pub use nearest::{Nearest, nearest_polygon};
+pub use read_set::{ReadSet, TileRead, Validity};
+pub use search::{
+    NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, PathStep, Progress, find_path,
+};
+
+use glam::Vec3;
+
+use crate::mesh::PolyRef;
+
+/// A query that cannot run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum QueryError {
+    /// A point had a NaN or infinite coordinate.
+    #[error("{what} {value} is not finite")]
+    NotFinite {
+        /// Which input.
+        what: &'static str,
+        /// Its value.
+        value: Vec3,
+    },
+    /// A reference into a tile that has been replaced, removed, or is pending.
+    #[error("{0:?} is stale: its tile was replaced or is being rebuilt")]
+    StaleRef(PolyRef),
+    /// Half extents that are not positive.
+    #[error("half extents {0} must be positive and finite")]
+    BadExtents(Vec3),
+}
+
+pub(crate) fn check_point(what: &'static str, value: Vec3) -> Result<(), QueryError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(QueryError::NotFinite { what, value })
+    }
+}
