@@ -138,9 +138,14 @@ impl RuntimeTile {
     /// Closest point on the polygon to `point`, with the height of the detail surface, and
     /// whether `point` lies over the polygon (seen from above).
     pub fn closest_point(&self, polygon: u16, point: Vec3) -> (Vec3, bool) {
-        let corners: Vec<Vec2> = self.corners(polygon).map(|c| Vec2::new(c.x, c.z)).collect();
+        let mut corners = [Vec2::ZERO; 6];
+        let mut count = 0;
+        for corner in self.corners(polygon) {
+            corners[count] = Vec2::new(corner.x, corner.z);
+            count += 1;
+        }
+        let corners = &corners[..count];
         let target = Vec2::new(point.x, point.z);
-        let count = corners.len();
         let inside = (0..count)
             .all(|i| (corners[(i + 1) % count] - corners[i]).perp_dot(target - corners[i]) <= 1e-6);
         let horizontal = if inside {

@@ -142,16 +142,19 @@ pub fn straight_path(
     let Some(first) = steps.first() else {
         return Ok(Vec::new());
     };
-    let mut corners = vec![Corner {
+    let mut corners = Vec::with_capacity(steps.len() + 2);
+    corners.push(Corner {
         position: start,
         flags: CornerFlags::START,
         polygon: first.polygon,
         link: None,
-    }];
+    });
     // Split the corridor at links: each piece is pulled on its own.
 
-    let mut portals: Vec<(Vec3, Vec3)> = vec![(start, start)];
-    let mut portal_polygons: Vec<PolyRef> = vec![first.polygon];
+    let mut portals: Vec<(Vec3, Vec3)> = Vec::with_capacity(steps.len() + 2);
+    portals.push((start, start));
+    let mut portal_polygons: Vec<PolyRef> = Vec::with_capacity(steps.len() + 2);
+    portal_polygons.push(first.polygon);
     for pair in steps.windows(2) {
         let (from, to) = (pair[0], pair[1]);
         if let Some(link_id) = to.via_link {
@@ -165,7 +168,7 @@ pub fn straight_path(
             };
             portals.push((entry, entry));
             portal_polygons.push(from.polygon);
-            let mut pulled = Vec::new();
+            let mut pulled = Vec::with_capacity(portals.len());
             pull(&portals, &mut pulled);
             for (position, index) in pulled {
                 corners.push(Corner {

@@ -51,6 +51,7 @@ pub enum Validity {
 impl ReadSet {
     pub(crate) fn new(filter: &QueryFilter) -> Self {
         ReadSet {
+            tiles: Vec::with_capacity(4),
             filter: filter.version(),
             cost: filter.cost_version(),
             ..ReadSet::default()

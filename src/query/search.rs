@@ -35,13 +35,16 @@ struct Node {
     via_link: Option<LinkId>,
 }
 
-/// Search nodes with an open-addressing index from polygon to node; reused across searches
-/// without reallocating.
-#[derive(Clone, Debug)]
+/// Search nodes, an open-addressing index from polygon to node, and the open list; reused
+/// across searches without reallocating or clearing (table entries carry the stamp of the
+/// search that wrote them, so a new search just takes a new stamp).
+#[derive(Clone, Debug, Default)]
 pub struct NodePool {
     nodes: Vec<Node>,
-    table: Vec<u32>,
+    table: Vec<(u32, u32)>,
+    stamp: u32,
     capacity: usize,
+    open: BinaryHeap<OpenEntry>,
 }
 
 impl NodePool {
@@ -50,17 +53,31 @@ impl NodePool {
         let capacity = capacity.max(1);
         NodePool {
             nodes: Vec::with_capacity(capacity),
-            table: vec![NO_NODE; (capacity * 2).next_power_of_two()],
+            table: vec![(0, NO_NODE); (capacity * 2).next_power_of_two()],
+            stamp: 0,
             capacity,
+            open: BinaryHeap::with_capacity(capacity),
         }
+    }
+
+    /// Most nodes one search may use.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     fn clear(&mut self) {
         self.nodes.clear();
-        self.table.fill(NO_NODE);
+        self.open.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // After 2^32 searches the stamps wrap: clear once so no old entry looks current.
+            self.table.fill((0, NO_NODE));
+            self.stamp = 1;
+        }
     }
 
     fn slot_of(&self, polygon: PolyRef) -> usize {
+        debug_assert!(!self.table.is_empty(), "a pool made by new()");
         // Fibonacci hashing of the reference bits.
         let hash = polygon.to_bits().wrapping_mul(0x9e37_79b9_7f4a_7c15);
         (hash >> 32) as usize & (self.table.len() - 1)
@@ -69,8 +86,8 @@ impl NodePool {
     fn find(&self, polygon: PolyRef) -> Option<u32> {
         let mut slot = self.slot_of(polygon);
         loop {
-            let index = self.table[slot];
-            if index == NO_NODE {
+            let (stamp, index) = self.table[slot];
+            if stamp != self.stamp {
                 return None;
             }
             if self.nodes[index as usize].polygon == polygon {
@@ -86,11 +103,11 @@ impl NodePool {
             return None;
         }
         let mut slot = self.slot_of(node.polygon);
-        while self.table[slot] != NO_NODE {
+        while self.table[slot].0 == self.stamp {
             slot = (slot + 1) & (self.table.len() - 1);
         }
         let index = self.nodes.len() as u32;
-        self.table[slot] = index;
+        self.table[slot] = (self.stamp, index);
         self.nodes.push(node);
         Some(index)
     }
@@ -135,7 +152,7 @@ pub enum Progress {
     },
 }
 
-#[derive(PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 struct OpenEntry {
     total: f32,
     polygon: PolyRef,
@@ -163,11 +180,16 @@ impl PartialOrd for OpenEntry {
 /// A resumable A* search on one snapshot.
 pub struct PathSearch {
     snapshot: Snapshot,
+    state: SearchState,
+}
+
+/// Everything a search changes as it runs (kept apart from the snapshot, which it only
+/// reads, so expansion borrows the two separately).
+struct SearchState {
     filter: QueryFilter,
     end: PolyRef,
     end_position: Vec3,
     pool: NodePool,
-    open: BinaryHeap<OpenEntry>,
     best: u32,
     best_heuristic: f32,
     finished: bool,
@@ -189,10 +211,7 @@ impl PathSearch {
         filter: &QueryFilter,
         mut pool: NodePool,
     ) -> Result<PathSearch, QueryError> {
-        check_point("path start", start_position)?;
-        check_point("path end", end_position)?;
-        snapshot.tile(start).ok_or(QueryError::StaleRef(start))?;
-        snapshot.tile(end).ok_or(QueryError::StaleRef(end))?;
+        check_search(snapshot, start, start_position, end, end_position)?;
         pool.clear();
         let mut read_set = ReadSet::new(filter);
         read_set.read_tile(start.slot(), start.generation());
@@ -208,19 +227,16 @@ impl PathSearch {
             via_link: None,
         };
         let first = pool.insert(node).expect("an empty pool holds one node");
-        let mut open = BinaryHeap::new();
-        open.push(OpenEntry {
+        pool.open.push(OpenEntry {
             total: heuristic,
             polygon: start,
             node: first,
         });
-        Ok(PathSearch {
-            snapshot: snapshot.clone(),
+        let state = SearchState {
             filter: filter.clone(),
             end,
             end_position,
             pool,
-            open,
             best: first,
             best_heuristic: heuristic,
             finished: false,
@@ -228,47 +244,103 @@ impl PathSearch {
             out_of_nodes: false,
             expanded: 0,
             read_set,
+        };
+        Ok(PathSearch {
+            snapshot: snapshot.clone(),
+            state,
         })
     }
 
     /// Expands at most `node_budget` nodes.
     pub fn step(&mut self, node_budget: u32) -> Progress {
+        let PathSearch { snapshot, state } = self;
         let mut expanded = 0;
-        while !self.finished && expanded < node_budget {
-            let Some(entry) = self.open.pop() else {
-                self.finished = true;
+        while !state.finished && expanded < node_budget {
+            let Some(entry) = state.pool.open.pop() else {
+                state.finished = true;
                 break;
             };
-            let node = self.pool.nodes[entry.node as usize];
+            let node = state.pool.nodes[entry.node as usize];
             if node.closed || entry.total != node.total {
                 continue; // a stale heap entry
             }
-            self.pool.nodes[entry.node as usize].closed = true;
+            state.pool.nodes[entry.node as usize].closed = true;
             expanded += 1;
-            if node.polygon == self.end {
-                self.best = entry.node;
-                self.complete = true;
-                self.finished = true;
+            if node.polygon == state.end {
+                state.best = entry.node;
+                state.complete = true;
+                state.finished = true;
                 break;
             }
-            self.expand(entry.node, node);
+            state.expand(snapshot, entry.node, node);
         }
-        self.expanded += expanded;
-        if self.finished {
+        state.expanded += expanded;
+        if state.finished {
             Progress::Done { expanded }
         } else {
             Progress::InProgress { expanded }
         }
     }
 
-    fn expand(&mut self, index: u32, node: Node) {
-        let snapshot = self.snapshot.clone();
+    /// Whether the search has finished.
+    pub fn is_finished(&self) -> bool {
+        self.state.finished
+    }
+
+    /// The result (partial if the search was not finished), and the pool for reuse.
+    pub fn into_result(self) -> (PathResult, NodePool) {
+        let mut state = self.state;
+        let mut length = 0;
+        let mut cursor = state.best;
+        while cursor != NO_NODE {
+            length += 1;
+            cursor = state.pool.nodes[cursor as usize].parent;
+        }
+        let mut steps = Vec::with_capacity(length);
+        let mut cursor = state.best;
+        while cursor != NO_NODE {
+            let node = state.pool.nodes[cursor as usize];
+            steps.push(PathStep {
+                polygon: node.polygon,
+                via_link: node.via_link,
+            });
+            cursor = node.parent;
+        }
+        steps.reverse();
+        for step in &steps {
+            if let Some(read) = state
+                .read_set
+                .tiles
+                .iter_mut()
+                .find(|read| read.slot == step.polygon.slot())
+            {
+                read.on_route = true;
+            }
+        }
+        let result = PathResult {
+            steps,
+            complete: state.complete,
+            out_of_nodes: state.out_of_nodes,
+            nodes_expanded: state.expanded,
+            read_set: state.read_set,
+        };
+        (result, state.pool)
+    }
+}
+
+impl SearchState {
+    fn expand(&mut self, snapshot: &Snapshot, index: u32, node: Node) {
         let Some(tile) = snapshot.tile(node.polygon) else {
             return;
         };
         let polygon = &tile.data.polygons[usize::from(node.polygon.polygon())];
         let area_cost = self.filter.cost(polygon.area);
         let count = usize::from(polygon.vertex_count);
+        let parent_polygon = self
+            .pool
+            .nodes
+            .get(node.parent as usize)
+            .map(|parent| parent.polygon);
         for edge in 0..count {
             let neighbour = polygon.neighbours[edge];
             if neighbour == TilePoly::NO_NEIGHBOUR {
@@ -277,25 +349,34 @@ impl PathSearch {
             let a = tile.data.vertex(polygon.vertices[edge]);
             let b = tile.data.vertex(polygon.vertices[(edge + 1) % count]);
             if neighbour & TilePoly::TILE_EDGE == 0 {
+                // Same tile: no lookup, no read to record (the tile is read already).
                 let Some(reference) =
                     PolyRef::new(node.polygon.generation(), node.polygon.slot(), neighbour)
                 else {
                     continue;
                 };
-                self.relax(index, &node, reference, (a + b) * 0.5, area_cost, None);
+                if Some(reference) == parent_polygon {
+                    continue;
+                }
+                let area = tile.data.polygons[usize::from(neighbour)].area;
+                let position = (a + b) * 0.5;
+                let cost = node.cost + node.position.distance(position) * area_cost;
+                self.relax(index, reference, area, position, cost, None);
             } else {
                 let side = neighbour & 3;
                 for (reference, left, right) in
-                    cross_tile_portals(&snapshot, node.polygon, side, a, b, &mut self.read_set)
+                    cross_tile_portals(snapshot, node.polygon, side, a, b, &mut self.read_set)
                 {
-                    self.relax(
-                        index,
-                        &node,
-                        reference,
-                        (left + right) * 0.5,
-                        area_cost,
-                        None,
-                    );
+                    if Some(reference) == parent_polygon {
+                        continue;
+                    }
+                    let Some(other) = snapshot.tile(reference) else {
+                        continue;
+                    };
+                    let area = other.data.polygons[usize::from(reference.polygon())].area;
+                    let position = (left + right) * 0.5;
+                    let cost = node.cost + node.position.distance(position) * area_cost;
+                    self.relax(index, reference, area, position, cost, None);
                 }
             }
         }
@@ -315,47 +396,32 @@ impl PathSearch {
                         (link.desc.end, link.desc.start, link.start_polygon)
                     };
                     let Some(target) = target else { continue };
-                    let extra = node.position.distance(from) * area_cost + from.distance(to);
-                    self.relax_with_cost(index, &node, target, to, node.cost + extra, Some(id));
+                    let Some(other) = snapshot.tile(target) else {
+                        continue;
+                    };
+                    self.read_set.read_tile(target.slot(), target.generation());
+                    let area = other.data.polygons[usize::from(target.polygon())].area;
+                    let cost =
+                        node.cost + node.position.distance(from) * area_cost + from.distance(to);
+                    self.relax(index, target, area, to, cost, Some(id));
                 }
             }
         }
     }
 
+    /// Offers `neighbour` (of `area`, entered at `position` with path cost `cost`).
     fn relax(
         &mut self,
         parent: u32,
-        node: &Node,
         neighbour: PolyRef,
-        position: Vec3,
-        area_cost: f32,
-        via: Option<LinkId>,
-    ) {
-        let cost = node.cost + node.position.distance(position) * area_cost;
-        self.relax_with_cost(parent, node, neighbour, position, cost, via);
-    }
-
-    fn relax_with_cost(
-        &mut self,
-        parent: u32,
-        node: &Node,
-        neighbour: PolyRef,
+        area: u8,
         position: Vec3,
         mut cost: f32,
         via: Option<LinkId>,
     ) {
-        if Some(neighbour) == self.pool.nodes.get(node.parent as usize).map(|p| p.polygon) {
-            return;
-        }
-        let Some(tile) = self.snapshot.tile(neighbour) else {
-            return;
-        };
-        let area = tile.data.polygons[usize::from(neighbour.polygon())].area;
         if !self.filter.passes(area) {
             return;
         }
-        self.read_set
-            .read_tile(neighbour.slot(), neighbour.generation());
         let heuristic = if neighbour == self.end {
             cost += position.distance(self.end_position) * self.filter.cost(area);
             0.0
@@ -363,41 +429,30 @@ impl PathSearch {
             position.distance(self.end_position) * HEURISTIC_SCALE
         };
         let total = cost + heuristic;
+        let node = Node {
+            polygon: neighbour,
+            parent,
+            position,
+            cost,
+            total,
+            closed: false,
+            via_link: via,
+        };
         let index = match self.pool.find(neighbour) {
             Some(index) => {
-                let existing = &mut self.pool.nodes[index as usize];
-                if total >= existing.total {
+                if total >= self.pool.nodes[index as usize].total {
                     return;
                 }
-                *existing = Node {
-                    polygon: neighbour,
-                    parent,
-                    position,
-                    cost,
-                    total,
-                    closed: false,
-                    via_link: via,
-                };
+                self.pool.nodes[index as usize] = node;
                 index
             }
-            None => {
-                let node = Node {
-                    polygon: neighbour,
-                    parent,
-                    position,
-                    cost,
-                    total,
-                    closed: false,
-                    via_link: via,
-                };
-                match self.pool.insert(node) {
-                    Some(index) => index,
-                    None => {
-                        self.out_of_nodes = true;
-                        return;
-                    }
+            None => match self.pool.insert(node) {
+                Some(index) => index,
+                None => {
+                    self.out_of_nodes = true;
+                    return;
                 }
-            }
+            },
         };
         if heuristic < self.best_heuristic
             || (heuristic == self.best_heuristic && cost < self.pool.nodes[self.best as usize].cost)
@@ -405,49 +460,11 @@ impl PathSearch {
             self.best_heuristic = heuristic;
             self.best = index;
         }
-        self.open.push(OpenEntry {
+        self.pool.open.push(OpenEntry {
             total,
             polygon: neighbour,
             node: index,
         });
-    }
-
-    /// Whether the search has finished.
-    pub fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    /// The result (partial if the search was not finished), and the pool for reuse.
-    pub fn into_result(mut self) -> (PathResult, NodePool) {
-        let mut steps = Vec::new();
-        let mut cursor = self.best;
-        while cursor != NO_NODE {
-            let node = self.pool.nodes[cursor as usize];
-            steps.push(PathStep {
-                polygon: node.polygon,
-                via_link: node.via_link,
-            });
-            cursor = node.parent;
-        }
-        steps.reverse();
-        for step in &steps {
-            if let Some(read) = self
-                .read_set
-                .tiles
-                .iter_mut()
-                .find(|read| read.slot == step.polygon.slot())
-            {
-                read.on_route = true;
-            }
-        }
-        let result = PathResult {
-            steps,
-            complete: self.complete,
-            out_of_nodes: self.out_of_nodes,
-            nodes_expanded: self.expanded,
-            read_set: self.read_set,
-        };
-        (result, self.pool)
     }
 }
 
@@ -519,7 +536,21 @@ pub(crate) fn cross_tile_portals(
     portals
 }
 
-/// Searches start to end in one go with a fresh pool of `NODE_POOL_DEFAULT` nodes.
+fn check_search(
+    snapshot: &Snapshot,
+    start: PolyRef,
+    start_position: Vec3,
+    end: PolyRef,
+    end_position: Vec3,
+) -> Result<(), QueryError> {
+    check_point("path start", start_position)?;
+    check_point("path end", end_position)?;
+    snapshot.tile(start).ok_or(QueryError::StaleRef(start))?;
+    snapshot.tile(end).ok_or(QueryError::StaleRef(end))?;
+    Ok(())
+}
+
+/// Searches start to end in one go, reusing `pool` (left ready for the next search).
 pub fn find_path(
     snapshot: &Snapshot,
     start: PolyRef,
@@ -527,7 +558,12 @@ pub fn find_path(
     end: PolyRef,
     end_position: Vec3,
     filter: &QueryFilter,
+    pool: &mut NodePool,
 ) -> Result<PathResult, QueryError> {
+    // Checked first so that a refused query keeps the caller's pool.
+    check_search(snapshot, start, start_position, end, end_position)?;
+    // `take` leaves an empty placeholder that allocates nothing.
+    let taken = std::mem::take(pool);
     let mut search = PathSearch::new(
         snapshot,
         start,
@@ -535,10 +571,13 @@ pub fn find_path(
         end,
         end_position,
         filter,
-        NodePool::new(NODE_POOL_DEFAULT),
-    )?;
+        taken,
+    )
+    .expect("the inputs were checked above");
     while !search.is_finished() {
         search.step(u32::MAX);
     }
-    Ok(search.into_result().0)
+    let (result, returned) = search.into_result();
+    *pool = returned;
+    Ok(result)
 }
