@@ -59,7 +59,10 @@ impl RuntimeTile {
             })
             .collect();
         let mut bvh = Vec::with_capacity(items.len() * 2);
-        build_bvh(&mut items, &mut bvh);
+        // A tile can hold triangles and still no polygon (all of it too steep or too narrow).
+        if !items.is_empty() {
+            build_bvh(&mut items, &mut bvh);
+        }
         let mut border: [Vec<BorderEdge>; 4] = Default::default();
         for (index, polygon) in data.polygons.iter().enumerate() {
             let count = polygon.vertex_count as usize;
@@ -210,4 +213,24 @@ fn build_bvh(items: &mut [(u16, Aabb)], nodes: &mut Vec<BvhNode>) {
     build_bvh(left, nodes);
     build_bvh(right, nodes);
     nodes[start].item = -((nodes.len() - start) as i32);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tile_without_polygons_is_prepared_and_finds_nothing() {
+        let tile = RuntimeTile::new(TileData::default());
+        assert!(tile.bvh.is_empty());
+        let mut visited = 0;
+        tile.for_each_overlapping(
+            &Aabb {
+                min: Vec3::splat(-1e6),
+                max: Vec3::splat(1e6),
+            },
+            |_| visited += 1,
+        );
+        assert_eq!(visited, 0);
+    }
 }
