@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use waymark::mesh::NavMesh;
+use waymark::mesh::blob::{BlobError, NavMeshFile};
 use waymark::scene::obj::{ObjError, ObjOptions, load_obj};
 use waymark::scene::{Scene, proving_ground::proving_ground};
 
@@ -13,8 +15,25 @@ pub const PROVING_GROUND: &str = "proving_ground";
 pub enum LevelError {
     #[error(transparent)]
     Obj(#[from] ObjError),
-    #[error("level '{0}' is neither a built-in level ({PROVING_GROUND}) nor a file ending in .obj")]
+    #[error(
+        "level '{0}' is neither a built-in level ({PROVING_GROUND}) nor a file ending in .obj or .wmnav"
+    )]
     Unknown(PathBuf),
+    #[error("'{path}': {source}")]
+    Blob { path: String, source: BlobError },
+    #[error("cannot read '{path}': {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("'{0}' is a baked .wmnav file; this command needs level geometry (.obj)")]
+    NeedsGeometry(PathBuf),
+    #[error(transparent)]
+    Geometry(#[from] waymark::scene::GeometryError),
+    #[error(transparent)]
+    Bake(#[from] waymark::bake::BakeError),
+    #[error(transparent)]
+    NavMesh(#[from] waymark::mesh::NavMeshError),
 }
 
 /// A loaded level and the name to show for it.
@@ -31,10 +50,10 @@ pub fn load(level: Option<&Path>) -> Result<Level, LevelError> {
     if path.as_os_str() == PROVING_GROUND {
         return Ok(builtin());
     }
-    let is_obj = path
-        .extension()
-        .is_some_and(|extension| extension.eq_ignore_ascii_case("obj"));
-    if !is_obj {
+    if has_extension(path, "wmnav") {
+        return Err(LevelError::NeedsGeometry(path.to_owned()));
+    }
+    if !has_extension(path, "obj") {
         return Err(LevelError::Unknown(path.to_owned()));
     }
     Ok(Level {
@@ -48,4 +67,32 @@ fn builtin() -> Level {
         name: format!("{PROVING_GROUND} (built-in)"),
         scene: proving_ground().scene,
     }
+}
+
+fn has_extension(path: &Path, wanted: &str) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case(wanted))
+}
+
+/// A runtime navmesh: a `.wmnav` file loaded as it is, or a level baked with `bake`.
+pub fn load_navmesh(
+    level: &Path,
+    bake: &crate::bake_args::BakeArgs,
+) -> Result<NavMesh, LevelError> {
+    if has_extension(level, "wmnav") {
+        let display = level.display().to_string();
+        let bytes = std::fs::read(level).map_err(|source| LevelError::Read {
+            path: display.clone(),
+            source,
+        })?;
+        let file = NavMeshFile::from_bytes(&bytes).map_err(|source| LevelError::Blob {
+            path: display,
+            source,
+        })?;
+        return Ok(NavMesh::from_file(file)?);
+    }
+    let loaded = load(Some(level))?;
+    let world = loaded.scene.world_triangles()?;
+    let baked = waymark::bake::bake(&world, &bake.config())?;
+    Ok(NavMesh::from_file(baked.to_file())?)
 }

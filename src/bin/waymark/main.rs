@@ -7,6 +7,7 @@ mod bake;
 mod bake_args;
 mod info;
 mod level;
+mod path;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,9 @@ enum Command {
     Info(info::InfoArgs),
     /// Bake a level into navigation tiles; report counts, area and per-stage times.
     Bake(bake::BakeCommand),
+    /// Run a CSV of start/end pairs: nearest polygon, path, straight path; verdicts, lengths
+    /// and times.
+    Path(path::PathCommand),
 }
 
 /// Anything the CLI reports as `error: ...`.
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Info(args) => info::run(&args),
         Command::Bake(command) => bake::run(&command),
+        Command::Path(command) => path::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,156 @@
+//! Query speed on the shared query sets, per query (nearest polygon for both ends, path,
+//! straight path), for comparison with Detour's figures in `../shared/levels/README.md`
+//! (dungeon 8.31 µs, nav_test 7.28 µs mean per query, default bake, single thread).
+//!
+//! `cargo bench --bench query`. Each iteration runs all 10,000 queries of a set once: divide
+//! the reported time by 10,000 for the time per query. The phases are also measured alone.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use glam::Vec3;
+use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::mesh::{NavMesh, Snapshot};
+use waymark::query::{
+    NODE_POOL_DEFAULT, Nearest, NodePool, QueryFilter, find_path, nearest_polygon, straight_path,
+};
+use waymark::scene::obj::{ObjOptions, load_obj};
+
+const EXTENTS: Vec3 = Vec3::new(2.0, 4.0, 2.0);
+
+fn load(level: &str, queries: &str) -> (NavMesh, Vec<(Vec3, Vec3)>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
+    let world = load_obj(&root.join(level), &ObjOptions::default())
+        .unwrap()
+        .world_triangles()
+        .unwrap();
+    let mesh = NavMesh::from_file(
+        bake(&world, &BakeConfig::preset(Preset::Recast))
+            .unwrap()
+            .to_file(),
+    )
+    .unwrap();
+    let pairs = std::fs::read_to_string(root.join(queries))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let v: Vec<f32> = line
+                .split(',')
+                .take(6)
+                .map(|x| x.parse().unwrap())
+                .collect();
+            (Vec3::new(v[0], v[1], v[2]), Vec3::new(v[3], v[4], v[5]))
+        })
+        .collect();
+    (mesh, pairs)
+}
+
+fn ends(
+    snapshot: &Snapshot,
+    filter: &QueryFilter,
+    pairs: &[(Vec3, Vec3)],
+) -> Vec<(Nearest, Nearest)> {
+    pairs
+        .iter()
+        .filter_map(|&(s, e)| {
+            let a = nearest_polygon(snapshot, s, EXTENTS, filter).unwrap()?;
+            let b = nearest_polygon(snapshot, e, EXTENTS, filter).unwrap()?;
+            Some((a, b))
+        })
+        .collect()
+}
+
+fn query_benches(criterion: &mut Criterion) {
+    let mut group = criterion.benchmark_group("query");
+    group.sample_size(20);
+    for (level, queries) in [
+        ("dungeon.obj", "dungeon_queries.csv"),
+        ("nav_test.obj", "nav_test_queries.csv"),
+    ] {
+        let (mesh, pairs) = load(level, queries);
+        let snapshot = mesh.snapshot();
+        let filter = QueryFilter::new();
+        let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+        group.bench_function(format!("full_10k/{level}"), |bench| {
+            bench.iter(|| {
+                let mut corners = 0;
+                for &(start, end) in &pairs {
+                    let from = nearest_polygon(&snapshot, start, EXTENTS, &filter).unwrap();
+                    let to = nearest_polygon(&snapshot, end, EXTENTS, &filter).unwrap();
+                    if let (Some(from), Some(to)) = (from, to) {
+                        let path = find_path(
+                            &snapshot,
+                            from.polygon,
+                            from.point,
+                            to.polygon,
+                            to.point,
+                            &filter,
+                            &mut pool,
+                        )
+                        .unwrap();
+                        corners += straight_path(&snapshot, &path.steps, from.point, to.point)
+                            .unwrap()
+                            .len();
+                    }
+                }
+                black_box(corners)
+            })
+        });
+        group.bench_function(format!("nearest_20k/{level}"), |bench| {
+            bench.iter(|| black_box(ends(&snapshot, &filter, &pairs).len()))
+        });
+        let endpoints = ends(&snapshot, &filter, &pairs);
+        group.bench_function(format!("path_10k/{level}"), |bench| {
+            bench.iter(|| {
+                let mut steps = 0;
+                for (from, to) in &endpoints {
+                    steps += find_path(
+                        &snapshot,
+                        from.polygon,
+                        from.point,
+                        to.polygon,
+                        to.point,
+                        &filter,
+                        &mut pool,
+                    )
+                    .unwrap()
+                    .steps
+                    .len();
+                }
+                black_box(steps)
+            })
+        });
+        let paths: Vec<_> = endpoints
+            .iter()
+            .map(|(from, to)| {
+                find_path(
+                    &snapshot,
+                    from.polygon,
+                    from.point,
+                    to.polygon,
+                    to.point,
+                    &filter,
+                    &mut pool,
+                )
+                .unwrap()
+            })
+            .collect();
+        group.bench_function(format!("straight_10k/{level}"), |bench| {
+            bench.iter(|| {
+                let mut corners = 0;
+                for ((from, to), path) in endpoints.iter().zip(&paths) {
+                    corners += straight_path(&snapshot, &path.steps, from.point, to.point)
+                        .unwrap()
+                        .len();
+                }
+                black_box(corners)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, query_benches);
+criterion_main!(benches);

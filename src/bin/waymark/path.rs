@@ -1,0 +1,225 @@
+//! `waymark path`: run a CSV of start/end pairs through nearest polygon, path and straight
+//! path, and report verdicts, lengths and per-query times.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use glam::Vec3;
+use serde::Serialize;
+use waymark::mesh::NavMesh;
+use waymark::query::{
+    NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon, straight_path,
+};
+
+use crate::bake_args::BakeArgs;
+use crate::{CliError, level};
+
+/// Half extents of the nearest-polygon box around each end, metres (Detour's reference runs).
+const NEAREST_HALF_EXTENTS: Vec3 = Vec3::new(2.0, 4.0, 2.0);
+
+#[derive(clap::Args, Debug)]
+pub struct PathCommand {
+    /// Level: an .obj file (baked with the flags below), a .wmnav file, or a built-in level.
+    level: PathBuf,
+    /// CSV with columns sx,sy,sz,ex,ey,ez (a header row; extra columns are ignored).
+    #[arg(long, value_name = "FILE")]
+    queries: PathBuf,
+    #[command(flatten)]
+    bake: BakeArgs,
+    /// Write complete,length,path_polys,straight_points per query to this CSV.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct PathReport {
+    queries: usize,
+    complete_fraction: f64,
+    mean_us: f64,
+    median_us: f64,
+    p99_us: f64,
+    mean_length_complete: f64,
+}
+
+struct Answer {
+    complete: bool,
+    length: f32,
+    path_polys: usize,
+    straight_points: usize,
+}
+
+fn parse_queries(path: &PathBuf) -> Result<Vec<(Vec3, Vec3)>, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| CliError::Usage(format!("cannot read '{}': {source}", path.display())))?;
+    let mut queries = Vec::new();
+    for (index, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let values: Result<Vec<f32>, _> = line
+            .split(',')
+            .take(6)
+            .map(|v| v.trim().parse::<f32>())
+            .collect();
+        let bad = || {
+            CliError::Usage(format!(
+                "'{}' line {}: expected six numbers sx,sy,sz,ex,ey,ez, got '{line}'",
+                path.display(),
+                index + 1
+            ))
+        };
+        let values = values.map_err(|_| bad())?;
+        if values.len() < 6 || values.iter().any(|v| !v.is_finite()) {
+            return Err(bad());
+        }
+        queries.push((
+            Vec3::new(values[0], values[1], values[2]),
+            Vec3::new(values[3], values[4], values[5]),
+        ));
+    }
+    Ok(queries)
+}
+
+pub fn run(command: &PathCommand) -> Result<(), CliError> {
+    let mesh = level::load_navmesh(&command.level, &command.bake)?;
+    let queries = parse_queries(&command.queries)?;
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let mut answers = Vec::with_capacity(queries.len());
+    let mut times_us = Vec::with_capacity(queries.len());
+    for &(start, end) in &queries {
+        let clock = Instant::now();
+        let answer = answer(&mesh, &snapshot, &filter, &mut pool, start, end)?;
+        times_us.push(clock.elapsed().as_secs_f64() * 1e6);
+        answers.push(answer);
+    }
+    if let Some(path) = &command.out {
+        let mut text = String::from("complete,length,path_polys,straight_points\n");
+        for answer in &answers {
+            text.push_str(&format!(
+                "{},{:.6},{},{}\n",
+                u8::from(answer.complete),
+                answer.length,
+                answer.path_polys,
+                answer.straight_points
+            ));
+        }
+        std::fs::write(path, text).map_err(|source| CliError::Write {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let report = summarize(&answers, &mut times_us);
+    let mut out = std::io::stdout().lock();
+    if command.json {
+        serde_json::to_writer(&mut out, &report).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        writeln!(out, "queries: {}", report.queries)?;
+        writeln!(out, "complete: {:.1}%", report.complete_fraction * 100.0)?;
+        writeln!(
+            out,
+            "time per query: mean {:.2} µs, median {:.2} µs, p99 {:.2} µs",
+            report.mean_us, report.median_us, report.p99_us
+        )?;
+        writeln!(
+            out,
+            "mean straight-path length (complete): {:.3} m",
+            report.mean_length_complete
+        )?;
+    }
+    Ok(())
+}
+
+fn answer(
+    _mesh: &NavMesh,
+    snapshot: &waymark::mesh::Snapshot,
+    filter: &QueryFilter,
+    pool: &mut NodePool,
+    start: Vec3,
+    end: Vec3,
+) -> Result<Answer, CliError> {
+    let query_error = |error: waymark::query::QueryError| CliError::Usage(error.to_string());
+    let from =
+        nearest_polygon(snapshot, start, NEAREST_HALF_EXTENTS, filter).map_err(query_error)?;
+    let to = nearest_polygon(snapshot, end, NEAREST_HALF_EXTENTS, filter).map_err(query_error)?;
+    let (Some(from), Some(to)) = (from, to) else {
+        return Ok(Answer {
+            complete: false,
+            length: 0.0,
+            path_polys: 0,
+            straight_points: 0,
+        });
+    };
+    let path = find_path(
+        snapshot,
+        from.polygon,
+        from.point,
+        to.polygon,
+        to.point,
+        filter,
+        pool,
+    )
+    .map_err(query_error)?;
+    let last = path
+        .steps
+        .last()
+        .map(|step| step.polygon)
+        .unwrap_or(from.polygon);
+    let goal = if path.complete {
+        to.point
+    } else {
+        snapshot.tile(last).map_or(from.point, |tile| {
+            tile.closest_point(last.polygon(), to.point).0
+        })
+    };
+    let corners = straight_path(snapshot, &path.steps, from.point, goal).map_err(query_error)?;
+    let length = corners
+        .windows(2)
+        .map(|pair| pair[0].position.distance(pair[1].position))
+        .sum();
+    Ok(Answer {
+        complete: path.complete,
+        length,
+        path_polys: path.steps.len(),
+        straight_points: corners.len(),
+    })
+}
+
+fn summarize(answers: &[Answer], times_us: &mut [f64]) -> PathReport {
+    let queries = answers.len();
+    let complete: Vec<&Answer> = answers.iter().filter(|a| a.complete).collect();
+    times_us.sort_by(f64::total_cmp);
+    let percentile = |p: f64| {
+        if times_us.is_empty() {
+            0.0
+        } else {
+            times_us[((times_us.len() - 1) as f64 * p).round() as usize]
+        }
+    };
+    PathReport {
+        queries,
+        complete_fraction: if queries == 0 {
+            0.0
+        } else {
+            complete.len() as f64 / queries as f64
+        },
+        mean_us: if queries == 0 {
+            0.0
+        } else {
+            times_us.iter().sum::<f64>() / queries as f64
+        },
+        median_us: percentile(0.5),
+        p99_us: percentile(0.99),
+        mean_length_complete: if complete.is_empty() {
+            0.0
+        } else {
+            complete.iter().map(|a| f64::from(a.length)).sum::<f64>() / complete.len() as f64
+        },
+    }
+}
