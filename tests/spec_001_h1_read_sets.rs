@@ -6,44 +6,15 @@
 //! pending tiles are refused until a rebuilt tile with current sources is committed.
 
 use glam::Vec3;
-use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::ids::{SourceVersion, TargetVersion};
 use waymark::mesh::{LinkDesc, LinkKind, LinkVersion, NavMesh, NavMeshError, TileData};
 use waymark::query::{
     NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryError, QueryFilter,
     Validity, find_path, nearest_polygon,
 };
-use waymark::scene::{InstanceDesc, Scene, TriMesh};
 
-/// Two rooms, A and B, 4 m apart; a door link across the gap; a long corridor round the
-/// back joins them too; an island far away. Tiled, so reads are per tile.
-fn rooms() -> (NavMesh, Vec<TileData>) {
-    let mut scene = Scene::new();
-    let slab = |scene: &mut Scene, name: &str, x0: f32, x1: f32, z0: f32, z1: f32| {
-        let mesh = scene.add_mesh(TriMesh::axis_box(
-            name,
-            Vec3::new(x0, -0.2, z0),
-            Vec3::new(x1, 0.0, z1),
-        ));
-        scene.add_instance(InstanceDesc::new(name, mesh)).unwrap();
-    };
-    slab(&mut scene, "room_a", 0.0, 10.0, 0.0, 6.0);
-    slab(&mut scene, "room_b", 14.0, 24.0, 0.0, 6.0);
-    slab(&mut scene, "corridor", 0.0, 24.0, 8.0, 11.0);
-    slab(&mut scene, "left_link", 0.0, 3.0, 5.0, 9.0);
-    slab(&mut scene, "right_link", 21.0, 24.0, 5.0, 9.0);
-    // Far away and unconnected: its tiles are never read by queries between the rooms.
-    slab(&mut scene, "far_island", 40.0, 50.0, 0.0, 6.0);
-    let world = scene.world_triangles().unwrap();
-    let config = BakeConfig {
-        tile_size_cells: Some(32),
-        ..BakeConfig::preset(Preset::Guard)
-    };
-    let tiles = bake(&world, &config).unwrap().to_file().tiles;
-    let mut mesh = NavMesh::new(config.to_params());
-    mesh.add_tiles(tiles.clone()).unwrap();
-    (mesh, tiles)
-}
+mod common;
+use common::rooms;
 
 const START: Vec3 = Vec3::new(5.0, 0.0, 3.0);
 const GOAL: Vec3 = Vec3::new(19.0, 0.0, 3.0);

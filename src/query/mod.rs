@@ -1,4 +1,5 @@
-//! Queries on a navigation mesh snapshot: nearest polygon, paths, straight paths.
+//! Queries on a navigation mesh snapshot: nearest polygon, paths, straight paths, rays along
+//! the surface and constrained moves.
 //!
 //! Stage: runtime, above [`mesh`](crate::mesh). Every query runs on a [`Snapshot`] it holds
 //! until it completes, and returns with its result a [`ReadSet`]: the tiles and generations
@@ -17,6 +18,7 @@ mod funnel;
 mod nearest;
 mod read_set;
 mod search;
+mod surface;
 
 pub use filter::QueryFilter;
 pub use funnel::{Corner, CornerFlags, straight_path};
@@ -25,6 +27,7 @@ pub use read_set::{ReadSet, TileRead, Validity};
 pub use search::{
     NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, PathStep, Progress, find_path,
 };
+pub use surface::{RaycastHit, SURFACE_POLYGONS_MAX, SurfaceMove, move_along_surface, raycast};
 
 use glam::Vec3;
 
