@@ -21,7 +21,7 @@ use super::polymesh::{NO_VERTEX, PolyMesh, PolyParams, build_poly_mesh};
 use super::regions::{RegionParams, build_distance_field, build_regions};
 use super::{erode, filter, rasterize};
 use crate::bake::config::Partition;
-use crate::mesh::{DetailSubMesh, TileData, TileHeader, TilePoly, TileSource};
+use crate::mesh::{DetailSubMesh, PolyFlags, TileData, TileHeader, TilePoly, TileSource};
 use crate::scene::WorldTriangles;
 
 /// The stages, in order, as named in reports.
@@ -298,6 +298,8 @@ fn assemble_tile(
             vertex_count: vertex_count as u8,
             area: poly_mesh.areas[index],
             region: poly_mesh.regions[index],
+            flags: PolyFlags::for_area(poly_mesh.areas[index]),
+            layer: 0,
         });
         let corners: Vec<Vec3> = slots[..vertex_count]
             .iter()
@@ -344,6 +346,8 @@ fn assemble_tile(
         cell_height_m: cell_height,
     };
 
+    assign_support_layers(world, job, config, &mut tile);
+
     let mut instances: Vec<u32> = job
         .triangles
         .iter()
@@ -360,4 +364,63 @@ fn assemble_tile(
         })
         .collect();
     tile
+}
+
+/// Gives each polygon the support layer of the supported triangle under its centre, if any
+/// (spec 002: geometry on a moving platform records its support). Scenes without supports
+/// cost nothing here.
+fn assign_support_layers(
+    world: &WorldTriangles,
+    job: &TileJob,
+    config: &ValidBakeConfig,
+    tile: &mut TileData,
+) {
+    let supported: Vec<usize> = job
+        .triangles
+        .iter()
+        .map(|&t| t as usize)
+        .filter(|&t| {
+            world.instances[world.sources[t].0 as usize]
+                .support
+                .is_some()
+        })
+        .collect();
+    if supported.is_empty() {
+        return;
+    }
+    // A polygon sits on a triangle whose surface is within the climb (plus voxel rounding).
+    let tolerance = config.config.agent_max_climb_m + 2.0 * config.cell_height_m();
+    for index in 0..tile.polygons.len() {
+        let corners: Vec<Vec3> = tile.polygons[index]
+            .vertex_indices()
+            .iter()
+            .map(|&v| tile.vertex(v))
+            .collect();
+        let centre = corners.iter().copied().sum::<Vec3>() / corners.len() as f32;
+        let mut best: Option<(f32, u16)> = None;
+        for &triangle in &supported {
+            let [a, b, c] = world.corners[triangle];
+            let turn =
+                |p: Vec3, q: Vec3, r: Vec3| (q.x - p.x) * (r.z - p.z) - (r.x - p.x) * (q.z - p.z);
+            let area = turn(a, b, c);
+            if area.abs() < 1e-9 {
+                continue;
+            }
+            let (wa, wb) = (turn(centre, b, c) / area, turn(a, centre, c) / area);
+            let wc = 1.0 - wa - wb;
+            if wa < 0.0 || wb < 0.0 || wc < 0.0 {
+                continue;
+            }
+            let gap = (wa * a.y + wb * b.y + wc * c.y - centre.y).abs();
+            let support = world.instances[world.sources[triangle].0 as usize]
+                .support
+                .expect("filtered above");
+            if gap <= tolerance && best.is_none_or(|(g, _)| gap < g) {
+                best = Some((gap, (support.0 + 1).min(u32::from(u16::MAX)) as u16));
+            }
+        }
+        if let Some((_, layer)) = best {
+            tile.polygons[index].layer = layer;
+        }
+    }
 }

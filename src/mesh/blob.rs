@@ -22,7 +22,7 @@ use super::tile::{DetailSubMesh, TileData, TileHeader, TilePoly};
 /// First bytes of every `.wmnav` file.
 pub const MAGIC: [u8; 8] = *b"WMNAVMSH";
 /// Format version written by this build; files of other versions are refused.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Most tiles a file may declare (matches the baker's tile limit).
 pub const FILE_TILES_MAX: u32 = 1 << 16;
 

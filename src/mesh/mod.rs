@@ -17,4 +17,4 @@ pub use navmesh::{
 };
 pub use poly_ref::{PolyRef, TileGeneration, TileSlot};
 pub use runtime_tile::RuntimeTile;
-pub use tile::{DetailSubMesh, TileData, TileHeader, TilePoly, TileSource};
+pub use tile::{DetailSubMesh, PolyFlags, TileData, TileHeader, TilePoly, TileSource};

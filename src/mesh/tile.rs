@@ -48,6 +48,34 @@ pub struct TilePoly {
     pub area: u8,
     /// Region the polygon was built from (diagnostics).
     pub region: u16,
+    /// Game-defined abilities needed to enter ([`PolyFlags`]); filters include or exclude by
+    /// them.
+    pub flags: u16,
+    /// Support layer: 0 for static ground, `n + 1` for the moving support `SupportId(n)`.
+    pub layer: u16,
+}
+
+/// Common polygon flags; the game may define more in the other bits.
+pub struct PolyFlags;
+
+impl PolyFlags {
+    /// Walkable on foot.
+    pub const WALK: u16 = 1;
+    /// Needs swimming (water).
+    pub const SWIM: u16 = 2;
+    /// A doorway: a filter can close every door at once.
+    pub const DOOR: u16 = 4;
+    /// Switched off by the game.
+    pub const DISABLED: u16 = 8;
+
+    /// The flags a freshly baked polygon of `area` gets.
+    pub fn for_area(area: u8) -> u16 {
+        match area {
+            a if a == crate::ids::AreaId::WATER.0 => PolyFlags::SWIM,
+            a if a == crate::ids::AreaId::DOOR.0 => PolyFlags::WALK | PolyFlags::DOOR,
+            _ => PolyFlags::WALK,
+        }
+    }
 }
 
 impl TilePoly {

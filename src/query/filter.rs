@@ -1,12 +1,15 @@
 //! Which polygons a query may cross, and what each area costs.
 
 use crate::ids::{AreaId, CostVersion, FilterVersion};
+use crate::mesh::{PolyFlags, TilePoly};
 
 /// Area costs and exclusions, with versions so results can be checked at adoption.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryFilter {
     area_costs: [f32; AreaId::MAX as usize + 1],
     excluded_areas: u64,
+    include_flags: u16,
+    exclude_flags: u16,
     use_links: bool,
     version: FilterVersion,
     cost_version: CostVersion,
@@ -17,6 +20,8 @@ impl Default for QueryFilter {
         QueryFilter {
             area_costs: [1.0; AreaId::MAX as usize + 1],
             excluded_areas: 1 << AreaId::UNWALKABLE.0,
+            include_flags: u16::MAX,
+            exclude_flags: PolyFlags::DISABLED,
             use_links: true,
             version: FilterVersion(1),
             cost_version: CostVersion(1),
@@ -60,10 +65,22 @@ impl QueryFilter {
         self.version = FilterVersion(self.version.0 + 1);
     }
 
-    /// Whether polygons of `area` may be entered.
+    /// Polygons must have at least one of these flags (default: any) and none of the
+    /// excluded ones (default: [`PolyFlags::DISABLED`]); bumps the filter version.
+    pub fn set_flags(&mut self, include: u16, exclude: u16) {
+        self.include_flags = include;
+        self.exclude_flags = exclude;
+        self.version = FilterVersion(self.version.0 + 1);
+    }
+
+    /// Whether a polygon may be entered: its area is not excluded and its flags pass.
     #[inline]
-    pub fn passes(&self, area: u8) -> bool {
-        area <= AreaId::MAX && self.excluded_areas & (1 << area) == 0
+    pub fn passes(&self, polygon: &TilePoly) -> bool {
+        let area = polygon.area;
+        area <= AreaId::MAX
+            && self.excluded_areas & (1 << area) == 0
+            && polygon.flags & self.include_flags != 0
+            && polygon.flags & self.exclude_flags == 0
     }
 
     /// Cost multiplier of an area.

@@ -22,7 +22,7 @@ mod surface;
 
 pub use filter::QueryFilter;
 pub use funnel::{Corner, CornerFlags, straight_path};
-pub use nearest::{Nearest, nearest_polygon};
+pub use nearest::{ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with};
 pub use read_set::{ReadSet, TileRead, Validity};
 pub use search::{
     NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, PathStep, Progress, find_path,
@@ -50,6 +50,16 @@ pub enum QueryError {
     /// Half extents that are not positive.
     #[error("half extents {0} must be positive and finite")]
     BadExtents(Vec3),
+    /// An approach side with a NaN or zero normal.
+    #[error(
+        "approach side at {origin} with outward {outward}: needs a finite origin and a non-zero finite normal"
+    )]
+    BadApproachSide {
+        /// Its origin.
+        origin: glam::Vec2,
+        /// Its normal.
+        outward: glam::Vec2,
+    },
 }
 
 pub(crate) fn check_point(what: &'static str, value: Vec3) -> Result<(), QueryError> {

@@ -1,6 +1,6 @@
 //! The polygon nearest a point, within a box of half extents around it.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 use super::{QueryError, QueryFilter, check_point};
 use crate::geom::Aabb;
@@ -17,22 +17,69 @@ pub struct Nearest {
     pub over_polygon: bool,
 }
 
+/// The side of a vertical plane an interaction must be approached from (spec 000): points
+/// `p` with `(p - origin) · outward >= 0`, horizontally.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ApproachSide {
+    /// A point on the plane (x, z), metres.
+    pub origin: Vec2,
+    /// The plane's normal towards the allowed side (x, z); need not be unit length.
+    pub outward: Vec2,
+}
+
+/// Restrictions on which polygons [`nearest_polygon_with`] considers.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NearestOptions {
+    /// Only polygons on this support layer (0: static ground, `n + 1`: support `n`).
+    pub layer: Option<u16>,
+    /// Only polygons whose closest point lies on this side.
+    pub approach_side: Option<ApproachSide>,
+}
+
 /// The polygon nearest `center` among those that pass `filter` and whose bounds overlap the
 /// box `center ± half_extents`; `Ok(None)` when there is none.
-///
-/// Nearness: a polygon the point lies over is as near as its height difference beyond the
-/// climb (so the floor under a standing agent wins over a wall edge beside it); otherwise
-/// the 3-D distance to its closest point. Ties go to the lower reference, so the answer does
-/// not depend on traversal order.
 pub fn nearest_polygon(
     snapshot: &Snapshot,
     center: Vec3,
     half_extents: Vec3,
     filter: &QueryFilter,
 ) -> Result<Option<Nearest>, QueryError> {
+    nearest_polygon_with(
+        snapshot,
+        center,
+        half_extents,
+        filter,
+        &NearestOptions::default(),
+    )
+}
+
+/// Like [`nearest_polygon`], restricted by `options`.
+///
+/// Nearness: a polygon the point lies over is as near as its height difference beyond the
+/// climb (so the floor under a standing agent wins over a wall edge beside it); otherwise
+/// the 3-D distance to its closest point. Ties go to the lower reference, so the answer does
+/// not depend on traversal order.
+pub fn nearest_polygon_with(
+    snapshot: &Snapshot,
+    center: Vec3,
+    half_extents: Vec3,
+    filter: &QueryFilter,
+    options: &NearestOptions,
+) -> Result<Option<Nearest>, QueryError> {
     check_point("nearest_polygon center", center)?;
     if !(half_extents.is_finite() && half_extents.min_element() > 0.0) {
         return Err(QueryError::BadExtents(half_extents));
+    }
+    if let Some(side) = options.approach_side {
+        if !(side.origin.is_finite()
+            && side.outward.is_finite()
+            && side.outward.length_squared() > 0.0)
+        {
+            return Err(QueryError::BadApproachSide {
+                origin: side.origin,
+                outward: side.outward,
+            });
+        }
     }
     let climb = snapshot.data().params.agent_max_climb_m;
     let query = Aabb {
@@ -42,10 +89,16 @@ pub fn nearest_polygon(
     let mut best: Option<(f32, Nearest)> = None;
     for (slot, generation, tile) in snapshot.tiles_overlapping(&query) {
         tile.for_each_overlapping(&query, |polygon| {
-            if !filter.passes(tile.data.polygons[usize::from(polygon)].area) {
+            let data = &tile.data.polygons[usize::from(polygon)];
+            if !filter.passes(data) || options.layer.is_some_and(|layer| layer != data.layer) {
                 return;
             }
             let (point, over) = tile.closest_point(polygon, center);
+            if let Some(side) = options.approach_side {
+                if (Vec2::new(point.x, point.z) - side.origin).dot(side.outward) < 0.0 {
+                    return;
+                }
+            }
             let distance = if over {
                 let gap = ((point.y - center.y).abs() - climb).max(0.0);
                 gap * gap

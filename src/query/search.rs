@@ -358,7 +358,7 @@ impl SearchState {
                 if Some(reference) == parent_polygon {
                     continue;
                 }
-                let area = tile.data.polygons[usize::from(neighbour)].area;
+                let area = &tile.data.polygons[usize::from(neighbour)];
                 let position = (a + b) * 0.5;
                 let cost = node.cost + node.position.distance(position) * area_cost;
                 self.relax(index, reference, area, position, cost, None);
@@ -373,7 +373,7 @@ impl SearchState {
                     let Some(other) = snapshot.tile(reference) else {
                         continue;
                     };
-                    let area = other.data.polygons[usize::from(reference.polygon())].area;
+                    let area = &other.data.polygons[usize::from(reference.polygon())];
                     let position = (left + right) * 0.5;
                     let cost = node.cost + node.position.distance(position) * area_cost;
                     self.relax(index, reference, area, position, cost, None);
@@ -400,7 +400,7 @@ impl SearchState {
                         continue;
                     };
                     self.read_set.read_tile(target.slot(), target.generation());
-                    let area = other.data.polygons[usize::from(target.polygon())].area;
+                    let area = &other.data.polygons[usize::from(target.polygon())];
                     let cost =
                         node.cost + node.position.distance(from) * area_cost + from.distance(to);
                     self.relax(index, target, area, to, cost, Some(id));
@@ -409,21 +409,21 @@ impl SearchState {
         }
     }
 
-    /// Offers `neighbour` (of `area`, entered at `position` with path cost `cost`).
+    /// Offers `neighbour` (the polygon `entered`, reached at `position` with path cost `cost`).
     fn relax(
         &mut self,
         parent: u32,
         neighbour: PolyRef,
-        area: u8,
+        entered: &TilePoly,
         position: Vec3,
         mut cost: f32,
         via: Option<LinkId>,
     ) {
-        if !self.filter.passes(area) {
+        if !self.filter.passes(entered) {
             return;
         }
         let heuristic = if neighbour == self.end {
-            cost += position.distance(self.end_position) * self.filter.cost(area);
+            cost += position.distance(self.end_position) * self.filter.cost(entered.area);
             0.0
         } else {
             position.distance(self.end_position) * HEURISTIC_SCALE

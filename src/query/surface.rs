@@ -45,7 +45,7 @@ fn across(
     }
     if neighbour & TilePoly::TILE_EDGE == 0 {
         if let Some(other) = PolyRef::new(reference.generation(), reference.slot(), neighbour) {
-            if filter.passes(tile.data.polygons[usize::from(neighbour)].area) {
+            if filter.passes(&tile.data.polygons[usize::from(neighbour)]) {
                 result.push((other, a, b));
             }
         }
@@ -56,7 +56,7 @@ fn across(
         {
             if snapshot
                 .tile(other)
-                .is_some_and(|t| filter.passes(t.data.polygons[usize::from(other.polygon())].area))
+                .is_some_and(|t| filter.passes(&t.data.polygons[usize::from(other.polygon())]))
             {
                 result.push((other, left, right));
             }
