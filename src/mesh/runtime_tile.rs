@@ -30,6 +30,10 @@ pub struct BorderEdge {
 }
 
 /// A tile ready for queries.
+///
+/// Besides the baked data it keeps, per polygon, its corners and its detail triangles as
+/// world-space points in contiguous arrays: the hot queries (nearest polygon, height,
+/// search) then read straight through memory instead of through two levels of indices.
 #[derive(Debug)]
 pub struct RuntimeTile {
     /// The baked data.
@@ -38,6 +42,13 @@ pub struct RuntimeTile {
     pub bvh: Vec<BvhNode>,
     /// Border edges per side (0: -X, 1: +Z, 2: +X, 3: -Z).
     pub border: [Vec<BorderEdge>; 4],
+    /// Corners of each polygon (the first `vertex_count` are used), metres.
+    pub corners: Vec<[Vec3; 6]>,
+    /// Detail triangles of all polygons, metres; polygon `p`'s are
+    /// `detail[detail_ranges[p].0 as usize..detail_ranges[p].1 as usize]`.
+    pub detail: Vec<[Vec3; 3]>,
+    /// Range of each polygon's triangles in `detail`.
+    pub detail_ranges: Vec<(u32, u32)>,
 }
 
 impl RuntimeTile {
@@ -78,7 +89,30 @@ impl RuntimeTile {
                 }
             }
         }
-        RuntimeTile { data, bvh, border }
+        let corners = (0..data.polygons.len())
+            .map(|p| {
+                let mut corners = [Vec3::ZERO; 6];
+                for (slot, &v) in corners.iter_mut().zip(data.polygons[p].vertex_indices()) {
+                    *slot = data.vertex(v);
+                }
+                corners
+            })
+            .collect();
+        let mut detail = Vec::with_capacity(data.detail_triangles.len());
+        let mut detail_ranges = Vec::with_capacity(data.polygons.len());
+        for p in 0..data.polygons.len() {
+            let first = detail.len() as u32;
+            detail.extend(data.detail_triangles_of(p));
+            detail_ranges.push((first, detail.len() as u32));
+        }
+        RuntimeTile {
+            data,
+            bvh,
+            border,
+            corners,
+            detail,
+            detail_ranges,
+        }
     }
 
     /// Calls `visit(polygon)` for every polygon whose bounds overlap `query`.
@@ -102,17 +136,22 @@ impl RuntimeTile {
 
     /// The polygon's corners, metres.
     pub fn corners(&self, polygon: u16) -> impl Iterator<Item = Vec3> + '_ {
-        self.data.polygons[polygon as usize]
-            .vertex_indices()
-            .iter()
-            .map(|&v| self.data.vertex(v))
+        let count = usize::from(self.data.polygons[polygon as usize].vertex_count);
+        self.corners[polygon as usize][..count].iter().copied()
+    }
+
+    /// The polygon's detail triangles, metres.
+    #[inline]
+    pub fn detail_triangles(&self, polygon: u16) -> &[[Vec3; 3]] {
+        let (first, end) = self.detail_ranges[polygon as usize];
+        &self.detail[first as usize..end as usize]
     }
 
     /// Height of the detail surface at a horizontal point inside the polygon, or at the
     /// closest point of the detail mesh's boundary when the point is just outside it.
     pub fn height_at(&self, polygon: u16, point: Vec2) -> f32 {
         let mut best = (f32::INFINITY, 0.0f32);
-        for [a, b, c] in self.data.detail_triangles_of(polygon as usize) {
+        for &[a, b, c] in self.detail_triangles(polygon) {
             let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
             let (a2, b2, c2) = (
                 Vec2::new(a.x, a.z),
@@ -141,11 +180,13 @@ impl RuntimeTile {
     /// Closest point on the polygon to `point`, with the height of the detail surface, and
     /// whether `point` lies over the polygon (seen from above).
     pub fn closest_point(&self, polygon: u16, point: Vec3) -> (Vec3, bool) {
+        let count = usize::from(self.data.polygons[polygon as usize].vertex_count);
         let mut corners = [Vec2::ZERO; 6];
-        let mut count = 0;
-        for corner in self.corners(polygon) {
-            corners[count] = Vec2::new(corner.x, corner.z);
-            count += 1;
+        for (flat, corner) in corners
+            .iter_mut()
+            .zip(&self.corners[polygon as usize][..count])
+        {
+            *flat = Vec2::new(corner.x, corner.z);
         }
         let corners = &corners[..count];
         let target = Vec2::new(point.x, point.z);

@@ -155,7 +155,6 @@ pub enum Progress {
 #[derive(Clone, Debug, PartialEq)]
 struct OpenEntry {
     total: f32,
-    polygon: PolyRef,
     node: u32,
 }
 
@@ -163,11 +162,13 @@ impl Eq for OpenEntry {}
 
 impl Ord for OpenEntry {
     fn cmp(&self, other: &Self) -> Ordering {
-        // Min-heap on total cost; ties on the reference, so order never depends on timing.
+        // Min-heap on total cost; ties on the node index, which is the order nodes were
+        // first reached: deterministic for a given search, whatever the timing. Entries are
+        // 8 bytes, so the heap stays in a few cache lines.
         other
             .total
             .total_cmp(&self.total)
-            .then_with(|| other.polygon.cmp(&self.polygon))
+            .then_with(|| other.node.cmp(&self.node))
     }
 }
 
@@ -229,7 +230,6 @@ impl PathSearch {
         let first = pool.insert(node).expect("an empty pool holds one node");
         pool.open.push(OpenEntry {
             total: heuristic,
-            polygon: start,
             node: first,
         });
         let state = SearchState {
@@ -346,8 +346,11 @@ impl SearchState {
             if neighbour == TilePoly::NO_NEIGHBOUR {
                 continue;
             }
-            let a = tile.data.vertex(polygon.vertices[edge]);
-            let b = tile.data.vertex(polygon.vertices[(edge + 1) % count]);
+            let corners = &tile.corners[usize::from(node.polygon.polygon())];
+            let (a, b) = (
+                corners[edge],
+                corners[if edge + 1 == count { 0 } else { edge + 1 }],
+            );
             if neighbour & TilePoly::TILE_EDGE == 0 {
                 // Same tile: no lookup, no read to record (the tile is read already).
                 let Some(reference) =
@@ -422,6 +425,14 @@ impl SearchState {
         if !self.filter.passes(entered) {
             return;
         }
+        let existing = self.pool.find(neighbour);
+        // The heuristic is never negative, so a path that already costs as much as the
+        // existing node's total cannot improve it: reject before taking a square root.
+        if let Some(index) = existing {
+            if cost >= self.pool.nodes[index as usize].total {
+                return;
+            }
+        }
         let heuristic = if neighbour == self.end {
             cost += position.distance(self.end_position) * self.filter.cost(entered.area);
             0.0
@@ -438,7 +449,7 @@ impl SearchState {
             closed: false,
             via_link: via,
         };
-        let index = match self.pool.find(neighbour) {
+        let index = match existing {
             Some(index) => {
                 if total >= self.pool.nodes[index as usize].total {
                     return;
@@ -460,11 +471,7 @@ impl SearchState {
             self.best_heuristic = heuristic;
             self.best = index;
         }
-        self.pool.open.push(OpenEntry {
-            total,
-            polygon: neighbour,
-            node: index,
-        });
+        self.pool.open.push(OpenEntry { total, node: index });
     }
 }
 
