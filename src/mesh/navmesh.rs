@@ -122,6 +122,12 @@ pub struct SnapshotData {
     pub links_from: HashMap<u64, Vec<LinkId>>,
     /// The settings the tiles were baked with.
     pub params: BakeParams,
+    /// Per slot, the dense index of its live tile's first polygon (`u32::MAX` if not
+    /// live): polygon `p` of slot `s` is `polygon_base[s] + p`. Searches index their node
+    /// table by it instead of hashing.
+    pub polygon_base: Vec<u32>,
+    /// Number of polygons over all live tiles.
+    pub polygon_total: u32,
 }
 
 impl Snapshot {
@@ -178,6 +184,17 @@ impl Snapshot {
                     ))
                 }
                 _ => None,
+            })
+    }
+
+    /// Dense index of a live polygon (see [`SnapshotData::polygon_base`]).
+    #[inline]
+    pub fn polygon_key(&self, reference: PolyRef) -> u32 {
+        self.0
+            .polygon_base
+            .get(usize::from(reference.slot().0))
+            .map_or(u32::MAX, |&base| {
+                base.wrapping_add(u32::from(reference.polygon()))
             })
     }
 
@@ -251,6 +268,8 @@ impl NavMesh {
                 links: Vec::new(),
                 links_from: HashMap::new(),
                 params,
+                polygon_base: Vec::new(),
+                polygon_total: 0,
             }),
             source_versions: HashMap::new(),
         }
@@ -389,6 +408,8 @@ impl NavMesh {
             links: self.current.links.clone(),
             links_from: HashMap::new(),
             params: self.current.params,
+            polygon_base: Vec::new(),
+            polygon_total: 0,
         }
     }
 
@@ -400,6 +421,8 @@ impl NavMesh {
             links: Vec::new(),
             links_from: HashMap::new(),
             params: data.params,
+            polygon_base: Vec::new(),
+            polygon_total: 0,
         }));
         let mut links_from: HashMap<u64, Vec<LinkId>> = HashMap::new();
         for link in data.links.iter_mut() {
@@ -414,6 +437,20 @@ impl NavMesh {
             }
         }
         data.links_from = links_from;
+        let mut total = 0u32;
+        data.polygon_base = data
+            .slots
+            .iter()
+            .map(|view| match &view.state {
+                SlotState::Live(tile) => {
+                    let base = total;
+                    total += tile.data.polygons.len() as u32;
+                    base
+                }
+                _ => u32::MAX,
+            })
+            .collect();
+        data.polygon_total = total;
         self.current = Arc::new(data);
     }
 }

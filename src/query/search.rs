@@ -35,16 +35,87 @@ struct Node {
     via_link: Option<LinkId>,
 }
 
-/// Search nodes, an open-addressing index from polygon to node, and the open list; reused
-/// across searches without reallocating or clearing (table entries carry the stamp of the
-/// search that wrote them, so a new search just takes a new stamp).
+/// Largest mesh (in polygons) for which a pool indexes nodes directly by polygon rather than
+/// hashing: 2^18 polygons make an 2 MiB table per pool. Larger meshes hash.
+pub const DENSE_POLYGONS_MAX: u32 = 1 << 18;
+
+/// Search nodes, an index from polygon to node, and the open list; reused across searches
+/// without reallocating or clearing (index entries carry the stamp of the search that wrote
+/// them, so a new search just takes a new stamp). The index is a direct table over the
+/// snapshot's dense polygon numbering when the mesh is small enough, else an
+/// open-addressing hash table.
 #[derive(Clone, Debug, Default)]
 pub struct NodePool {
     nodes: Vec<Node>,
     table: Vec<(u32, u32)>,
+    dense: Vec<(u32, u32)>,
+    dense_active: bool,
     stamp: u32,
     capacity: usize,
-    open: BinaryHeap<OpenEntry>,
+    open: OpenList,
+}
+
+/// Open entries before the open list moves from a linear array to a binary heap.
+const OPEN_LINEAR_MAX: usize = 64;
+
+/// The open list: a plain array scanned for its minimum while it is small (the common case on
+/// game levels: no branchy sift-up and sift-down to mispredict), a binary heap past
+/// [`OPEN_LINEAR_MAX`] entries. Both order by (total, node index), so a search gives the same
+/// result whichever it uses.
+#[derive(Clone, Debug, Default)]
+struct OpenList {
+    small: Vec<OpenEntry>,
+    heap: BinaryHeap<OpenEntry>,
+    use_heap: bool,
+}
+
+impl OpenList {
+    fn with_capacity(capacity: usize) -> OpenList {
+        OpenList {
+            small: Vec::with_capacity(OPEN_LINEAR_MAX + 1),
+            heap: BinaryHeap::with_capacity(capacity),
+            use_heap: false,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.small.clear();
+        self.heap.clear();
+        self.use_heap = false;
+    }
+
+    #[inline]
+    fn push(&mut self, entry: OpenEntry) {
+        if self.use_heap {
+            self.heap.push(entry);
+            return;
+        }
+        self.small.push(entry);
+        if self.small.len() > OPEN_LINEAR_MAX {
+            self.use_heap = true;
+            self.heap.extend(self.small.drain(..));
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<OpenEntry> {
+        if self.use_heap {
+            return self.heap.pop();
+        }
+        if self.small.is_empty() {
+            return None;
+        }
+        let mut best = 0;
+        for (index, entry) in self.small.iter().enumerate().skip(1) {
+            let current = &self.small[best];
+            if entry.total < current.total
+                || (entry.total == current.total && entry.node < current.node)
+            {
+                best = index;
+            }
+        }
+        Some(self.small.swap_remove(best))
+    }
 }
 
 impl NodePool {
@@ -54,9 +125,11 @@ impl NodePool {
         NodePool {
             nodes: Vec::with_capacity(capacity),
             table: vec![(0, NO_NODE); (capacity * 2).next_power_of_two()],
+            dense: Vec::new(),
+            dense_active: false,
             stamp: 0,
             capacity,
-            open: BinaryHeap::with_capacity(capacity),
+            open: OpenList::with_capacity(capacity),
         }
     }
 
@@ -65,13 +138,18 @@ impl NodePool {
         self.capacity
     }
 
-    fn clear(&mut self) {
+    fn clear(&mut self, polygon_total: u32) {
         self.nodes.clear();
         self.open.clear();
+        self.dense_active = polygon_total <= DENSE_POLYGONS_MAX;
+        if self.dense_active && self.dense.len() < polygon_total as usize {
+            self.dense.resize(polygon_total as usize, (0, NO_NODE));
+        }
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             // After 2^32 searches the stamps wrap: clear once so no old entry looks current.
             self.table.fill((0, NO_NODE));
+            self.dense.fill((0, NO_NODE));
             self.stamp = 1;
         }
     }
@@ -83,7 +161,13 @@ impl NodePool {
         (hash >> 32) as usize & (self.table.len() - 1)
     }
 
-    fn find(&self, polygon: PolyRef) -> Option<u32> {
+    /// The node of `polygon` (dense number `key`) in this search, if any.
+    #[inline]
+    fn find(&self, polygon: PolyRef, key: u32) -> Option<u32> {
+        if self.dense_active {
+            let (stamp, index) = *self.dense.get(key as usize)?;
+            return (stamp == self.stamp).then_some(index);
+        }
         let mut slot = self.slot_of(polygon);
         loop {
             let (stamp, index) = self.table[slot];
@@ -97,17 +181,22 @@ impl NodePool {
         }
     }
 
-    /// Adds a node for `polygon`; `None` when the pool is full.
-    fn insert(&mut self, node: Node) -> Option<u32> {
+    /// Adds a node for `node.polygon` (dense number `key`); `None` when the pool is full.
+    #[inline]
+    fn insert(&mut self, node: Node, key: u32) -> Option<u32> {
         if self.nodes.len() >= self.capacity {
             return None;
         }
-        let mut slot = self.slot_of(node.polygon);
-        while self.table[slot].0 == self.stamp {
-            slot = (slot + 1) & (self.table.len() - 1);
-        }
         let index = self.nodes.len() as u32;
-        self.table[slot] = (self.stamp, index);
+        if self.dense_active {
+            *self.dense.get_mut(key as usize)? = (self.stamp, index);
+        } else {
+            let mut slot = self.slot_of(node.polygon);
+            while self.table[slot].0 == self.stamp {
+                slot = (slot + 1) & (self.table.len() - 1);
+            }
+            self.table[slot] = (self.stamp, index);
+        }
         self.nodes.push(node);
         Some(index)
     }
@@ -178,6 +267,22 @@ impl PartialOrd for OpenEntry {
     }
 }
 
+/// A neighbour offered to the open list.
+struct Candidate<'a> {
+    /// The polygon.
+    polygon: PolyRef,
+    /// Its dense number in the snapshot.
+    key: u32,
+    /// Its data (area, flags).
+    entered: &'a TilePoly,
+    /// Where the path enters it (portal midpoint or link end).
+    position: Vec3,
+    /// Path cost up to `position`.
+    cost: f32,
+    /// The link crossed to reach it, if any.
+    via: Option<LinkId>,
+}
+
 /// A resumable A* search on one snapshot.
 pub struct PathSearch {
     snapshot: Snapshot,
@@ -213,7 +318,7 @@ impl PathSearch {
         mut pool: NodePool,
     ) -> Result<PathSearch, QueryError> {
         check_search(snapshot, start, start_position, end, end_position)?;
-        pool.clear();
+        pool.clear(snapshot.data().polygon_total);
         let mut read_set = ReadSet::new(filter);
         read_set.read_tile(start.slot(), start.generation());
         read_set.read_tile(end.slot(), end.generation());
@@ -227,7 +332,9 @@ impl PathSearch {
             closed: false,
             via_link: None,
         };
-        let first = pool.insert(node).expect("an empty pool holds one node");
+        let first = pool
+            .insert(node, snapshot.polygon_key(start))
+            .expect("a live start polygon fits an empty pool");
         pool.open.push(OpenEntry {
             total: heuristic,
             node: first,
@@ -334,6 +441,10 @@ impl SearchState {
             return;
         };
         let polygon = &tile.data.polygons[usize::from(node.polygon.polygon())];
+        // Dense number of this tile's polygon 0: same-tile neighbours need no lookup.
+        let tile_base = snapshot
+            .polygon_key(node.polygon)
+            .wrapping_sub(u32::from(node.polygon.polygon()));
         let area_cost = self.filter.cost(polygon.area);
         let count = usize::from(polygon.vertex_count);
         let parent_polygon = self
@@ -364,7 +475,17 @@ impl SearchState {
                 let area = &tile.data.polygons[usize::from(neighbour)];
                 let position = (a + b) * 0.5;
                 let cost = node.cost + node.position.distance(position) * area_cost;
-                self.relax(index, reference, area, position, cost, None);
+                self.relax(
+                    index,
+                    Candidate {
+                        polygon: reference,
+                        key: tile_base.wrapping_add(u32::from(neighbour)),
+                        entered: area,
+                        position,
+                        cost,
+                        via: None,
+                    },
+                );
             } else {
                 let side = neighbour & 3;
                 for (reference, left, right) in
@@ -379,7 +500,17 @@ impl SearchState {
                     let area = &other.data.polygons[usize::from(reference.polygon())];
                     let position = (left + right) * 0.5;
                     let cost = node.cost + node.position.distance(position) * area_cost;
-                    self.relax(index, reference, area, position, cost, None);
+                    self.relax(
+                        index,
+                        Candidate {
+                            polygon: reference,
+                            key: snapshot.polygon_key(reference),
+                            entered: area,
+                            position,
+                            cost,
+                            via: None,
+                        },
+                    );
                 }
             }
         }
@@ -406,26 +537,36 @@ impl SearchState {
                     let area = &other.data.polygons[usize::from(target.polygon())];
                     let cost =
                         node.cost + node.position.distance(from) * area_cost + from.distance(to);
-                    self.relax(index, target, area, to, cost, Some(id));
+                    self.relax(
+                        index,
+                        Candidate {
+                            polygon: target,
+                            key: snapshot.polygon_key(target),
+                            entered: area,
+                            position: to,
+                            cost,
+                            via: Some(id),
+                        },
+                    );
                 }
             }
         }
     }
 
     /// Offers `neighbour` (the polygon `entered`, reached at `position` with path cost `cost`).
-    fn relax(
-        &mut self,
-        parent: u32,
-        neighbour: PolyRef,
-        entered: &TilePoly,
-        position: Vec3,
-        mut cost: f32,
-        via: Option<LinkId>,
-    ) {
+    fn relax(&mut self, parent: u32, candidate: Candidate) {
+        let Candidate {
+            polygon: neighbour,
+            key,
+            entered,
+            position,
+            mut cost,
+            via,
+        } = candidate;
         if !self.filter.passes(entered) {
             return;
         }
-        let existing = self.pool.find(neighbour);
+        let existing = self.pool.find(neighbour, key);
         // The heuristic is never negative, so a path that already costs as much as the
         // existing node's total cannot improve it: reject before taking a square root.
         if let Some(index) = existing {
@@ -457,7 +598,7 @@ impl SearchState {
                 self.pool.nodes[index as usize] = node;
                 index
             }
-            None => match self.pool.insert(node) {
+            None => match self.pool.insert(node, key) {
                 Some(index) => index,
                 None => {
                     self.out_of_nodes = true;
