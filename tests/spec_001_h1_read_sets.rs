@@ -310,3 +310,47 @@ fn bad_query_input_is_an_error() {
     .unwrap();
     assert!(!partial.complete && partial.out_of_nodes);
 }
+
+#[test]
+fn hashed_and_dense_node_indexes_find_the_same_paths() {
+    let (mesh, _) = rooms();
+    let filter = QueryFilter::new();
+    let snapshot = mesh.snapshot();
+    let extents = Vec3::new(1.0, 2.0, 1.0);
+    let mut dense = NodePool::new(256);
+    let mut hashed = NodePool::hashed(256);
+    for (start, goal) in [
+        (START, GOAL),
+        (Vec3::new(1.0, 0.0, 9.5), Vec3::new(23.0, 0.0, 1.0)),
+        (GOAL, Vec3::new(2.0, 0.0, 10.0)),
+    ] {
+        let from = nearest_polygon(&snapshot, start, extents, &filter)
+            .unwrap()
+            .unwrap();
+        let to = nearest_polygon(&snapshot, goal, extents, &filter)
+            .unwrap()
+            .unwrap();
+        let one = find_path(
+            &snapshot,
+            from.polygon,
+            from.point,
+            to.polygon,
+            to.point,
+            &filter,
+            &mut dense,
+        )
+        .unwrap();
+        let other = find_path(
+            &snapshot,
+            from.polygon,
+            from.point,
+            to.polygon,
+            to.point,
+            &filter,
+            &mut hashed,
+        )
+        .unwrap();
+        assert!(one.complete);
+        assert_eq!(one, other);
+    }
+}

@@ -50,6 +50,7 @@ pub struct NodePool {
     table: Vec<(u32, u32)>,
     dense: Vec<(u32, u32)>,
     dense_active: bool,
+    always_hash: bool,
     stamp: u32,
     capacity: usize,
     open: OpenList,
@@ -127,9 +128,19 @@ impl NodePool {
             table: vec![(0, NO_NODE); (capacity * 2).next_power_of_two()],
             dense: Vec::new(),
             dense_active: false,
+            always_hash: false,
             stamp: 0,
             capacity,
             open: OpenList::with_capacity(capacity),
+        }
+    }
+
+    /// A pool that always hashes, whatever the mesh size: the index large meshes use, for
+    /// tests and for hosts that keep many pools alive and want no per-polygon table.
+    pub fn hashed(capacity: usize) -> NodePool {
+        NodePool {
+            always_hash: true,
+            ..NodePool::new(capacity)
         }
     }
 
@@ -141,7 +152,7 @@ impl NodePool {
     fn clear(&mut self, polygon_total: u32) {
         self.nodes.clear();
         self.open.clear();
-        self.dense_active = polygon_total <= DENSE_POLYGONS_MAX;
+        self.dense_active = !self.always_hash && polygon_total <= DENSE_POLYGONS_MAX;
         if self.dense_active && self.dense.len() < polygon_total as usize {
             self.dense.resize(polygon_total as usize, (0, NO_NODE));
         }
