@@ -13,7 +13,8 @@ use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::{NavMesh, Snapshot};
 use waymark::query::{
-    NODE_POOL_DEFAULT, Nearest, NodePool, QueryFilter, find_path, nearest_polygon, straight_path,
+    NODE_POOL_DEFAULT, Nearest, NodePool, QueryFilter, find_path, nearest_polygon, route,
+    straight_path,
 };
 use waymark::scene::obj::{ObjOptions, load_obj};
 
@@ -77,22 +78,10 @@ fn query_benches(criterion: &mut Criterion) {
             bench.iter(|| {
                 let mut corners = 0;
                 for &(start, end) in &pairs {
-                    let from = nearest_polygon(&snapshot, start, EXTENTS, &filter).unwrap();
-                    let to = nearest_polygon(&snapshot, end, EXTENTS, &filter).unwrap();
-                    if let (Some(from), Some(to)) = (from, to) {
-                        let path = find_path(
-                            &snapshot,
-                            from.polygon,
-                            from.point,
-                            to.polygon,
-                            to.point,
-                            &filter,
-                            &mut pool,
-                        )
-                        .unwrap();
-                        corners += straight_path(&snapshot, &path.steps, from.point, to.point)
-                            .unwrap()
-                            .len();
+                    if let Some(found) =
+                        route(&snapshot, start, end, EXTENTS, &filter, &mut pool).unwrap()
+                    {
+                        corners += found.corners.len();
                     }
                 }
                 black_box(corners)

@@ -9,9 +9,7 @@ use std::path::Path;
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::NavMesh;
-use waymark::query::{
-    NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon, straight_path,
-};
+use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, route};
 use waymark::scene::obj::{ObjOptions, load_obj};
 
 struct Comparison {
@@ -44,41 +42,11 @@ fn compare(level: &str, queries: &str, preset: Preset) -> Comparison {
             Vec3::new(values[3], values[4], values[5]),
         );
         let (detour_length, detour_complete) = (values[6], values[7] == 1.0);
-        let from = nearest_polygon(&snapshot, start, extents, &filter).unwrap();
-        let to = nearest_polygon(&snapshot, end, extents, &filter).unwrap();
-        let (complete, length) = match (from, to) {
-            (Some(from), Some(to)) => {
-                let path = find_path(
-                    &snapshot,
-                    from.polygon,
-                    from.point,
-                    to.polygon,
-                    to.point,
-                    &filter,
-                    &mut pool,
-                )
-                .unwrap();
-                let last = path.steps.last().unwrap().polygon;
-                let goal = if path.complete {
-                    to.point
-                } else {
-                    snapshot
-                        .tile(last)
-                        .unwrap()
-                        .closest_point(last.polygon(), to.point)
-                        .0
-                };
-                let corners = straight_path(&snapshot, &path.steps, from.point, goal).unwrap();
-                (
-                    path.complete,
-                    corners
-                        .windows(2)
-                        .map(|pair| pair[0].position.distance(pair[1].position))
-                        .sum::<f32>(),
-                )
-            }
-            _ => (false, 0.0),
-        };
+        let (complete, length) =
+            match route(&snapshot, start, end, extents, &filter, &mut pool).unwrap() {
+                Some(found) => (found.path.complete, found.length_m()),
+                None => (false, 0.0),
+            };
         total += 1;
         agree += usize::from(complete == detour_complete);
         if complete && detour_complete {

@@ -129,6 +129,21 @@ fn pull(portals: &[(Vec3, Vec3)], corners: &mut Vec<(Vec3, usize)>) {
     }
 }
 
+/// Pulls the string through one piece of the corridor and appends its corners (after the
+/// piece's start), each with the polygon of the portal it lies on.
+fn append_pulled(portals: &[(Vec3, Vec3)], portal_polygons: &[PolyRef], corners: &mut Vec<Corner>) {
+    let mut pulled = Vec::with_capacity(portals.len());
+    pull(portals, &mut pulled);
+    for (position, index) in pulled {
+        corners.push(Corner {
+            position,
+            flags: CornerFlags::default(),
+            polygon: portal_polygons[index.min(portal_polygons.len() - 1)],
+            link: None,
+        });
+    }
+}
+
 /// The straight path along `steps` from `start` to `end` (clamp `end` to the last polygon
 /// for a partial path before calling).
 pub fn straight_path(
@@ -168,16 +183,7 @@ pub fn straight_path(
             };
             portals.push((entry, entry));
             portal_polygons.push(from.polygon);
-            let mut pulled = Vec::with_capacity(portals.len());
-            pull(&portals, &mut pulled);
-            for (position, index) in pulled {
-                corners.push(Corner {
-                    position,
-                    flags: CornerFlags::default(),
-                    polygon: portal_polygons[index.min(portal_polygons.len() - 1)],
-                    link: None,
-                });
-            }
+            append_pulled(&portals, &portal_polygons, &mut corners);
             if let Some(last) = corners.last_mut() {
                 last.flags = CornerFlags::LINK_START;
                 last.link = Some(link_id);
@@ -201,16 +207,7 @@ pub fn straight_path(
 
     portals.push((end, end));
     portal_polygons.push(steps[steps.len() - 1].polygon);
-    let mut pulled = Vec::new();
-    pull(&portals, &mut pulled);
-    for (position, index) in pulled {
-        corners.push(Corner {
-            position,
-            flags: CornerFlags::default(),
-            polygon: portal_polygons[index.min(portal_polygons.len() - 1)],
-            link: None,
-        });
-    }
+    append_pulled(&portals, &portal_polygons, &mut corners);
     if let Some(last) = corners.last_mut() {
         if last.flags == CornerFlags::default() {
             last.flags = CornerFlags::END;

@@ -17,6 +17,7 @@ mod filter;
 mod funnel;
 mod nearest;
 mod read_set;
+mod route;
 mod search;
 mod surface;
 
@@ -24,6 +25,7 @@ pub use filter::QueryFilter;
 pub use funnel::{Corner, CornerFlags, straight_path};
 pub use nearest::{ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with};
 pub use read_set::{ReadSet, TileRead, Validity};
+pub use route::{Route, route};
 pub use search::{
     NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, PathStep, Progress, find_path,
 };

@@ -7,10 +7,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 use serde::Serialize;
-use waymark::mesh::NavMesh;
-use waymark::query::{
-    NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon, straight_path,
-};
+use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, route};
 
 use crate::bake_args::BakeArgs;
 use crate::{CliError, level};
@@ -94,7 +91,7 @@ pub fn run(command: &PathCommand) -> Result<(), CliError> {
     let mut times_us = Vec::with_capacity(queries.len());
     for &(start, end) in &queries {
         let clock = Instant::now();
-        let answer = answer(&mesh, &snapshot, &filter, &mut pool, start, end)?;
+        let answer = answer(&snapshot, &filter, &mut pool, start, end)?;
         times_us.push(clock.elapsed().as_secs_f64() * 1e6);
         answers.push(answer);
     }
@@ -137,57 +134,27 @@ pub fn run(command: &PathCommand) -> Result<(), CliError> {
 }
 
 fn answer(
-    _mesh: &NavMesh,
     snapshot: &waymark::mesh::Snapshot,
     filter: &QueryFilter,
     pool: &mut NodePool,
     start: Vec3,
     end: Vec3,
 ) -> Result<Answer, CliError> {
-    let query_error = |error: waymark::query::QueryError| CliError::Usage(error.to_string());
-    let from =
-        nearest_polygon(snapshot, start, NEAREST_HALF_EXTENTS, filter).map_err(query_error)?;
-    let to = nearest_polygon(snapshot, end, NEAREST_HALF_EXTENTS, filter).map_err(query_error)?;
-    let (Some(from), Some(to)) = (from, to) else {
-        return Ok(Answer {
+    let found = route(snapshot, start, end, NEAREST_HALF_EXTENTS, filter, pool)
+        .map_err(|error| CliError::Usage(error.to_string()))?;
+    Ok(match found {
+        Some(found) => Answer {
+            complete: found.path.complete,
+            length: found.length_m(),
+            path_polys: found.path.steps.len(),
+            straight_points: found.corners.len(),
+        },
+        None => Answer {
             complete: false,
             length: 0.0,
             path_polys: 0,
             straight_points: 0,
-        });
-    };
-    let path = find_path(
-        snapshot,
-        from.polygon,
-        from.point,
-        to.polygon,
-        to.point,
-        filter,
-        pool,
-    )
-    .map_err(query_error)?;
-    let last = path
-        .steps
-        .last()
-        .map(|step| step.polygon)
-        .unwrap_or(from.polygon);
-    let goal = if path.complete {
-        to.point
-    } else {
-        snapshot.tile(last).map_or(from.point, |tile| {
-            tile.closest_point(last.polygon(), to.point).0
-        })
-    };
-    let corners = straight_path(snapshot, &path.steps, from.point, goal).map_err(query_error)?;
-    let length = corners
-        .windows(2)
-        .map(|pair| pair[0].position.distance(pair[1].position))
-        .sum();
-    Ok(Answer {
-        complete: path.complete,
-        length,
-        path_polys: path.steps.len(),
-        straight_points: corners.len(),
+        },
     })
 }
 
