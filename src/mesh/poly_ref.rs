@@ -44,6 +44,14 @@ impl PolyRef {
         self.0.get() as u16
     }
 
+    /// A reference to another polygon of the same tile and generation.
+    #[inline]
+    pub fn with_polygon(self, polygon: u16) -> PolyRef {
+        let bits = (self.0.get() & !0xffff) | u64::from(polygon);
+        // The generation bits are unchanged and non-zero, so the value is non-zero.
+        PolyRef(NonZeroU64::new(bits).unwrap_or(self.0))
+    }
+
     /// The packed bits (for storage and hashing).
     pub fn to_bits(self) -> u64 {
         self.0.get()

@@ -475,11 +475,7 @@ impl SearchState {
             );
             if neighbour & TilePoly::TILE_EDGE == 0 {
                 // Same tile: no lookup, no read to record (the tile is read already).
-                let Some(reference) =
-                    PolyRef::new(node.polygon.generation(), node.polygon.slot(), neighbour)
-                else {
-                    continue;
-                };
+                let reference = node.polygon.with_polygon(neighbour);
                 if Some(reference) == parent_polygon {
                     continue;
                 }
