@@ -17,17 +17,28 @@ mod common;
 use common::rooms;
 
 const START: Vec3 = Vec3::new(5.0, 0.0, 3.0);
+
+/// Both ends snapped to the mesh (within 1 m horizontally, 2 m vertically).
+fn ends(
+    snapshot: &waymark::mesh::Snapshot,
+    filter: &QueryFilter,
+    start: Vec3,
+    goal: Vec3,
+) -> (waymark::query::Nearest, waymark::query::Nearest) {
+    let extents = Vec3::new(1.0, 2.0, 1.0);
+    let from = nearest_polygon(snapshot, start, extents, filter)
+        .unwrap()
+        .unwrap();
+    let to = nearest_polygon(snapshot, goal, extents, filter)
+        .unwrap()
+        .unwrap();
+    (from, to)
+}
 const GOAL: Vec3 = Vec3::new(19.0, 0.0, 3.0);
 
 fn query(mesh: &NavMesh, filter: &QueryFilter) -> PathResult {
     let snapshot = mesh.snapshot();
-    let extents = Vec3::new(1.0, 2.0, 1.0);
-    let from = nearest_polygon(&snapshot, START, extents, filter)
-        .unwrap()
-        .unwrap();
-    let to = nearest_polygon(&snapshot, GOAL, extents, filter)
-        .unwrap()
-        .unwrap();
+    let (from, to) = ends(&snapshot, filter, START, GOAL);
     find_path(
         &snapshot,
         from.polygon,
@@ -214,13 +225,7 @@ fn sliced_search_equals_unsliced_at_any_budget() {
     let (mesh, _) = rooms();
     let filter = QueryFilter::new();
     let snapshot = mesh.snapshot();
-    let extents = Vec3::new(1.0, 2.0, 1.0);
-    let from = nearest_polygon(&snapshot, START, extents, &filter)
-        .unwrap()
-        .unwrap();
-    let to = nearest_polygon(&snapshot, GOAL, extents, &filter)
-        .unwrap()
-        .unwrap();
+    let (from, to) = ends(&snapshot, &filter, START, GOAL);
     let whole = find_path(
         &snapshot,
         from.polygon,
@@ -316,7 +321,6 @@ fn hashed_and_dense_node_indexes_find_the_same_paths() {
     let (mesh, _) = rooms();
     let filter = QueryFilter::new();
     let snapshot = mesh.snapshot();
-    let extents = Vec3::new(1.0, 2.0, 1.0);
     let mut dense = NodePool::new(256);
     let mut hashed = NodePool::hashed(256);
     for (start, goal) in [
@@ -324,12 +328,7 @@ fn hashed_and_dense_node_indexes_find_the_same_paths() {
         (Vec3::new(1.0, 0.0, 9.5), Vec3::new(23.0, 0.0, 1.0)),
         (GOAL, Vec3::new(2.0, 0.0, 10.0)),
     ] {
-        let from = nearest_polygon(&snapshot, start, extents, &filter)
-            .unwrap()
-            .unwrap();
-        let to = nearest_polygon(&snapshot, goal, extents, &filter)
-            .unwrap()
-            .unwrap();
+        let (from, to) = ends(&snapshot, &filter, start, goal);
         let one = find_path(
             &snapshot,
             from.polygon,
