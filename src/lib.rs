@@ -11,12 +11,12 @@
 //! | base | [`ids`] | version, generation and area newtypes shared by every layer |
 //! | base | [`geom`] | the Up basis, transforms, triangle primitives, bounds |
 //! | runtime | [`mesh`] | tiles, `.wmnav` files, polygon references, the runtime navmesh, snapshots |
-//! | runtime | [`query`] | nearest polygon, sliced A*, straight paths, read sets |
+//! | runtime | [`query`] | nearest polygon, sliced A*, straight paths, rays, surface moves, routes, read sets |
 //! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
 //! | build time | [`bake`] | the voxel pipeline: world triangles to tiles |
 //! | top | [`debug`] | debug drawing: a draw trait and an SVG backend |
 //!
-//! Build-time modules (`scene`, and the baker that follows it) sit behind the `bake` cargo
+//! Build-time modules (`scene`, the baker that follows it, and `debug`) sit behind the `bake` cargo
 //! feature, so a game that ships baked tiles can compile the runtime alone.
 //!
 //! # Example

@@ -7,7 +7,7 @@
 
 /// Ratios within this of an integer count as that integer before rounding, so that
 /// `0.4 / 0.1` (3.9999998 in `f32`) is 4 cells, not 3.
-const ROUNDING_SLACK: f32 = 1.0e-4;
+pub const ROUNDING_SLACK: f32 = 1.0e-4;
 
 /// Largest number of columns in one voxel grid (a solo bake, or one tile with its border).
 /// Each column costs at least 4 bytes before any span exists; 2^24 columns is a 4 km square
