@@ -11,6 +11,7 @@
 //! the end cannot be reached, or the node pool runs out, the result is partial: the path to
 //! the node nearest the end, flagged.
 
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -297,13 +298,13 @@ struct Candidate<'a> {
 /// A resumable A* search on one snapshot.
 pub struct PathSearch {
     snapshot: Snapshot,
-    state: SearchState,
+    state: SearchState<QueryFilter>,
 }
 
 /// Everything a search changes as it runs (kept apart from the snapshot, which it only
 /// reads, so expansion borrows the two separately).
-struct SearchState {
-    filter: QueryFilter,
+struct SearchState<F> {
+    filter: F,
     end: PolyRef,
     end_position: Vec3,
     pool: NodePool,
@@ -318,7 +319,8 @@ struct SearchState {
 
 impl PathSearch {
     /// Starts a search from `start` (at `start_position`) to `end` (at `end_position`),
-    /// reusing `pool`.
+    /// reusing `pool`. The search keeps its own copy of `filter` and a handle on `snapshot`,
+    /// so it can be stepped across frames.
     pub fn new(
         snapshot: &Snapshot,
         start: PolyRef,
@@ -326,11 +328,52 @@ impl PathSearch {
         end: PolyRef,
         end_position: Vec3,
         filter: &QueryFilter,
-        mut pool: NodePool,
+        pool: NodePool,
     ) -> Result<PathSearch, QueryError> {
+        let state = SearchState::start(
+            snapshot,
+            start,
+            start_position,
+            end,
+            end_position,
+            filter.clone(),
+            pool,
+        )?;
+        Ok(PathSearch {
+            snapshot: snapshot.clone(),
+            state,
+        })
+    }
+
+    /// Expands at most `node_budget` nodes.
+    pub fn step(&mut self, node_budget: u32) -> Progress {
+        self.state.run(&self.snapshot, node_budget)
+    }
+
+    /// Whether the search has finished.
+    pub fn is_finished(&self) -> bool {
+        self.state.finished
+    }
+
+    /// The result (partial if the search was not finished), and the pool for reuse.
+    pub fn into_result(self) -> (PathResult, NodePool) {
+        self.state.finish()
+    }
+}
+
+impl<F: Borrow<QueryFilter>> SearchState<F> {
+    fn start(
+        snapshot: &Snapshot,
+        start: PolyRef,
+        start_position: Vec3,
+        end: PolyRef,
+        end_position: Vec3,
+        filter: F,
+        mut pool: NodePool,
+    ) -> Result<Self, QueryError> {
         check_search(snapshot, start, start_position, end, end_position)?;
         pool.clear(snapshot.data().polygon_total);
-        let mut read_set = ReadSet::new(filter);
+        let mut read_set = ReadSet::new(filter.borrow());
         read_set.read_tile(start.slot(), start.generation());
         read_set.read_tile(end.slot(), end.generation());
         let heuristic = start_position.distance(end_position) * HEURISTIC_SCALE;
@@ -350,8 +393,8 @@ impl PathSearch {
             total: heuristic,
             node: first,
         });
-        let state = SearchState {
-            filter: filter.clone(),
+        Ok(SearchState {
+            filter,
             end,
             end_position,
             pool,
@@ -362,62 +405,49 @@ impl PathSearch {
             out_of_nodes: false,
             expanded: 0,
             read_set,
-        };
-        Ok(PathSearch {
-            snapshot: snapshot.clone(),
-            state,
         })
     }
 
-    /// Expands at most `node_budget` nodes.
-    pub fn step(&mut self, node_budget: u32) -> Progress {
-        let PathSearch { snapshot, state } = self;
+    fn run(&mut self, snapshot: &Snapshot, node_budget: u32) -> Progress {
         let mut expanded = 0;
-        while !state.finished && expanded < node_budget {
-            let Some(entry) = state.pool.open.pop() else {
-                state.finished = true;
+        while !self.finished && expanded < node_budget {
+            let Some(entry) = self.pool.open.pop() else {
+                self.finished = true;
                 break;
             };
-            let node = state.pool.nodes[entry.node as usize];
+            let node = self.pool.nodes[entry.node as usize];
             if node.closed || entry.total != node.total {
                 continue; // a stale heap entry
             }
-            state.pool.nodes[entry.node as usize].closed = true;
+            self.pool.nodes[entry.node as usize].closed = true;
             expanded += 1;
-            if node.polygon == state.end {
-                state.best = entry.node;
-                state.complete = true;
-                state.finished = true;
+            if node.polygon == self.end {
+                self.best = entry.node;
+                self.complete = true;
+                self.finished = true;
                 break;
             }
-            state.expand(snapshot, entry.node, node);
+            self.expand(snapshot, entry.node, node);
         }
-        state.expanded += expanded;
-        if state.finished {
+        self.expanded += expanded;
+        if self.finished {
             Progress::Done { expanded }
         } else {
             Progress::InProgress { expanded }
         }
     }
 
-    /// Whether the search has finished.
-    pub fn is_finished(&self) -> bool {
-        self.state.finished
-    }
-
-    /// The result (partial if the search was not finished), and the pool for reuse.
-    pub fn into_result(self) -> (PathResult, NodePool) {
-        let mut state = self.state;
+    fn finish(mut self) -> (PathResult, NodePool) {
         let mut length = 0;
-        let mut cursor = state.best;
+        let mut cursor = self.best;
         while cursor != NO_NODE {
             length += 1;
-            cursor = state.pool.nodes[cursor as usize].parent;
+            cursor = self.pool.nodes[cursor as usize].parent;
         }
         let mut steps = Vec::with_capacity(length);
-        let mut cursor = state.best;
+        let mut cursor = self.best;
         while cursor != NO_NODE {
-            let node = state.pool.nodes[cursor as usize];
+            let node = self.pool.nodes[cursor as usize];
             steps.push(PathStep {
                 polygon: node.polygon,
                 via_link: node.via_link,
@@ -426,7 +456,7 @@ impl PathSearch {
         }
         steps.reverse();
         for step in &steps {
-            if let Some(read) = state
+            if let Some(read) = self
                 .read_set
                 .tiles
                 .iter_mut()
@@ -437,16 +467,14 @@ impl PathSearch {
         }
         let result = PathResult {
             steps,
-            complete: state.complete,
-            out_of_nodes: state.out_of_nodes,
-            nodes_expanded: state.expanded,
-            read_set: state.read_set,
+            complete: self.complete,
+            out_of_nodes: self.out_of_nodes,
+            nodes_expanded: self.expanded,
+            read_set: self.read_set,
         };
-        (result, state.pool)
+        (result, self.pool)
     }
-}
 
-impl SearchState {
     fn expand(&mut self, snapshot: &Snapshot, index: u32, node: Node) {
         let Some(tile) = snapshot.tile(node.polygon) else {
             return;
@@ -456,7 +484,7 @@ impl SearchState {
         let tile_base = snapshot
             .polygon_key(node.polygon)
             .wrapping_sub(u32::from(node.polygon.polygon()));
-        let area_cost = self.filter.cost(polygon.area);
+        let area_cost = self.filter.borrow().cost(polygon.area);
         let count = usize::from(polygon.vertex_count);
         let parent_polygon = self
             .pool
@@ -521,7 +549,7 @@ impl SearchState {
                 }
             }
         }
-        if self.filter.links_allowed() {
+        if self.filter.borrow().links_allowed() {
             if let Some(links) = snapshot.data().links_from.get(&node.polygon.to_bits()) {
                 for &id in links {
                     let Some(link) = snapshot.link(id) else {
@@ -570,7 +598,7 @@ impl SearchState {
             mut cost,
             via,
         } = candidate;
-        if !self.filter.passes(entered) {
+        if !self.filter.borrow().passes(entered) {
             return;
         }
         let existing = self.pool.find(neighbour, key);
@@ -582,7 +610,7 @@ impl SearchState {
             }
         }
         let heuristic = if neighbour == self.end {
-            cost += position.distance(self.end_position) * self.filter.cost(entered.area);
+            cost += position.distance(self.end_position) * self.filter.borrow().cost(entered.area);
             0.0
         } else {
             position.distance(self.end_position) * HEURISTIC_SCALE
@@ -717,9 +745,10 @@ pub fn find_path(
 ) -> Result<PathResult, QueryError> {
     // Checked first so that a refused query keeps the caller's pool.
     check_search(snapshot, start, start_position, end, end_position)?;
-    // `take` leaves an empty placeholder that allocates nothing.
+    // `take` leaves an empty placeholder that allocates nothing. The one-shot search borrows
+    // the filter and the snapshot instead of copying them as a sliced search must.
     let taken = std::mem::take(pool);
-    let mut search = PathSearch::new(
+    let mut state = SearchState::start(
         snapshot,
         start,
         start_position,
@@ -729,10 +758,10 @@ pub fn find_path(
         taken,
     )
     .expect("the inputs were checked above");
-    while !search.is_finished() {
-        search.step(u32::MAX);
+    while !state.finished {
+        state.run(snapshot, u32::MAX);
     }
-    let (result, returned) = search.into_result();
+    let (result, returned) = state.finish();
     *pool = returned;
     Ok(result)
 }
