@@ -12,13 +12,13 @@
 //! the node nearest the end, flagged.
 
 use std::borrow::Borrow;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use glam::Vec3;
 
 use super::{QueryError, QueryFilter, ReadSet, check_point};
-use crate::mesh::{LinkId, PolyRef, Snapshot, TilePoly};
+use crate::mesh::{Adjacent, LinkId, PolyRef, Snapshot, TilePoly};
 
 /// Node pool size used when none is given; matches the Detour reference runs.
 pub const NODE_POOL_DEFAULT: usize = 2048;
@@ -33,8 +33,12 @@ struct Node {
     cost: f32,
     total: f32,
     closed: bool,
-    via_link: Option<LinkId>,
+    /// The link crossed to reach this node, or [`NO_LINK`] (a plain `u32` keeps the node
+    /// at 40 bytes; `Option<LinkId>` would pad it to 48).
+    via_link: u32,
 }
+
+const NO_LINK: u32 = u32::MAX;
 
 /// Largest mesh (in polygons) for which a pool indexes nodes directly by polygon rather than
 /// hashing: 2^18 polygons make an 2 MiB table per pool. Larger meshes hash.
@@ -61,13 +65,13 @@ pub struct NodePool {
 const OPEN_LINEAR_MAX: usize = 64;
 
 /// The open list: a plain array scanned for its minimum while it is small (the common case on
-/// game levels: no branchy sift-up and sift-down to mispredict), a binary heap past
+/// game levels: no sift-up and sift-down branches to mispredict), a binary heap past
 /// [`OPEN_LINEAR_MAX`] entries. Both order by (total, node index), so a search gives the same
 /// result whichever it uses.
 #[derive(Clone, Debug, Default)]
 struct OpenList {
     small: Vec<OpenEntry>,
-    heap: BinaryHeap<OpenEntry>,
+    heap: BinaryHeap<Reverse<OpenEntry>>,
     use_heap: bool,
 }
 
@@ -89,32 +93,28 @@ impl OpenList {
     #[inline]
     fn push(&mut self, entry: OpenEntry) {
         if self.use_heap {
-            self.heap.push(entry);
+            self.heap.push(Reverse(entry));
             return;
         }
         self.small.push(entry);
         if self.small.len() > OPEN_LINEAR_MAX {
             self.use_heap = true;
-            self.heap.extend(self.small.drain(..));
+            self.heap.extend(self.small.drain(..).map(Reverse));
         }
     }
 
     #[inline]
     fn pop(&mut self) -> Option<OpenEntry> {
         if self.use_heap {
-            return self.heap.pop();
+            return self.heap.pop().map(|Reverse(entry)| entry);
         }
-        if self.small.is_empty() {
-            return None;
-        }
+        // One integer compare per entry, which compiles to conditional moves.
+        let mut best_key = self.small.first()?.0;
         let mut best = 0;
         for (index, entry) in self.small.iter().enumerate().skip(1) {
-            let current = &self.small[best];
-            if entry.total < current.total
-                || (entry.total == current.total && entry.node < current.node)
-            {
-                best = index;
-            }
+            let better = entry.0 < best_key;
+            best_key = if better { entry.0 } else { best_key };
+            best = if better { index } else { best };
         }
         Some(self.small.swap_remove(best))
     }
@@ -253,29 +253,29 @@ pub enum Progress {
     },
 }
 
-#[derive(Clone, Debug, PartialEq)]
-struct OpenEntry {
-    total: f32,
-    node: u32,
-}
+/// An open-list entry: the node's total cost in the high 32 bits and its index in the low
+/// 32, so that one integer comparison orders by total and breaks ties on the node index
+/// (the order nodes were first reached: deterministic whatever the timing). Totals are
+/// finite and never negative (area costs are at least 1, points are checked finite), and the
+/// bits of such floats order as the floats do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct OpenEntry(u64);
 
-impl Eq for OpenEntry {}
-
-impl Ord for OpenEntry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Min-heap on total cost; ties on the node index, which is the order nodes were
-        // first reached: deterministic for a given search, whatever the timing. Entries are
-        // 8 bytes, so the heap stays in a few cache lines.
-        other
-            .total
-            .total_cmp(&self.total)
-            .then_with(|| other.node.cmp(&self.node))
+impl OpenEntry {
+    #[inline]
+    fn new(total: f32, node: u32) -> OpenEntry {
+        debug_assert!(total >= 0.0 && total.is_finite(), "total {total}");
+        OpenEntry((u64::from(total.to_bits()) << 32) | u64::from(node))
     }
-}
 
-impl PartialOrd for OpenEntry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+    #[inline]
+    fn total(self) -> f32 {
+        f32::from_bits((self.0 >> 32) as u32)
+    }
+
+    #[inline]
+    fn node(self) -> u32 {
+        self.0 as u32
     }
 }
 
@@ -384,15 +384,12 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             cost: 0.0,
             total: heuristic,
             closed: false,
-            via_link: None,
+            via_link: NO_LINK,
         };
         let first = pool
             .insert(node, snapshot.polygon_key(start))
             .expect("a live start polygon fits an empty pool");
-        pool.open.push(OpenEntry {
-            total: heuristic,
-            node: first,
-        });
+        pool.open.push(OpenEntry::new(heuristic, first));
         Ok(SearchState {
             filter,
             end,
@@ -415,19 +412,19 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 self.finished = true;
                 break;
             };
-            let node = self.pool.nodes[entry.node as usize];
-            if node.closed || entry.total != node.total {
+            let node = self.pool.nodes[entry.node() as usize];
+            if node.closed || entry.total() != node.total {
                 continue; // a stale heap entry
             }
-            self.pool.nodes[entry.node as usize].closed = true;
+            self.pool.nodes[entry.node() as usize].closed = true;
             expanded += 1;
             if node.polygon == self.end {
-                self.best = entry.node;
+                self.best = entry.node();
                 self.complete = true;
                 self.finished = true;
                 break;
             }
-            self.expand(snapshot, entry.node, node);
+            self.expand(snapshot, entry.node(), node);
         }
         self.expanded += expanded;
         if self.finished {
@@ -450,7 +447,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             let node = self.pool.nodes[cursor as usize];
             steps.push(PathStep {
                 polygon: node.polygon,
-                via_link: node.via_link,
+                via_link: (node.via_link != NO_LINK).then_some(LinkId(node.via_link)),
             });
             cursor = node.parent;
         }
@@ -491,30 +488,21 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             .nodes
             .get(node.parent as usize)
             .map(|parent| parent.polygon);
-        for edge in 0..count {
-            let neighbour = polygon.neighbours[edge];
-            if neighbour == TilePoly::NO_NEIGHBOUR {
-                continue;
-            }
-            let corners = &tile.corners[usize::from(node.polygon.polygon())];
-            let (a, b) = (
-                corners[edge],
-                corners[if edge + 1 == count { 0 } else { edge + 1 }],
-            );
-            if neighbour & TilePoly::TILE_EDGE == 0 {
+        for adjacent in tile.adjacent(node.polygon.polygon()) {
+            if adjacent.border_side == Adjacent::INTERNAL {
                 // Same tile: no lookup, no read to record (the tile is read already).
-                let reference = node.polygon.with_polygon(neighbour);
+                let reference = node.polygon.with_polygon(adjacent.neighbour);
                 if Some(reference) == parent_polygon {
                     continue;
                 }
-                let area = &tile.data.polygons[usize::from(neighbour)];
-                let position = (a + b) * 0.5;
+                let area = &tile.data.polygons[usize::from(adjacent.neighbour)];
+                let position = adjacent.midpoint;
                 let cost = node.cost + node.position.distance(position) * area_cost;
                 self.relax(
                     index,
                     Candidate {
                         polygon: reference,
-                        key: tile_base.wrapping_add(u32::from(neighbour)),
+                        key: tile_base.wrapping_add(u32::from(adjacent.neighbour)),
                         entered: area,
                         position,
                         cost,
@@ -522,7 +510,13 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     },
                 );
             } else {
-                let side = neighbour & 3;
+                let corners = &tile.corners[usize::from(node.polygon.polygon())];
+                let edge = usize::from(adjacent.edge);
+                let (a, b) = (
+                    corners[edge],
+                    corners[if edge + 1 == count { 0 } else { edge + 1 }],
+                );
+                let side = u16::from(adjacent.border_side);
                 for (reference, left, right) in
                     cross_tile_portals(snapshot, node.polygon, side, a, b, &mut self.read_set)
                 {
@@ -623,7 +617,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             cost,
             total,
             closed: false,
-            via_link: via,
+            via_link: via.map_or(NO_LINK, |link| link.0),
         };
         let index = match existing {
             Some(index) => {
@@ -647,7 +641,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             self.best_heuristic = heuristic;
             self.best = index;
         }
-        self.pool.open.push(OpenEntry { total, node: index });
+        self.pool.open.push(OpenEntry::new(total, index));
     }
 }
 
