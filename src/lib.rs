@@ -12,6 +12,7 @@
 //! | base | [`geom`] | the Up basis, transforms, triangle primitives, bounds |
 //! | runtime | [`mesh`] | tiles, `.wmnav` files, polygon references, the runtime navmesh, snapshots |
 //! | runtime | [`query`] | nearest polygon, sliced A*, straight paths, rays, surface moves, routes, read sets |
+//! | runtime | [`target`] | target projection: legal stand regions, pose validation against a collision world, start projection |
 //! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
 //! | build time | [`bake`] | the voxel pipeline: world triangles to tiles |
 //! | top | [`debug`] | debug drawing: a draw trait and an SVG backend |
@@ -51,6 +52,7 @@ pub mod geom;
 pub mod ids;
 pub mod mesh;
 pub mod query;
+pub mod target;
 
 #[cfg(feature = "bake")]
 pub mod bake;

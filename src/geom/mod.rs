@@ -9,11 +9,14 @@
 //! - [`transform`]: full transform composition (ancestor chain x local) and its handedness.
 //! - [`triangle`]: area, normal and degeneracy of world triangles.
 //! - [`Aabb`]: axis-aligned bounds in world metres.
+//! - [`planar`]: exact regions in the horizontal plane (half-planes and arcs, open or
+//!   closed), convex clipping and hulls, for target projection.
 //!
 //! Invariants: lengths are world metres; a horizontal length is measured in the (X, Z)
 //! basis of the current [`UpBasis`], which preserves lengths because it is orthonormal.
 
 mod bounds;
+pub mod planar;
 pub mod transform;
 pub mod triangle;
 mod up;

@@ -3,15 +3,18 @@
 //!
 //! Stage: runtime, first layer above `geom`. The baker writes [`TileData`]; the runtime reads
 //! it. Nothing here knows how tiles are baked, so a game that ships baked tiles compiles this
-//! module without the baker.
+//! module without the baker. Tiles can also be written by hand from convex polygons
+//! ([`TileData::from_walkable_polygons`]), for scenarios and tests.
 
 pub mod blob;
 pub mod connectivity;
+pub mod hand_built;
 pub mod navmesh;
 pub mod poly_ref;
 pub mod runtime_tile;
 pub mod tile;
 
+pub use hand_built::{HandBuiltError, WalkablePolygon};
 pub use navmesh::{
     Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState, Snapshot,
 };

@@ -23,7 +23,9 @@ mod surface;
 
 pub use filter::QueryFilter;
 pub use funnel::{Corner, CornerFlags, straight_path};
-pub use nearest::{ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with};
+pub use nearest::{
+    ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with, polygons_within,
+};
 pub use read_set::{ReadSet, TileRead, Validity};
 pub use route::{Route, route};
 pub use search::{

@@ -66,6 +66,72 @@ pub fn nearest_polygon_with(
     filter: &QueryFilter,
     options: &NearestOptions,
 ) -> Result<Option<Nearest>, QueryError> {
+    check_nearest_inputs(center, half_extents, options)?;
+    let climb = snapshot.data().params.agent_max_climb_m;
+    let mut best: Option<(f32, Nearest)> = None;
+    for_each_candidate(
+        snapshot,
+        center,
+        half_extents,
+        filter,
+        options,
+        |candidate| {
+            let distance = if candidate.over_polygon {
+                let gap = ((candidate.point.y - center.y).abs() - climb).max(0.0);
+                gap * gap
+            } else {
+                candidate.point.distance_squared(center)
+            };
+            let better = best.is_none_or(|(d, current)| {
+                distance < d || (distance == d && candidate.polygon < current.polygon)
+            });
+            if better {
+                best = Some((distance, candidate));
+            }
+        },
+    );
+    Ok(best.map(|(_, nearest)| nearest))
+}
+
+/// Every polygon within a horizontal distance `horizontal_m` and a vertical distance
+/// `vertical_m` of `center` (measured to its closest point), that passes `filter` and
+/// `options`, nearest first (3-D distance, ties by reference): the candidates of a
+/// tolerance projection (spec 000), each keeping its identity. The tolerances are applied
+/// exactly as given; nothing outside them is returned.
+pub fn polygons_within(
+    snapshot: &Snapshot,
+    center: Vec3,
+    horizontal_m: f32,
+    vertical_m: f32,
+    filter: &QueryFilter,
+    options: &NearestOptions,
+) -> Result<Vec<Nearest>, QueryError> {
+    let half_extents = Vec3::new(horizontal_m, vertical_m, horizontal_m);
+    check_nearest_inputs(center, half_extents, options)?;
+    let mut found: Vec<(f32, Nearest)> = Vec::new();
+    for_each_candidate(
+        snapshot,
+        center,
+        half_extents,
+        filter,
+        options,
+        |candidate| {
+            let offset = candidate.point - center;
+            let horizontal = Vec2::new(offset.x, offset.z).length();
+            if horizontal <= horizontal_m && offset.y.abs() <= vertical_m {
+                found.push((offset.length(), candidate));
+            }
+        },
+    );
+    found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.polygon.cmp(&b.1.polygon)));
+    Ok(found.into_iter().map(|(_, nearest)| nearest).collect())
+}
+
+fn check_nearest_inputs(
+    center: Vec3,
+    half_extents: Vec3,
+    options: &NearestOptions,
+) -> Result<(), QueryError> {
     check_point("nearest_polygon center", center)?;
     if !(half_extents.is_finite() && half_extents.min_element() > 0.0) {
         return Err(QueryError::BadExtents(half_extents));
@@ -81,12 +147,23 @@ pub fn nearest_polygon_with(
             });
         }
     }
-    let climb = snapshot.data().params.agent_max_climb_m;
+    Ok(())
+}
+
+/// Calls `visit` with the closest point of every polygon whose bounds overlap the box
+/// `center ± half_extents` and that passes `filter` and `options`.
+fn for_each_candidate(
+    snapshot: &Snapshot,
+    center: Vec3,
+    half_extents: Vec3,
+    filter: &QueryFilter,
+    options: &NearestOptions,
+    mut visit: impl FnMut(Nearest),
+) {
     let query = Aabb {
         min: center - half_extents,
         max: center + half_extents,
     };
-    let mut best: Option<(f32, Nearest)> = None;
     for (slot, generation, tile) in snapshot.tiles_overlapping(&query) {
         tile.for_each_overlapping(&query, |polygon| {
             let data = &tile.data.polygons[usize::from(polygon)];
@@ -99,29 +176,14 @@ pub fn nearest_polygon_with(
                     return;
                 }
             }
-            let distance = if over {
-                let gap = ((point.y - center.y).abs() - climb).max(0.0);
-                gap * gap
-            } else {
-                point.distance_squared(center)
-            };
             let Some(reference) = PolyRef::new(generation, slot, polygon) else {
                 return;
             };
-            let better = best.is_none_or(|(d, current)| {
-                distance < d || (distance == d && reference < current.polygon)
+            visit(Nearest {
+                polygon: reference,
+                point,
+                over_polygon: over,
             });
-            if better {
-                best = Some((
-                    distance,
-                    Nearest {
-                        polygon: reference,
-                        point,
-                        over_polygon: over,
-                    },
-                ));
-            }
         });
     }
-    Ok(best.map(|(_, nearest)| nearest))
 }
