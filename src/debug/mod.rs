@@ -29,6 +29,18 @@ pub enum DrawKind {
     TileBorder,
     /// A marker (probe points, agents).
     Marker,
+    /// An allowed stand region's outline (target projection).
+    AllowedRegion,
+    /// A legal region fragment (target projection).
+    Fragment,
+    /// An occluder's plan outline.
+    Occluder,
+    /// A sight line from a hand or eye to a contact.
+    SightLine,
+    /// A probe's centre path.
+    ProbePath,
+    /// A candidate pose that failed a check.
+    RejectedCandidate,
 }
 
 /// A sink for debug primitives.
@@ -94,4 +106,89 @@ pub fn draw_tiles(tiles: &[TileData], drawer: &mut impl DebugDraw) {
             drawer.line(DrawKind::TileBorder, corners[i], corners[(i + 1) % 4]);
         }
     }
+}
+
+/// Draws a target projection in plan: walkable polygons used, allowed regions, fragments
+/// (outlined from their exact slices), occluder outlines, every candidate tried (the
+/// verified one as a marker), and the chosen pose's sight line and probe path.
+pub fn draw_target(
+    record: &crate::target::TargetRecord,
+    result: &crate::target::TargetResult,
+    world: &crate::target::StaticWorld,
+    drawer: &mut impl DebugDraw,
+) {
+    use crate::target::{Shape, StandArea, Verdict};
+    let at = |x: f32, z: f32| Vec3::new(x, 0.0, z);
+    for face in &result.region.walkable {
+        let corners: Vec<Vec3> = face.corners.iter().map(|c| at(c.x, c.y)).collect();
+        drawer.polygon(DrawKind::Polygon(AreaId::GROUND), &corners);
+    }
+    match &record.stand {
+        StandArea::Region { polygons, .. } => {
+            for polygon in polygons {
+                for (index, corner) in polygon.iter().enumerate() {
+                    let next = polygon[(index + 1) % polygon.len()];
+                    drawer.line(
+                        DrawKind::AllowedRegion,
+                        at(corner.x, corner.y),
+                        at(next.x, next.y),
+                    );
+                }
+            }
+        }
+        StandArea::Points { points, .. } => {
+            for point in points {
+                drawer.point(DrawKind::AllowedRegion, *point);
+            }
+        }
+    }
+    for fragment in &result.region.fragments {
+        let (low, high) = fragment.x_extent;
+        let samples = 48;
+        let mut lower = Vec::new();
+        let mut upper = Vec::new();
+        for step in 0..=samples {
+            let x = low + (high - low) * step as f32 / samples as f32;
+            let x = x.clamp(low + 1e-5 * (high - low), high - 1e-5 * (high - low));
+            if let Some(interval) = fragment.region.slice(x).first() {
+                lower.push(at(x, interval.low));
+                upper.push(at(x, interval.high));
+            }
+        }
+        upper.reverse();
+        lower.extend(upper);
+        if lower.len() >= 3 {
+            drawer.polygon(DrawKind::Fragment, &lower);
+        }
+    }
+    for (_, shape, _) in world.iter() {
+        if let Shape::Box { min, max } = shape {
+            let corners = [
+                at(min.x, min.z),
+                at(max.x, min.z),
+                at(max.x, max.z),
+                at(min.x, max.z),
+            ];
+            for index in 0..4 {
+                drawer.line(DrawKind::Occluder, corners[index], corners[(index + 1) % 4]);
+            }
+        }
+    }
+    for attempt in &result.attempts {
+        if !attempt.report.passed {
+            drawer.point(DrawKind::RejectedCandidate, attempt.report.foot);
+        }
+    }
+    if let Verdict::Success(pose) = &result.verdict {
+        drawer.point(DrawKind::Marker, pose.foot);
+        if let Some(attempt) = result.attempts.iter().find(|a| a.report.passed) {
+            if let Some(sight) = &attempt.report.sight {
+                drawer.line(DrawKind::SightLine, sight.from, record.interaction.contact);
+            }
+            if let Some(probe) = &attempt.report.probe {
+                drawer.line(DrawKind::ProbePath, probe.hand, probe.centre_end);
+            }
+        }
+    }
+    drawer.point(DrawKind::Marker, record.interaction.contact);
 }

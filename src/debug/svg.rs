@@ -31,6 +31,9 @@ fn layer(kind: DrawKind) -> u8 {
         DrawKind::WallEdge => 3,
         DrawKind::TileBorder => 4,
         DrawKind::Marker => 5,
+        DrawKind::AllowedRegion | DrawKind::Fragment => 1,
+        DrawKind::Occluder | DrawKind::SightLine | DrawKind::ProbePath => 4,
+        DrawKind::RejectedCandidate => 5,
     }
 }
 
@@ -54,6 +57,19 @@ fn style(kind: DrawKind) -> String {
             "stroke=\"#e6550d\" stroke-width=\"0.8\" stroke-dasharray=\"4 3\"".into()
         }
         DrawKind::Marker => "fill=\"#d62728\"".into(),
+        DrawKind::AllowedRegion => {
+            "stroke=\"#31a354\" stroke-width=\"1.5\" stroke-dasharray=\"6 3\" fill=\"#31a354\""
+                .into()
+        }
+        DrawKind::Fragment => {
+            "fill=\"#fdae6b\" fill-opacity=\"0.8\" stroke=\"#e6550d\" stroke-width=\"1\"".into()
+        }
+        DrawKind::Occluder => "stroke=\"#252525\" stroke-width=\"3\"".into(),
+        DrawKind::SightLine => "stroke=\"#756bb1\" stroke-width=\"1.2\"".into(),
+        DrawKind::ProbePath => {
+            "stroke=\"#de2d26\" stroke-width=\"1.2\" stroke-dasharray=\"3 2\"".into()
+        }
+        DrawKind::RejectedCandidate => "fill=\"#969696\"".into(),
     }
 }
 

@@ -294,6 +294,10 @@ pub trait CollisionWorld {
     fn shape(&self, id: ShapeId) -> Option<Shape>;
     /// The version of the world's content.
     fn version(&self) -> CollisionVersion;
+    /// A name for reports (the id unless the world knows better).
+    fn shape_name(&self, id: ShapeId) -> String {
+        format!("shape {}", id.0)
+    }
 }
 
 /// A world of fixed primitives: the built-in [`CollisionWorld`].
@@ -372,6 +376,11 @@ impl CollisionWorld for StaticWorld {
 
     fn version(&self) -> CollisionVersion {
         self.version
+    }
+
+    fn shape_name(&self, id: ShapeId) -> String {
+        self.name(id)
+            .map_or_else(|| format!("shape {}", id.0), str::to_owned)
     }
 }
 

@@ -390,7 +390,7 @@ pub fn legal_fragments(
                 continue; // the sight line passes over or under it
             }
             let outline: Vec<Vec2> = outline.iter().map(|&p| p + shift).collect();
-            let name = format!("occluder {}", id.0);
+            let name = format!("occluder '{}'", world.shape_name(id));
             let Some(shadow_bounds) = shadow_half_planes(apex, &outline, &name) else {
                 // The contact is inside the occluder: nothing sees it.
                 pieces.clear();

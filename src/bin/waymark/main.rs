@@ -1,4 +1,5 @@
-//! The `waymark` command-line tool: inspect levels now; bake, path, crowd as they land.
+//! The `waymark` command-line tool: inspect levels, bake, run path queries, project
+//! interaction targets; crowd as it lands.
 //!
 //! Every failure prints one line, `error: <what and which value>`, and exits with status 1
 //! (2 for a usage error, from clap). Nothing here panics on bad input.
@@ -8,6 +9,7 @@ mod bake_args;
 mod info;
 mod level;
 mod path;
+mod target;
 
 use std::process::ExitCode;
 
@@ -31,6 +33,9 @@ enum Command {
     /// Run a CSV of start/end pairs: nearest polygon, path, straight path; verdicts, lengths
     /// and times.
     Path(path::PathCommand),
+    /// Project an interaction target (spec 000): legal stand fragments, the chosen pose,
+    /// every check's measured value, the verdict.
+    Target(target::TargetCommand),
 }
 
 /// Anything the CLI reports as `error: ...`.
@@ -64,6 +69,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(&args),
         Command::Bake(command) => bake::run(&command),
         Command::Path(command) => path::run(&command),
+        Command::Target(command) => target::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
