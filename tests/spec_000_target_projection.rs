@@ -430,6 +430,46 @@ fn t6_candidate_q() {
         Some(TransformVersion(12))
     );
     assert_eq!(result.attempts.len(), 1);
+    // The pose names the navigation tiles it read: valid until one is rebuilt.
+    assert_eq!(verified.read_set.tiles.len(), 1);
+    assert_eq!(
+        verified
+            .read_set
+            .still_valid(&seat.mesh, &QueryFilter::new(), |_| None),
+        waymark::query::Validity::Valid
+    );
+}
+
+#[test]
+fn zero_tolerances_are_applied_exactly() {
+    let mesh = mesh_of(&[WalkablePolygon::ground(rectangle(0.0, 2.0, 0.0, 2.0, 0.0))]);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let options = NearestOptions::default();
+    let on = polygons_within(
+        &snapshot,
+        Vec3::new(1.0, 0.0, 1.0),
+        0.0,
+        0.0,
+        &filter,
+        &options,
+    )
+    .unwrap();
+    assert_eq!(on.len(), 1);
+    let off = polygons_within(
+        &snapshot,
+        Vec3::new(2.00005, 0.0, 1.0),
+        0.0,
+        0.0,
+        &filter,
+        &options,
+    )
+    .unwrap();
+    assert!(
+        off.is_empty(),
+        "0.05 mm outside with zero tolerance: {off:?}"
+    );
+    assert!(polygons_within(&snapshot, Vec3::ONE, -1.0, 0.0, &filter, &options).is_err());
 }
 
 #[test]

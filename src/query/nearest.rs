@@ -94,7 +94,7 @@ pub fn nearest_polygon_with(
 }
 
 /// Every polygon within a horizontal distance `horizontal_m` and a vertical distance
-/// `vertical_m` of `center` (measured to its closest point), that passes `filter` and
+/// `vertical_m` (both may be zero) of `center` (measured to its closest point), that passes `filter` and
 /// `options`, nearest first (3-D distance, ties by reference): the candidates of a
 /// tolerance projection (spec 000), each keeping its identity. The tolerances are applied
 /// exactly as given; nothing outside them is returned.
@@ -106,7 +106,20 @@ pub fn polygons_within(
     filter: &QueryFilter,
     options: &NearestOptions,
 ) -> Result<Vec<Nearest>, QueryError> {
-    let half_extents = Vec3::new(horizontal_m, vertical_m, horizontal_m);
+    if !(horizontal_m >= 0.0
+        && vertical_m >= 0.0
+        && horizontal_m.is_finite()
+        && vertical_m.is_finite())
+    {
+        return Err(QueryError::BadExtents(Vec3::new(
+            horizontal_m,
+            vertical_m,
+            horizontal_m,
+        )));
+    }
+    // The box only gathers polygons (a zero tolerance still needs a box with volume); the
+    // exact test below applies the tolerances as given.
+    let half_extents = Vec3::new(horizontal_m, vertical_m, horizontal_m).max(Vec3::splat(1e-4));
     check_nearest_inputs(center, half_extents, options)?;
     let mut found: Vec<(f32, Nearest)> = Vec::new();
     for_each_candidate(

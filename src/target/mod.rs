@@ -35,7 +35,7 @@ use glam::{Vec2, Vec3};
 use crate::geom::Aabb;
 use crate::ids::TransformVersion;
 use crate::mesh::{PolyRef, Snapshot};
-use crate::query::{NearestOptions, QueryError, QueryFilter, polygons_within};
+use crate::query::{NearestOptions, QueryError, QueryFilter, ReadSet, polygons_within};
 
 /// Input a projection cannot run on.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -102,6 +102,9 @@ pub struct VerifiedPose {
     pub projection_distance_m: f32,
     /// What it was computed from.
     pub versions: PoseVersions,
+    /// The navigation tiles the projection read (walkable polygons considered), with the
+    /// filter and cost versions: a rebuilt tile among them invalidates the pose.
+    pub read_set: ReadSet,
 }
 
 /// One candidate foot point and how its checks came out.
@@ -233,8 +236,12 @@ pub fn project_target(
         points: Vec::new(),
         attempts: Vec::new(),
     };
-    let success = |attempt: &CandidateAttempt, origin: Vec3, region_hash: u64| {
+    let success = |attempt: &CandidateAttempt, origin: Vec3, region_hash: u64, read: &[PolyRef]| {
         let foot = attempt.report.foot;
+        let mut read_set = ReadSet::new(filter);
+        for polygon in read {
+            read_set.read_tile(polygon.slot(), polygon.generation());
+        }
         Verdict::Success(VerifiedPose {
             slot: record.slot,
             fragment: attempt.fragment,
@@ -245,6 +252,7 @@ pub fn project_target(
             layer: record.layer,
             projection_distance_m: Vec2::new(foot.x - origin.x, foot.z - origin.z).length(),
             versions,
+            read_set,
         })
     };
     if let StandArea::Points {
@@ -260,8 +268,8 @@ pub fn project_target(
             let candidates = polygons_within(
                 snapshot,
                 point,
-                record.tolerances.horizontal_m.max(1e-6),
-                record.tolerances.vertical_m.max(1e-6),
+                record.tolerances.horizontal_m,
+                record.tolerances.vertical_m,
                 filter,
                 &options,
             )?;
@@ -281,7 +289,12 @@ pub fn project_target(
                 result.attempts.push(attempt);
                 if passed {
                     let attempt = result.attempts.last().expect("just pushed");
-                    result.verdict = success(attempt, projection.point, 0);
+                    let read: Vec<PolyRef> = result
+                        .points
+                        .iter()
+                        .flat_map(|p| p.candidates.iter().map(|c| c.polygon))
+                        .collect();
+                    result.verdict = success(attempt, projection.point, 0, &read);
                     return Ok(result);
                 }
             }
@@ -320,7 +333,13 @@ pub fn project_target(
                 result.attempts.push(attempt);
                 if passed {
                     let attempt = result.attempts.last().expect("just pushed");
-                    result.verdict = success(attempt, origin, fragment.region_hash());
+                    let read: Vec<PolyRef> = result
+                        .region
+                        .walkable
+                        .iter()
+                        .map(|face| face.polygon)
+                        .collect();
+                    result.verdict = success(attempt, origin, fragment.region_hash(), &read);
                     return Ok(result);
                 }
             }
