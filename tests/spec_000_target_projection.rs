@@ -562,18 +562,22 @@ fn t10_start_segment() {
     let seat = seat(0.1, 0.01);
     let snapshot = seat.mesh.snapshot();
     let filter = QueryFilter::new();
+    // The foot, on ground layer 0, projected at most `correction` horizontally, 0.3 vertically.
+    let start_from = |foot: Vec3, correction: f32| {
+        project_start(
+            &snapshot,
+            &filter,
+            foot,
+            0,
+            correction,
+            0.3,
+            &seat.record.body,
+            &seat.world,
+        )
+        .unwrap()
+    };
     let start = Vec3::new(0.8, 0.0, 0.7);
-    let projected = project_start(
-        &snapshot,
-        &filter,
-        start,
-        0,
-        0.3,
-        0.3,
-        &seat.record.body,
-        &seat.world,
-    )
-    .unwrap();
+    let projected = start_from(start, 0.3);
     let StartProjection::OnMesh {
         polygon,
         point,
@@ -594,46 +598,16 @@ fn t10_start_segment() {
     }
     // A foot in the air above N re-lands instead; a foot behind the board cannot reach the
     // mesh through it.
-    let air = project_start(
-        &snapshot,
-        &filter,
-        Vec3::new(0.8, 1.5, 0.0),
-        0,
-        0.3,
-        0.3,
-        &seat.record.body,
-        &seat.world,
-    )
-    .unwrap();
+    let air = start_from(Vec3::new(0.8, 1.5, 0.0), 0.3);
     assert!(
         matches!(air, StartProjection::InTheAir { height_above_m } if close(height_above_m, 1.5, 1e-5))
     );
-    let behind = project_start(
-        &snapshot,
-        &filter,
-        Vec3::new(0.1, 0.0, 0.0),
-        0,
-        0.6,
-        0.3,
-        &seat.record.body,
-        &seat.world,
-    )
-    .unwrap();
+    let behind = start_from(Vec3::new(0.1, 0.0, 0.0), 0.6);
     assert!(
         matches!(behind, StartProjection::AccessBlocked { .. }),
         "{behind:?}"
     );
-    let far = project_start(
-        &snapshot,
-        &filter,
-        Vec3::new(5.0, 0.0, 0.0),
-        0,
-        0.3,
-        0.3,
-        &seat.record.body,
-        &seat.world,
-    )
-    .unwrap();
+    let far = start_from(Vec3::new(5.0, 0.0, 0.0), 0.3);
     assert_eq!(far, StartProjection::OutOfReach);
 }
 
