@@ -12,6 +12,7 @@
 //! | base | [`geom`] | the Up basis, transforms, triangle primitives, bounds |
 //! | runtime | [`mesh`] | tiles, `.wmnav` files, polygon references, the runtime navmesh, snapshots |
 //! | runtime | [`query`] | nearest polygon, sliced A*, straight paths, rays, surface moves, routes, read sets |
+//! | runtime | [`crowd`] | agents as entities plus struct-of-arrays lanes, budgeted path scheduling, corridor following, slope limits, controller feedback |
 //! | runtime | [`target`] | target projection: legal stand regions, pose validation against a collision world, start projection |
 //! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
 //! | build time | [`bake`] | the voxel pipeline: world triangles to tiles |
@@ -48,6 +49,7 @@
 //! Up is +Y unless a [`geom::UpBasis`] says otherwise; horizontal work happens in the
 //! orthonormal (X, Z) basis derived from Up, carried as [`glam::Vec2`] `{ x, y: z }`.
 
+pub mod crowd;
 pub mod geom;
 pub mod ids;
 pub mod mesh;

@@ -51,8 +51,9 @@ fn turn(a: Vec3, b: Vec3, c: Vec3) -> f32 {
     -((b.x - a.x) * (c.z - a.z) - (c.x - a.x) * (b.z - a.z))
 }
 
-/// The portal from `from` into `to`, as (left, right).
-fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, Vec3)> {
+/// The portal from `from` into `to`, as (left, right) seen walking from `from`; `None` when
+/// the two do not share an edge (or either is stale).
+pub fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, Vec3)> {
     let tile = snapshot.tile(from)?;
     let polygon = &tile.data.polygons[usize::from(from.polygon())];
     let count = usize::from(polygon.vertex_count);
@@ -82,8 +83,9 @@ fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, Vec3
 }
 
 /// Pulls the string through `portals` (first and last are the start and end, degenerate),
-/// appending corners after the start; returns the index of each corner's portal.
-fn pull(portals: &[(Vec3, Vec3)], corners: &mut Vec<(Vec3, usize)>) {
+/// appending corners after the start, each with the index of the portal it lies on. The
+/// crowd's follow pass runs it on the next stretch of each agent's corridor.
+pub fn pull(portals: &[(Vec3, Vec3)], corners: &mut Vec<(Vec3, usize)>) {
     let Some(&(start, _)) = portals.first() else {
         return;
     };

@@ -1,7 +1,7 @@
 //! What a query read, so its result can be checked at adoption (spec 001).
 
 use crate::ids::{CostVersion, FilterVersion, TargetVersion};
-use crate::mesh::{LinkId, LinkVersion, NavMesh, SlotState, TileGeneration, TileSlot};
+use crate::mesh::{LinkId, LinkVersion, NavMesh, SlotState, Snapshot, TileGeneration, TileSlot};
 
 use super::QueryFilter;
 
@@ -87,13 +87,22 @@ impl ReadSet {
         filter: &QueryFilter,
         target_version: impl Fn(u64) -> Option<TargetVersion>,
     ) -> Validity {
+        self.still_valid_in(&mesh.snapshot(), filter, target_version)
+    }
+
+    /// Like [`ReadSet::still_valid`], against a snapshot of the current mesh.
+    pub fn still_valid_in(
+        &self,
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        target_version: impl Fn(u64) -> Option<TargetVersion>,
+    ) -> Validity {
         if filter.version() != self.filter {
             return Validity::FilterChanged;
         }
         if filter.cost_version() != self.cost {
             return Validity::CostChanged;
         }
-        let snapshot = mesh.snapshot();
         for read in &self.tiles {
             let current = snapshot.data().slots.get(usize::from(read.slot.0));
             let same = current.is_some_and(|view| {

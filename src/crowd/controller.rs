@@ -1,0 +1,192 @@
+//! The controller seam (spec 004): the crowd hands each agent's support-relative horizontal
+//! request to a [`Controller`], which moves the body and reports what actually happened.
+//!
+//! The built-in [`KinematicController`] moves on the navigation mesh: the relative velocity
+//! changes linearly from the carried end velocity towards the request, at most `A/k * dt`
+//! (the local curve of spec 004 on a static support), the displacement is the exact
+//! integral of that line, the move is clamped to the surface by `move_along_surface`, the
+//! height comes from the detail mesh, and after a wall contact the into-wall component of the
+//! end velocity is removed.
+
+use glam::{Vec2, Vec3};
+use rayon::prelude::*;
+
+use crate::mesh::{PolyRef, Snapshot};
+use crate::query::{QueryFilter, move_along_surface};
+
+/// One agent's request for one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepRequest {
+    /// Step length, seconds.
+    pub dt: f32,
+    /// Foot position at the step start.
+    pub foot: Vec3,
+    /// Polygon under the foot.
+    pub polygon: PolyRef,
+    /// Carried horizontal end velocity of the last step, relative to the support (vEnd).
+    pub velocity: Vec2,
+    /// Requested horizontal velocity relative to the support (v).
+    pub desired: Vec2,
+    /// Horizontal speed limit on this patch (V/k), m/s.
+    pub speed_limit: f32,
+    /// Horizontal acceleration limit on this patch (A/k), m/s².
+    pub acceleration_limit: f32,
+    /// Patch gradient (dh/dx, dh/dz).
+    pub gradient: Vec2,
+    /// Support id (0: static ground).
+    pub support: u32,
+}
+
+/// Why a step did not go where it was asked to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockedReason {
+    /// A wall (the edge of walkable space) stopped the move.
+    Wall,
+    /// The start polygon was stale (its tile was replaced): the agent did not move.
+    StaleSurface,
+}
+
+/// What a step actually did (spec 004, "位移与步末速度").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepFeedback {
+    /// Step length, seconds.
+    pub dt: f32,
+    /// Foot position at the step end.
+    pub foot: Vec3,
+    /// Polygon under the foot at the step end.
+    pub polygon: PolyRef,
+    /// World displacement Δx.
+    pub displacement: Vec3,
+    /// Carry by the support during the step, ΔxSupport.
+    pub displacement_support: Vec3,
+    /// Non-motion correction (snapping, depenetration), ΔxCorrection.
+    pub displacement_correction: Vec3,
+    /// Support at the step end.
+    pub support: u32,
+    /// Whether the foot is in contact with its support.
+    pub contact: bool,
+    /// World velocity at the step end.
+    pub velocity_world_end: Vec3,
+    /// Velocity of the support's contact point at the step end.
+    pub velocity_support_end: Vec3,
+    /// Whether the end velocities are known (false: vUnknown).
+    pub velocity_valid: bool,
+    /// Why the move was cut short, if it was.
+    pub blocked: Option<BlockedReason>,
+}
+
+/// Moves agents one step.
+pub trait Controller {
+    /// Steps every request, writing one feedback per request, in order.
+    fn step_agents(
+        &mut self,
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        requests: &[StepRequest],
+        feedback: &mut Vec<StepFeedback>,
+    );
+}
+
+/// The built-in controller: kinematic motion on the navigation mesh surface.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KinematicController;
+
+/// The end velocity of one step: the request, reached at most `acceleration_limit * dt`
+/// away from the carried velocity, and at most `speed_limit` long.
+pub fn integrate_velocity(request: &StepRequest) -> Vec2 {
+    let mut desired = request.desired;
+    if desired.length() > request.speed_limit {
+        desired = desired.normalize_or_zero() * request.speed_limit;
+    }
+    let change = desired - request.velocity;
+    let budget = request.acceleration_limit * request.dt;
+    if change.length() <= budget {
+        desired
+    } else {
+        request.velocity + change.normalize_or_zero() * budget
+    }
+}
+
+impl KinematicController {
+    /// Steps one agent.
+    pub fn step_one(
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        request: &StepRequest,
+    ) -> StepFeedback {
+        let end_velocity = integrate_velocity(request);
+        // The velocity changes linearly over the step: the displacement is its mean times dt.
+        let planned = (request.velocity + end_velocity) * (0.5 * request.dt);
+        let target = request.foot + Vec3::new(planned.x, 0.0, planned.y);
+        let stale = StepFeedback {
+            dt: request.dt,
+            foot: request.foot,
+            polygon: request.polygon,
+            displacement: Vec3::ZERO,
+            displacement_support: Vec3::ZERO,
+            displacement_correction: Vec3::ZERO,
+            support: request.support,
+            contact: true,
+            velocity_world_end: Vec3::ZERO,
+            velocity_support_end: Vec3::ZERO,
+            velocity_valid: true,
+            blocked: Some(BlockedReason::StaleSurface),
+        };
+        if planned == Vec2::ZERO {
+            return StepFeedback {
+                blocked: None,
+                ..stale
+            };
+        }
+        let Ok(moved) = move_along_surface(snapshot, request.polygon, request.foot, target, filter)
+        else {
+            return stale;
+        };
+        let reached = Vec2::new(moved.position.x, moved.position.z);
+        let wanted = Vec2::new(target.x, target.z);
+        let shortfall = wanted - reached;
+        let mut velocity = end_velocity;
+        let mut blocked = None;
+        if shortfall.length() > 1e-4 {
+            // The wall pushes back along the shortfall: drop the velocity going into it.
+            let out_of_wall = -shortfall.normalize();
+            let into = velocity.dot(out_of_wall);
+            if into < 0.0 {
+                velocity -= out_of_wall * into;
+            }
+            blocked = Some(BlockedReason::Wall);
+        }
+        let vertical = request.gradient.dot(velocity);
+        StepFeedback {
+            dt: request.dt,
+            foot: moved.position,
+            polygon: moved.polygon,
+            displacement: moved.position - request.foot,
+            displacement_support: Vec3::ZERO,
+            displacement_correction: Vec3::ZERO,
+            support: request.support,
+            contact: true,
+            velocity_world_end: Vec3::new(velocity.x, vertical, velocity.y),
+            velocity_support_end: Vec3::ZERO,
+            velocity_valid: true,
+            blocked,
+        }
+    }
+}
+
+impl Controller for KinematicController {
+    fn step_agents(
+        &mut self,
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        requests: &[StepRequest],
+        feedback: &mut Vec<StepFeedback>,
+    ) {
+        // Each agent's step reads the shared snapshot and writes its own feedback: parallel
+        // and, collected in order, the same at any thread count.
+        requests
+            .par_iter()
+            .map(|request| KinematicController::step_one(snapshot, filter, request))
+            .collect_into_vec(feedback);
+    }
+}

@@ -1,0 +1,231 @@
+//! Hot per-agent state as struct-of-arrays lanes, indexed by slot, with swap-remove.
+
+use std::sync::Arc;
+
+use super::corridor::Corridor;
+use crate::mesh::PolyRef;
+
+/// What an agent is doing, as the passes see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AgentStatus {
+    /// No move request.
+    Idle,
+    /// A request waits for its path (queued or being searched).
+    WaitingForPath,
+    /// Following a corridor.
+    Moving,
+    /// Reached the target (within the tolerance, stopped).
+    Arrived,
+    /// Reached the end of a partial corridor: the target is unreachable.
+    PartialArrived,
+    /// The request failed (no polygon at the target or the start).
+    Failed,
+}
+
+/// Dense per-agent state every pass touches every frame; slot `i` of every lane is the same
+/// agent. Horizontal vectors are split into x and z lanes so passes vectorise over agents.
+#[derive(Clone, Debug, Default)]
+pub struct AgentLanes {
+    /// The agent's entity.
+    pub entity: Vec<hecs::Entity>,
+    /// Foot position x, metres.
+    pub position_x: Vec<f32>,
+    /// Foot position y (height), metres.
+    pub position_y: Vec<f32>,
+    /// Foot position z, metres.
+    pub position_z: Vec<f32>,
+    /// Polygon under the foot.
+    pub polygon: Vec<PolyRef>,
+    /// Horizontal end-of-step velocity relative to the support (vEnd), x, m/s.
+    pub velocity_x: Vec<f32>,
+    /// vEnd, z, m/s.
+    pub velocity_z: Vec<f32>,
+    /// Net progress of the last step (vAverage), x, m/s.
+    pub average_x: Vec<f32>,
+    /// vAverage, z, m/s.
+    pub average_z: Vec<f32>,
+    /// Preferred (requested) horizontal velocity from the follow pass, x, m/s.
+    pub desired_x: Vec<f32>,
+    /// Preferred velocity, z, m/s.
+    pub desired_z: Vec<f32>,
+    /// Body radius, metres.
+    pub radius: Vec<f32>,
+    /// Surface speed limit V, m/s.
+    pub max_speed: Vec<f32>,
+    /// Surface acceleration budget A, m/s².
+    pub max_acceleration: Vec<f32>,
+    /// Patch gradient dh/dx under the agent.
+    pub gradient_x: Vec<f32>,
+    /// Patch gradient dh/dz.
+    pub gradient_z: Vec<f32>,
+    /// Horizontal speed limit V/k on the current patch, m/s.
+    pub speed_limit: Vec<f32>,
+    /// Horizontal acceleration limit A/k on the current patch, m/s².
+    pub acceleration_limit: Vec<f32>,
+    /// Where the current request ends (the target, or the reachable point nearest it for
+    /// a partial corridor), x.
+    pub goal_x: Vec<f32>,
+    /// Goal, y.
+    pub goal_y: Vec<f32>,
+    /// Goal, z.
+    pub goal_z: Vec<f32>,
+    /// The goal's polygon.
+    pub goal_polygon: Vec<PolyRef>,
+    /// The corridor being followed.
+    pub corridor: Vec<Option<Arc<Corridor>>>,
+    /// Index of the corridor polygon the agent stands in.
+    pub cursor: Vec<u32>,
+    /// Next corner to steer for, x.
+    pub corner_x: Vec<f32>,
+    /// Next corner, z.
+    pub corner_z: Vec<f32>,
+    /// Distance along the path to the next stop point (goal), metres (infinite beyond the
+    /// lookahead).
+    pub stop_distance: Vec<f32>,
+    /// Support the agent stands on (0: static ground).
+    pub support: Vec<u32>,
+    /// Whether the last feedback carried a valid end velocity (false: vUnknown).
+    pub velocity_valid: Vec<bool>,
+    /// Seconds of non-zero requests without 0.05 m of progress.
+    pub stalled_s: Vec<f32>,
+    /// Where progress is measured from, x.
+    pub anchor_x: Vec<f32>,
+    /// Progress anchor, z.
+    pub anchor_z: Vec<f32>,
+    /// Whether the current stall was reported.
+    pub blocked: Vec<bool>,
+    /// Status.
+    pub status: Vec<AgentStatus>,
+}
+
+/// Bytes of hot lane state per agent (the entity id and the corridor handle included).
+pub const LANE_BYTES_PER_AGENT: usize = size_of::<hecs::Entity>()
+    + 3 * 4
+    + size_of::<PolyRef>()
+    + 14 * 4
+    + 3 * 4
+    + size_of::<PolyRef>()
+    + size_of::<Option<Arc<Corridor>>>()
+    + 4
+    + 3 * 4
+    + 4
+    + 1
+    + 4
+    + 2 * 4
+    + 1
+    + size_of::<AgentStatus>();
+
+/// What a new agent starts with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NewAgent {
+    pub entity: hecs::Entity,
+    pub position: glam::Vec3,
+    pub polygon: PolyRef,
+    pub radius: f32,
+    pub max_speed: f32,
+    pub max_acceleration: f32,
+}
+
+impl AgentLanes {
+    /// Number of agents.
+    pub fn len(&self) -> usize {
+        self.entity.len()
+    }
+
+    /// Whether there are no agents.
+    pub fn is_empty(&self) -> bool {
+        self.entity.is_empty()
+    }
+
+    pub(crate) fn push(&mut self, agent: NewAgent) -> usize {
+        self.entity.push(agent.entity);
+        self.position_x.push(agent.position.x);
+        self.position_y.push(agent.position.y);
+        self.position_z.push(agent.position.z);
+        self.polygon.push(agent.polygon);
+        self.velocity_x.push(0.0);
+        self.velocity_z.push(0.0);
+        self.average_x.push(0.0);
+        self.average_z.push(0.0);
+        self.desired_x.push(0.0);
+        self.desired_z.push(0.0);
+        self.radius.push(agent.radius);
+        self.max_speed.push(agent.max_speed);
+        self.max_acceleration.push(agent.max_acceleration);
+        self.gradient_x.push(0.0);
+        self.gradient_z.push(0.0);
+        self.speed_limit.push(agent.max_speed);
+        self.acceleration_limit.push(agent.max_acceleration);
+        self.goal_x.push(agent.position.x);
+        self.goal_y.push(agent.position.y);
+        self.goal_z.push(agent.position.z);
+        self.goal_polygon.push(agent.polygon);
+        self.corridor.push(None);
+        self.cursor.push(0);
+        self.corner_x.push(agent.position.x);
+        self.corner_z.push(agent.position.z);
+        self.stop_distance.push(0.0);
+        self.support.push(0);
+        self.velocity_valid.push(true);
+        self.stalled_s.push(0.0);
+        self.anchor_x.push(agent.position.x);
+        self.anchor_z.push(agent.position.z);
+        self.blocked.push(false);
+        self.status.push(AgentStatus::Idle);
+        self.entity.len() - 1
+    }
+
+    /// Removes slot `slot` by moving the last agent into it; returns the entity that moved
+    /// (if any), whose slot is now `slot`.
+    pub(crate) fn swap_remove(&mut self, slot: usize) -> Option<hecs::Entity> {
+        macro_rules! remove_all {
+            ($($lane:ident),*) => { $( self.$lane.swap_remove(slot); )* };
+        }
+        remove_all!(
+            entity,
+            position_x,
+            position_y,
+            position_z,
+            polygon,
+            velocity_x,
+            velocity_z,
+            average_x,
+            average_z,
+            desired_x,
+            desired_z,
+            radius,
+            max_speed,
+            max_acceleration,
+            gradient_x,
+            gradient_z,
+            speed_limit,
+            acceleration_limit,
+            goal_x,
+            goal_y,
+            goal_z,
+            goal_polygon,
+            corridor,
+            cursor,
+            corner_x,
+            corner_z,
+            stop_distance,
+            support,
+            velocity_valid,
+            stalled_s,
+            anchor_x,
+            anchor_z,
+            blocked,
+            status
+        );
+        self.entity.get(slot).copied()
+    }
+
+    /// The foot position of slot `slot`.
+    pub fn position(&self, slot: usize) -> glam::Vec3 {
+        glam::Vec3::new(
+            self.position_x[slot],
+            self.position_y[slot],
+            self.position_z[slot],
+        )
+    }
+}

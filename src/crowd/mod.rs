@@ -1,0 +1,400 @@
+//! The crowd runtime: thousands of agents moved every frame along shared corridors, under
+//! one node budget for path finding, with slope-aware limits and step feedback (spec 001,
+//! spec 004).
+//!
+//! Stage: runtime, above [`query`](crate::query). Identity and protocol state (move
+//! requests with their logical id, attempt and epoch; statuses) live in a `hecs::World`;
+//! the hot per-frame state lives in [`AgentLanes`], dense struct-of-arrays indexed by slot.
+//! [`Crowd::step`] runs the passes in the order written once in `step.rs`: ingest ->
+//! schedule -> adopt -> follow -> slope -> (avoid) -> move -> feedback, each timed and
+//! counted in [`StepStats`].
+//!
+//! Invariants: an agent is never lost (a failed step leaves it where it was, with a
+//! reason); a path result is adopted only at the adopt pass, and only if its request id,
+//! attempt and epoch still match the agent's request and its read set is still valid;
+//! parallel passes write only their own outputs and results are collected in slot order, so
+//! the same inputs give the same lanes and events at any thread count.
+
+mod controller;
+mod corridor;
+mod lanes;
+pub mod passes;
+mod scheduler;
+mod step;
+
+pub use controller::{
+    BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
+};
+pub use corridor::{Corridor, CorridorCache, CorridorKey};
+pub use lanes::{AgentLanes, AgentStatus, LANE_BYTES_PER_AGENT};
+pub use scheduler::{FrameBudget, RequestId, ScheduleStats};
+pub use step::{PassStats, StepStats};
+
+use glam::Vec3;
+
+use crate::mesh::{NavMesh, Snapshot};
+use crate::query::{QueryFilter, nearest_polygon};
+use lanes::NewAgent;
+use scheduler::Scheduler;
+
+/// Per-agent parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AgentParams {
+    /// Body radius, metres.
+    pub radius_m: f32,
+    /// Body height, metres.
+    pub height_m: f32,
+    /// Surface speed limit, m/s.
+    pub max_speed_mps: f32,
+    /// Surface acceleration budget, m/s².
+    pub max_acceleration_mps2: f32,
+}
+
+impl AgentParams {
+    /// DetourCrowd's reference parameters (levels README): radius 0.6, height 2, speed 3.5,
+    /// acceleration 8.
+    pub const DETOUR_REFERENCE: AgentParams = AgentParams {
+        radius_m: 0.6,
+        height_m: 2.0,
+        max_speed_mps: 3.5,
+        max_acceleration_mps2: 8.0,
+    };
+}
+
+/// Crowd settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrowdConfig {
+    /// Node expansions per step for all searches.
+    pub budget: FrameBudget,
+    /// Open searches at a time.
+    pub searches_in_flight: usize,
+    /// Horizontal distance to the goal that counts as there, metres.
+    pub arrive_tolerance_m: f32,
+    /// Speed below which an agent counts as stopped, m/s.
+    pub stop_speed_mps: f32,
+    /// Half extents of the box a target or start is snapped to the mesh in.
+    pub snap_half_extents: Vec3,
+}
+
+impl Default for CrowdConfig {
+    fn default() -> Self {
+        CrowdConfig {
+            budget: FrameBudget::default(),
+            searches_in_flight: 4,
+            arrive_tolerance_m: 0.25,
+            stop_speed_mps: 0.05,
+            snap_half_extents: Vec3::new(2.0, 4.0, 2.0),
+        }
+    }
+}
+
+/// Something that happened to an agent in a step; each is reported once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrowdEvent {
+    /// The agent reached its target and stopped.
+    Arrived {
+        /// The agent.
+        entity: hecs::Entity,
+        /// The request.
+        request: RequestId,
+    },
+    /// The agent reached the end of a partial path: its target is unreachable.
+    PartialArrived {
+        /// The agent.
+        entity: hecs::Entity,
+        /// The request.
+        request: RequestId,
+    },
+    /// 0.5 s of non-zero requests without 0.05 m of progress (spec 001, h2).
+    Blocked {
+        /// The agent.
+        entity: hecs::Entity,
+        /// The request.
+        request: RequestId,
+    },
+    /// The request cannot be served: no walkable polygon near the target.
+    NoPath {
+        /// The agent.
+        entity: hecs::Entity,
+        /// The request.
+        request: RequestId,
+    },
+}
+
+/// A crowd call with bad input.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CrowdError {
+    /// The entity is not an agent of this crowd.
+    #[error("entity {0:?} is not an agent of this crowd")]
+    UnknownAgent(hecs::Entity),
+    /// A position with no walkable polygon within the snap box.
+    #[error("position {0} is not on the navigation mesh (no polygon within the snap box)")]
+    OffMesh(Vec3),
+    /// A non-finite position or target.
+    #[error("{what} {value} is not finite")]
+    NotFinite {
+        /// Which input.
+        what: &'static str,
+        /// The value.
+        value: Vec3,
+    },
+    /// Agent parameters out of range.
+    #[error("agent parameter {field} = {value} is invalid")]
+    BadParameter {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f32,
+    },
+    /// A step length that is not positive and finite.
+    #[error("step length {0} s must be positive and finite")]
+    BadStep(f32),
+}
+
+/// An agent's slot in the lanes (a hecs component).
+#[derive(Clone, Copy, Debug)]
+struct Slot(usize);
+
+/// An agent's move request (a hecs component).
+#[derive(Clone, Copy, Debug)]
+struct MoveRequest {
+    target: Vec3,
+    request: RequestId,
+    /// Whether the result must be adopted (false once adopted or finished).
+    awaiting: bool,
+}
+
+/// The crowd.
+pub struct Crowd {
+    world: hecs::World,
+    lanes: AgentLanes,
+    snapshot: Snapshot,
+    filter: QueryFilter,
+    scheduler: Scheduler,
+    cache: CorridorCache,
+    config: CrowdConfig,
+    frame: u64,
+    epoch: u32,
+    next_logical: u64,
+    /// Agents whose request must be (re)issued at the next ingest, in request order.
+    pending: Vec<hecs::Entity>,
+    last_stats: StepStats,
+}
+
+impl Crowd {
+    /// A crowd on the mesh's current snapshot.
+    pub fn new(mesh: &NavMesh, config: CrowdConfig) -> Crowd {
+        let mut filter = QueryFilter::new();
+        // Agents walk polygons; off-mesh link actions belong to the host.
+        filter.set_links_allowed(false);
+        Crowd {
+            world: hecs::World::new(),
+            lanes: AgentLanes::default(),
+            snapshot: mesh.snapshot(),
+            filter,
+            scheduler: Scheduler::new(config.searches_in_flight),
+            cache: CorridorCache::default(),
+            config,
+            frame: 0,
+            epoch: 0,
+            next_logical: 0,
+            pending: Vec::new(),
+            last_stats: StepStats::default(),
+        }
+    }
+
+    /// Takes the mesh's current snapshot (after tiles changed): corridors that read a
+    /// changed tile are dropped from the cache, and agents following one ask again.
+    pub fn set_mesh(&mut self, mesh: &NavMesh) {
+        self.snapshot = mesh.snapshot();
+        self.cache.evict_stale(&self.snapshot, &self.filter);
+    }
+
+    /// The lanes (read only).
+    pub fn lanes(&self) -> &AgentLanes {
+        &self.lanes
+    }
+
+    /// The snapshot the crowd runs on.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The corridor cache (for its counters).
+    pub fn cache(&self) -> &CorridorCache {
+        &self.cache
+    }
+
+    /// The last step's counters.
+    pub fn stats(&self) -> &StepStats {
+        &self.last_stats
+    }
+
+    /// Frames stepped so far.
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// Frames each answered path request waited, over the whole run.
+    pub fn path_waits(&self) -> &[u64] {
+        &self.scheduler.waits
+    }
+
+    /// Number of agents.
+    pub fn len(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Whether the crowd has no agents.
+    pub fn is_empty(&self) -> bool {
+        self.lanes.is_empty()
+    }
+
+    fn slot(&self, entity: hecs::Entity) -> Result<usize, CrowdError> {
+        self.world
+            .get::<&Slot>(entity)
+            .map(|slot| slot.0)
+            .map_err(|_| CrowdError::UnknownAgent(entity))
+    }
+
+    /// The agent's slot in the lanes.
+    pub fn slot_of(&self, entity: hecs::Entity) -> Option<usize> {
+        self.slot(entity).ok()
+    }
+
+    /// The agent's status.
+    pub fn status(&self, entity: hecs::Entity) -> Result<AgentStatus, CrowdError> {
+        Ok(self.lanes.status[self.slot(entity)?])
+    }
+
+    /// The agent's foot position.
+    pub fn position(&self, entity: hecs::Entity) -> Result<Vec3, CrowdError> {
+        Ok(self.lanes.position(self.slot(entity)?))
+    }
+
+    /// The agent's current request, if any.
+    pub fn request(&self, entity: hecs::Entity) -> Result<Option<RequestId>, CrowdError> {
+        self.slot(entity)?;
+        Ok(self
+            .world
+            .get::<&MoveRequest>(entity)
+            .ok()
+            .map(|m| m.request))
+    }
+
+    /// Adds an agent standing at `position` (snapped to the mesh).
+    pub fn add_agent(
+        &mut self,
+        position: Vec3,
+        params: AgentParams,
+    ) -> Result<hecs::Entity, CrowdError> {
+        if !position.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "agent position",
+                value: position,
+            });
+        }
+        for (field, value) in [
+            ("radius_m", params.radius_m),
+            ("height_m", params.height_m),
+            ("max_speed_mps", params.max_speed_mps),
+            ("max_acceleration_mps2", params.max_acceleration_mps2),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(CrowdError::BadParameter { field, value });
+            }
+        }
+        let nearest = nearest_polygon(
+            &self.snapshot,
+            position,
+            self.config.snap_half_extents,
+            &self.filter,
+        )
+        .ok()
+        .flatten()
+        .ok_or(CrowdError::OffMesh(position))?;
+        let entity = self.world.spawn(());
+        let slot = self.lanes.push(NewAgent {
+            entity,
+            position: nearest.point,
+            polygon: nearest.polygon,
+            radius: params.radius_m,
+            max_speed: params.max_speed_mps,
+            max_acceleration: params.max_acceleration_mps2,
+        });
+        self.world
+            .insert_one(entity, Slot(slot))
+            .expect("the entity was just spawned");
+        Ok(entity)
+    }
+
+    /// Removes an agent; its pending searches are dropped.
+    pub fn remove_agent(&mut self, entity: hecs::Entity) -> Result<(), CrowdError> {
+        let slot = self.slot(entity)?;
+        if let Some(moved) = self.lanes.swap_remove(slot) {
+            if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(moved) {
+                moved_slot.0 = slot;
+            }
+        }
+        self.scheduler.forget(entity);
+        self.pending.retain(|&e| e != entity);
+        self.world.despawn(entity).expect("a known agent");
+        Ok(())
+    }
+
+    /// Asks the agent to move to `target`; replaces any current request (its results, if
+    /// any arrive, are rejected at adoption by their request id).
+    pub fn request_move(
+        &mut self,
+        entity: hecs::Entity,
+        target: Vec3,
+    ) -> Result<RequestId, CrowdError> {
+        let slot = self.slot(entity)?;
+        if !target.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "move target",
+                value: target,
+            });
+        }
+        let request = RequestId {
+            logical: self.next_logical,
+            attempt: 0,
+            epoch: self.epoch,
+        };
+        self.next_logical += 1;
+        self.world
+            .insert_one(
+                entity,
+                MoveRequest {
+                    target,
+                    request,
+                    awaiting: true,
+                },
+            )
+            .expect("a known agent");
+        self.scheduler.forget(entity);
+        self.pending.retain(|&e| e != entity);
+        self.pending.push(entity);
+        self.lanes.status[slot] = AgentStatus::WaitingForPath;
+        self.lanes.blocked[slot] = false;
+        self.lanes.stalled_s[slot] = 0.0;
+        Ok(request)
+    }
+
+    /// Cancels the agent's request: it brakes to a stop and goes idle.
+    pub fn cancel(&mut self, entity: hecs::Entity) -> Result<(), CrowdError> {
+        let slot = self.slot(entity)?;
+        let _ = self.world.remove_one::<MoveRequest>(entity);
+        self.scheduler.forget(entity);
+        self.pending.retain(|&e| e != entity);
+        self.lanes.status[slot] = AgentStatus::Idle;
+        self.lanes.corridor[slot] = None;
+        Ok(())
+    }
+
+    /// Starts a new epoch (after a restore): results of requests made before it are
+    /// rejected at adoption.
+    pub fn bump_epoch(&mut self) {
+        self.epoch += 1;
+    }
+}

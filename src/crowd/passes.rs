@@ -1,0 +1,299 @@
+//! The per-frame passes, as free functions over lanes: follow, slope, feedback (the move
+//! pass is the [`Controller`](super::Controller)). Each pass writes only its own outputs,
+//! so the parallel ones give the same lanes at any thread count.
+
+use glam::{Vec2, Vec3};
+use rayon::prelude::*;
+use wide::f32x8;
+
+use super::corridor::Corridor;
+use super::lanes::{AgentLanes, AgentStatus};
+use crate::mesh::{PolyRef, Snapshot};
+use crate::query::pull;
+
+/// Portals ahead of the cursor the follow pass pulls the string through.
+pub const LOOKAHEAD_PORTALS: usize = 12;
+
+/// Horizontal distance needed to stop from speed `speed` (m/s) with the horizontal braking
+/// budget `acceleration` (m/s²), after a reaction step of `reaction_s` at that speed:
+/// `v * t + v^2 / (2 A)`. It consumes the end velocity of the last step (spec 004, m4).
+pub fn stopping_distance(speed: f32, acceleration: f32, reaction_s: f32) -> f32 {
+    speed * reaction_s + speed * speed / (2.0 * acceleration)
+}
+
+/// The speed to request with `distance` metres left to a stop point: the largest that can
+/// still stop there after one reaction step at the current speed, capped by `limit`.
+pub fn profile_speed(
+    distance: f32,
+    current_speed: f32,
+    acceleration: f32,
+    dt: f32,
+    limit: f32,
+) -> f32 {
+    let room = (distance - current_speed * dt).max(0.0);
+    (2.0 * acceleration * room).sqrt().min(limit)
+}
+
+/// One agent's follow result.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FollowOutput {
+    /// New corridor cursor.
+    pub cursor: u32,
+    /// Next corner to steer for (x, z).
+    pub corner: Vec2,
+    /// Requested horizontal velocity.
+    pub desired: Vec2,
+    /// Path distance to the goal (infinite beyond the lookahead).
+    pub stop_distance: f32,
+    /// The agent is not on its corridor near the cursor: it needs a new path.
+    pub off_corridor: bool,
+}
+
+/// Follows the corridor for one agent: moves the cursor to the corridor polygon the agent
+/// actually stands in (forward only once it has crossed into the next polygon, backward
+/// when pushed back), pulls the string through the next [`LOOKAHEAD_PORTALS`] portals,
+/// and requests a velocity towards the first corner with a speed that can stop at the goal.
+#[allow(clippy::too_many_arguments)]
+pub fn follow_one(
+    corridor: &Corridor,
+    cursor: usize,
+    position: Vec3,
+    polygon: PolyRef,
+    goal: Vec3,
+    velocity: Vec2,
+    speed_limit: f32,
+    acceleration_limit: f32,
+    dt: f32,
+    arrive_tolerance_m: f32,
+) -> FollowOutput {
+    let flat = Vec2::new(position.x, position.z);
+    let Some(cursor) = corridor.find_near(cursor, polygon, 4, 8) else {
+        return FollowOutput {
+            cursor: cursor as u32,
+            corner: flat,
+            desired: Vec2::ZERO,
+            stop_distance: f32::INFINITY,
+            off_corridor: true,
+        };
+    };
+    let last = corridor.polygons.len() - 1;
+    let window_end = (cursor + LOOKAHEAD_PORTALS).min(last);
+    let reaches_goal = window_end == last;
+    let mut portals: Vec<(Vec3, Vec3)> = Vec::with_capacity(window_end - cursor + 2);
+    portals.push((position, position));
+    portals.extend_from_slice(&corridor.portals[cursor..window_end]);
+    let end = if reaches_goal {
+        goal
+    } else {
+        let (left, right) = corridor.portals[window_end - 1];
+        (left + right) * 0.5
+    };
+    portals.push((end, end));
+    let mut corners = Vec::with_capacity(portals.len());
+    pull(&portals, &mut corners);
+    // Lookahead along the path: the distance accumulates corner to corner.
+    let mut along = 0.0;
+    let mut previous = flat;
+    let mut first = None;
+    for &(corner, _) in &corners {
+        let corner = Vec2::new(corner.x, corner.z);
+        along += previous.distance(corner);
+        previous = corner;
+        if first.is_none() && along > 1e-3 {
+            first = Some(corner);
+        }
+    }
+    let stop_distance = if reaches_goal { along } else { f32::INFINITY };
+    let corner = first.unwrap_or(flat);
+    let speed = if stop_distance <= arrive_tolerance_m {
+        0.0
+    } else {
+        profile_speed(
+            stop_distance,
+            velocity.length(),
+            acceleration_limit,
+            dt,
+            speed_limit,
+        )
+    };
+    FollowOutput {
+        cursor: cursor as u32,
+        corner,
+        desired: (corner - flat).normalize_or_zero() * speed,
+        stop_distance,
+        off_corridor: false,
+    }
+}
+
+/// The follow pass over every moving agent (parallel; results in slot order).
+pub fn follow_pass(
+    lanes: &AgentLanes,
+    dt: f32,
+    arrive_tolerance_m: f32,
+    out: &mut Vec<Option<FollowOutput>>,
+) {
+    (0..lanes.len())
+        .into_par_iter()
+        .map(|slot| {
+            if lanes.status[slot] != AgentStatus::Moving {
+                return None;
+            }
+            let corridor = lanes.corridor[slot].as_ref()?;
+            Some(follow_one(
+                corridor,
+                lanes.cursor[slot] as usize,
+                lanes.position(slot),
+                lanes.polygon[slot],
+                Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]),
+                Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]),
+                lanes.speed_limit[slot],
+                lanes.acceleration_limit[slot],
+                dt,
+                arrive_tolerance_m,
+            ))
+        })
+        .collect_into_vec(out);
+}
+
+/// The gradient (dh/dx, dh/dz) of the detail triangle under `position` in `polygon` (zero
+/// when the polygon is stale or the point is outside every triangle).
+pub fn patch_gradient(snapshot: &Snapshot, polygon: PolyRef, position: Vec3) -> Vec2 {
+    let Some(tile) = snapshot.tile(polygon) else {
+        return Vec2::ZERO;
+    };
+    let point = Vec2::new(position.x, position.z);
+    let mut best = (f32::INFINITY, Vec2::ZERO);
+    for &[a, b, c] in tile.detail_triangles(polygon.polygon()) {
+        let (e1, e2) = (b - a, c - a);
+        let determinant = e1.x * e2.z - e1.z * e2.x;
+        if determinant.abs() < 1e-12 {
+            continue;
+        }
+        let gradient = Vec2::new(
+            (e1.y * e2.z - e1.z * e2.y) / determinant,
+            (e1.x * e2.y - e1.y * e2.x) / determinant,
+        );
+        // Barycentric distance outside the triangle: zero inside.
+        let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
+        let (a2, b2, c2) = (
+            Vec2::new(a.x, a.z),
+            Vec2::new(b.x, b.z),
+            Vec2::new(c.x, c.z),
+        );
+        let area = turn(a2, b2, c2);
+        let (wa, wb) = (turn(point, b2, c2) / area, turn(a2, point, c2) / area);
+        let outside = (-wa).max(-wb).max(-(1.0 - wa - wb)).max(0.0);
+        if outside < best.0 {
+            best = (outside, gradient);
+            if outside == 0.0 {
+                break;
+            }
+        }
+    }
+    best.1
+}
+
+/// Slope limits (spec 004, m1), scalar: `k = sqrt(1 + |g|^2)`, speed `V/k`, acceleration
+/// `A/k`, per lane.
+pub fn slope_limits_scalar(
+    gradient_x: &[f32],
+    gradient_z: &[f32],
+    max_speed: &[f32],
+    max_acceleration: &[f32],
+    speed_limit: &mut [f32],
+    acceleration_limit: &mut [f32],
+) {
+    for i in 0..gradient_x.len() {
+        let k = (1.0 + gradient_x[i] * gradient_x[i] + gradient_z[i] * gradient_z[i]).sqrt();
+        speed_limit[i] = max_speed[i] / k;
+        acceleration_limit[i] = max_acceleration[i] / k;
+    }
+}
+
+/// [`slope_limits_scalar`] eight lanes at a time with `wide`; the same operations in the
+/// same order, so the results are bit-identical (tested).
+pub fn slope_limits_simd(
+    gradient_x: &[f32],
+    gradient_z: &[f32],
+    max_speed: &[f32],
+    max_acceleration: &[f32],
+    speed_limit: &mut [f32],
+    acceleration_limit: &mut [f32],
+) {
+    let full = gradient_x.len() / 8 * 8;
+    let load = |lane: &[f32], at: usize| {
+        f32x8::from(<[f32; 8]>::try_from(&lane[at..at + 8]).expect("eight lanes"))
+    };
+    let one = f32x8::splat(1.0);
+    for at in (0..full).step_by(8) {
+        let (gx, gz) = (load(gradient_x, at), load(gradient_z, at));
+        let k = (one + gx * gx + gz * gz).sqrt();
+        speed_limit[at..at + 8].copy_from_slice(&(load(max_speed, at) / k).to_array());
+        acceleration_limit[at..at + 8]
+            .copy_from_slice(&(load(max_acceleration, at) / k).to_array());
+    }
+    slope_limits_scalar(
+        &gradient_x[full..],
+        &gradient_z[full..],
+        &max_speed[full..],
+        &max_acceleration[full..],
+        &mut speed_limit[full..],
+        &mut acceleration_limit[full..],
+    );
+}
+
+/// The slope pass: gradients under every agent (parallel gather), then the limits (SIMD).
+pub fn slope_pass(snapshot: &Snapshot, lanes: &mut AgentLanes) {
+    let gradients: Vec<Vec2> = (0..lanes.len())
+        .into_par_iter()
+        .map(|slot| patch_gradient(snapshot, lanes.polygon[slot], lanes.position(slot)))
+        .collect();
+    for (slot, gradient) in gradients.into_iter().enumerate() {
+        lanes.gradient_x[slot] = gradient.x;
+        lanes.gradient_z[slot] = gradient.y;
+    }
+    slope_limits_simd(
+        &lanes.gradient_x,
+        &lanes.gradient_z,
+        &lanes.max_speed,
+        &lanes.max_acceleration,
+        &mut lanes.speed_limit,
+        &mut lanes.acceleration_limit,
+    );
+}
+
+/// vEnd and vAverage from a step's feedback (spec 004): the horizontal part of
+/// `vWorldEnd - vSupportEnd`, and the horizontal net progress
+/// `(Δx - ΔxSupport - ΔxCorrection) / dt`.
+pub fn feedback_velocities(feedback: &super::StepFeedback) -> (Vec2, Vec2) {
+    let relative = feedback.velocity_world_end - feedback.velocity_support_end;
+    let progress =
+        feedback.displacement - feedback.displacement_support - feedback.displacement_correction;
+    let average = if feedback.dt > 0.0 {
+        Vec2::new(progress.x, progress.z) / feedback.dt
+    } else {
+        Vec2::ZERO
+    };
+    (Vec2::new(relative.x, relative.z), average)
+}
+
+/// Progress below this over [`STALL_S`] of non-zero requests is a stall (spec 001, h2).
+pub const STALL_PROGRESS_M: f32 = 0.05;
+/// Seconds of non-zero requests without progress before an agent is Blocked.
+pub const STALL_S: f32 = 0.5;
+
+/// Tracks progress for the Blocked rule: returns the new (anchor, stalled seconds) and
+/// whether the agent is stalled now.
+pub fn track_progress(
+    anchor: Vec2,
+    stalled_s: f32,
+    position: Vec2,
+    requesting: bool,
+    dt: f32,
+) -> (Vec2, f32, bool) {
+    if !requesting || position.distance(anchor) >= STALL_PROGRESS_M {
+        return (position, 0.0, false);
+    }
+    let stalled_s = stalled_s + dt;
+    (anchor, stalled_s, stalled_s >= STALL_S - 1e-6)
+}

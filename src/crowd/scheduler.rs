@@ -1,0 +1,228 @@
+//! Path requests under one node budget per frame: oldest first, sliced, resumable.
+//!
+//! Requests wait in a queue in the order they were made. Each frame the scheduler answers
+//! what it can from the corridor cache (no expansions), keeps at most `in_flight_max`
+//! searches open, and steps them oldest first until the frame's node budget is spent; an
+//! unfinished search resumes next frame where it stopped. Finished searches wait for the
+//! crowd's single commit point (adoption).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::corridor::{Corridor, CorridorCache, CorridorKey};
+use crate::mesh::{PolyRef, Snapshot};
+use crate::query::{NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter};
+
+/// A move request's identity: the logical request, its attempt (bumped on each re-issue after
+/// a rejected result) and the crowd's epoch (bumped on restore).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId {
+    /// The logical request.
+    pub logical: u64,
+    /// Attempt, from 0.
+    pub attempt: u32,
+    /// Crowd epoch.
+    pub epoch: u32,
+}
+
+/// Node expansions all searches may spend in one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameBudget {
+    /// Node expansions per step.
+    pub node_expansions: u32,
+}
+
+impl Default for FrameBudget {
+    fn default() -> Self {
+        FrameBudget {
+            node_expansions: 16_384,
+        }
+    }
+}
+
+/// One path job.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Job {
+    pub entity: hecs::Entity,
+    pub request: RequestId,
+    pub start: PolyRef,
+    pub start_position: Vec3,
+    pub goal: PolyRef,
+    pub goal_position: Vec3,
+    pub queued_frame: u64,
+}
+
+/// A finished job, waiting for adoption.
+pub(crate) struct Finished {
+    pub job: Job,
+    /// The corridor (shared if it came from the cache), or `None` when the path could not
+    /// become a corridor.
+    pub corridor: Option<Arc<Corridor>>,
+}
+
+/// What the scheduler did in one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScheduleStats {
+    /// Node expansions spent.
+    pub nodes_expanded: u32,
+    /// Jobs finished (searched or cached).
+    pub finished: u32,
+    /// Jobs answered from the corridor cache.
+    pub cache_hits: u32,
+    /// Requests still queued or in flight after the step.
+    pub queue_depth: u32,
+    /// Frames the oldest waiting request has waited.
+    pub oldest_wait_frames: u64,
+}
+
+/// The request queue, the open searches and their node pools.
+pub(crate) struct Scheduler {
+    queue: VecDeque<Job>,
+    in_flight: Vec<(Job, PathSearch)>,
+    pools: Vec<NodePool>,
+    pub in_flight_max: usize,
+    /// Frames each finished job waited (for the p95 report).
+    pub waits: Vec<u64>,
+}
+
+impl Scheduler {
+    pub fn new(in_flight_max: usize) -> Scheduler {
+        Scheduler {
+            queue: VecDeque::new(),
+            in_flight: Vec::new(),
+            pools: Vec::new(),
+            in_flight_max: in_flight_max.max(1),
+            waits: Vec::new(),
+        }
+    }
+
+    pub fn enqueue(&mut self, job: Job) {
+        self.queue.push_back(job);
+    }
+
+    /// Drops every job of `entity` (a cancelled or removed agent).
+    pub fn forget(&mut self, entity: hecs::Entity) {
+        self.queue.retain(|job| job.entity != entity);
+        let mut index = 0;
+        while index < self.in_flight.len() {
+            if self.in_flight[index].0.entity == entity {
+                let (_, search) = self.in_flight.remove(index);
+                let (_, pool) = search.into_result();
+                self.pools.push(pool);
+            } else {
+                index += 1;
+            }
+        }
+    }
+
+    pub fn depth(&self) -> usize {
+        self.queue.len() + self.in_flight.len()
+    }
+
+    fn key(job: &Job, filter: &QueryFilter) -> CorridorKey {
+        CorridorKey {
+            start: job.start,
+            goal: job.goal,
+            filter: filter.version(),
+            cost: filter.cost_version(),
+        }
+    }
+
+    /// Runs one frame's worth of path finding.
+    pub fn run(
+        &mut self,
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        cache: &mut CorridorCache,
+        budget: FrameBudget,
+        frame: u64,
+        finished: &mut Vec<Finished>,
+    ) -> ScheduleStats {
+        let mut stats = ScheduleStats::default();
+        let mut remaining = budget.node_expansions;
+        loop {
+            // Open searches up to the limit, answering from the cache where possible.
+            while self.in_flight.len() < self.in_flight_max {
+                let Some(job) = self.queue.pop_front() else {
+                    break;
+                };
+                if let Some(corridor) = cache.get(&Self::key(&job, filter), snapshot, filter) {
+                    self.waits.push(frame - job.queued_frame);
+                    finished.push(Finished {
+                        job,
+                        corridor: Some(corridor),
+                    });
+                    stats.cache_hits += 1;
+                    stats.finished += 1;
+                    continue;
+                }
+                let pool = self
+                    .pools
+                    .pop()
+                    .unwrap_or_else(|| NodePool::new(NODE_POOL_DEFAULT));
+                match PathSearch::new(
+                    snapshot,
+                    job.start,
+                    job.start_position,
+                    job.goal,
+                    job.goal_position,
+                    filter,
+                    pool,
+                ) {
+                    Ok(search) => self.in_flight.push((job, search)),
+                    Err(_) => {
+                        // A stale start or goal: the adoption step re-issues it.
+                        self.waits.push(frame - job.queued_frame);
+                        finished.push(Finished {
+                            job,
+                            corridor: None,
+                        });
+                        stats.finished += 1;
+                    }
+                }
+            }
+            if self.in_flight.is_empty() || remaining == 0 {
+                break;
+            }
+            // Oldest first: the first open search gets the budget until it finishes.
+            let (job, search) = &mut self.in_flight[0];
+            let progress = search.step(remaining);
+            let expanded = match progress {
+                Progress::InProgress { expanded } | Progress::Done { expanded } => expanded,
+            };
+            remaining -= expanded.min(remaining);
+            stats.nodes_expanded += expanded;
+            if search.is_finished() {
+                let job = *job;
+                let (_, search) = self.in_flight.remove(0);
+                let (result, pool) = search.into_result();
+                self.pools.push(pool);
+                let corridor = corridor_of(snapshot, &result).map(Arc::new);
+                if let Some(corridor) = &corridor {
+                    cache.insert(Self::key(&job, filter), corridor.clone());
+                }
+                self.waits.push(frame - job.queued_frame);
+                finished.push(Finished { job, corridor });
+                stats.finished += 1;
+            } else if remaining == 0 {
+                break;
+            }
+        }
+        stats.queue_depth = self.depth() as u32;
+        stats.oldest_wait_frames = self
+            .in_flight
+            .iter()
+            .map(|(job, _)| job)
+            .chain(self.queue.iter())
+            .map(|job| frame - job.queued_frame)
+            .max()
+            .unwrap_or(0);
+        stats
+    }
+}
+
+fn corridor_of(snapshot: &Snapshot, result: &PathResult) -> Option<Corridor> {
+    Corridor::from_path(snapshot, result)
+}

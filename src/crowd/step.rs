@@ -1,0 +1,384 @@
+//! One crowd step: the pass order, written once.
+//!
+//! ingest -> schedule -> adopt -> follow -> slope -> (avoid: the next issue) -> move ->
+//! feedback. Each pass is timed and counted; the parallel ones (follow, slope, move) collect
+//! their results in slot order.
+
+use std::time::Instant;
+
+use glam::{Vec2, Vec3};
+
+use super::controller::{Controller, StepRequest};
+use super::lanes::AgentStatus;
+use super::passes::{feedback_velocities, follow_pass, slope_pass, track_progress};
+use super::scheduler::{Finished, Job, ScheduleStats};
+use super::{Crowd, CrowdError, CrowdEvent, MoveRequest};
+use crate::query::{Validity, nearest_polygon};
+
+/// Attempts after which a request that keeps failing to become a corridor is given up.
+const ATTEMPTS_MAX: u32 = 4;
+
+/// Time and work of one pass in one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassStats {
+    /// Wall time, milliseconds.
+    pub time_ms: f64,
+    /// Items processed (agents, jobs or results).
+    pub items: u32,
+}
+
+/// Counters of one step, per pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Requests turned into path jobs.
+    pub ingest: PassStats,
+    /// Path finding under the budget.
+    pub schedule: PassStats,
+    /// Results checked at the commit point.
+    pub adopt: PassStats,
+    /// Corridor following.
+    pub follow: PassStats,
+    /// Slope limits.
+    pub slope: PassStats,
+    /// The controller.
+    pub movement: PassStats,
+    /// Feedback, statuses and events.
+    pub feedback: PassStats,
+    /// The scheduler's own counters.
+    pub scheduler: ScheduleStats,
+    /// Agents waiting for a path after the step.
+    pub waiting_for_path: u32,
+    /// Results rejected at adoption (stale request or read set).
+    pub rejected: u32,
+}
+
+fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let value = run();
+    stats.time_ms = start.elapsed().as_secs_f64() * 1e3;
+    stats.items = items as u32;
+    value
+}
+
+impl Crowd {
+    /// Advances the crowd by `dt` seconds; returns the step's events in order.
+    pub fn step(
+        &mut self,
+        dt: f32,
+        controller: &mut impl Controller,
+    ) -> Result<Vec<CrowdEvent>, CrowdError> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(CrowdError::BadStep(dt));
+        }
+        let mut stats = StepStats::default();
+        let mut events = Vec::new();
+
+        let pending = std::mem::take(&mut self.pending);
+        timed(&mut stats.ingest, pending.len(), || {
+            self.ingest(&pending, &mut events)
+        });
+
+        let mut finished = Vec::new();
+        let snapshot = self.snapshot.clone();
+        stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
+            self.scheduler.run(
+                &snapshot,
+                &self.filter,
+                &mut self.cache,
+                self.config.budget,
+                self.frame,
+                &mut finished,
+            )
+        });
+
+        let count = finished.len();
+        stats.rejected = timed(&mut stats.adopt, count, || {
+            self.adopt(finished, &mut events)
+        });
+
+        let agents = self.lanes.len();
+        timed(&mut stats.follow, agents, || self.follow(dt));
+        timed(&mut stats.slope, agents, || {
+            slope_pass(&snapshot, &mut self.lanes)
+        });
+        let feedback = timed(&mut stats.movement, agents, || {
+            let requests: Vec<StepRequest> = (0..agents)
+                .map(|slot| {
+                    let lanes = &self.lanes;
+                    StepRequest {
+                        dt,
+                        foot: lanes.position(slot),
+                        polygon: lanes.polygon[slot],
+                        velocity: Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]),
+                        desired: Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]),
+                        speed_limit: lanes.speed_limit[slot],
+                        acceleration_limit: lanes.acceleration_limit[slot],
+                        gradient: Vec2::new(lanes.gradient_x[slot], lanes.gradient_z[slot]),
+                        support: lanes.support[slot],
+                    }
+                })
+                .collect();
+            let mut feedback = Vec::with_capacity(agents);
+            controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
+            feedback
+        });
+        timed(&mut stats.feedback, agents, || {
+            self.feedback(&feedback, &mut events)
+        });
+
+        stats.waiting_for_path = self
+            .lanes
+            .status
+            .iter()
+            .filter(|s| **s == AgentStatus::WaitingForPath)
+            .count() as u32;
+        self.last_stats = stats;
+        self.frame += 1;
+        Ok(events)
+    }
+
+    /// Re-issues the agent's request as a new attempt (next frame's ingest).
+    fn reissue(&mut self, entity: hecs::Entity) {
+        if let Ok(mut request) = self.world.get::<&mut MoveRequest>(entity) {
+            request.request.attempt += 1;
+            request.awaiting = true;
+        }
+        if let Ok(slot) = self.slot(entity) {
+            self.lanes.status[slot] = AgentStatus::WaitingForPath;
+        }
+        if !self.pending.contains(&entity) {
+            self.pending.push(entity);
+        }
+    }
+
+    fn fail(&mut self, entity: hecs::Entity, slot: usize, events: &mut Vec<CrowdEvent>) {
+        if let Ok(request) = self.world.remove_one::<MoveRequest>(entity) {
+            events.push(CrowdEvent::NoPath {
+                entity,
+                request: request.request,
+            });
+        }
+        self.lanes.status[slot] = AgentStatus::Failed;
+        self.lanes.corridor[slot] = None;
+    }
+
+    /// Ingest: each pending request becomes a path job (start and goal snapped to the mesh).
+    fn ingest(&mut self, pending: &[hecs::Entity], events: &mut Vec<CrowdEvent>) {
+        for &entity in pending {
+            let Ok(slot) = self.slot(entity) else {
+                continue;
+            };
+            let Some(request) = self.world.get::<&MoveRequest>(entity).ok().map(|m| *m) else {
+                continue;
+            };
+            if !self.lanes.velocity_valid[slot] {
+                // vUnknown: no new solve until the controller reports a valid velocity; the
+                // request keeps its ownership and waits.
+                self.pending.push(entity);
+                continue;
+            }
+            if request.request.attempt > ATTEMPTS_MAX {
+                self.fail(entity, slot, events);
+                continue;
+            }
+            let position = self.lanes.position(slot);
+            let half = self.config.snap_half_extents;
+            let start = match self.snapshot.tile(self.lanes.polygon[slot]) {
+                Some(_) => Some((self.lanes.polygon[slot], position)),
+                None => nearest_polygon(&self.snapshot, position, half, &self.filter)
+                    .ok()
+                    .flatten()
+                    .map(|n| (n.polygon, n.point)),
+            };
+            let goal = nearest_polygon(&self.snapshot, request.target, half, &self.filter)
+                .ok()
+                .flatten();
+            let (Some((start, start_position)), Some(goal)) = (start, goal) else {
+                self.fail(entity, slot, events);
+                continue;
+            };
+            self.lanes.polygon[slot] = start;
+            self.lanes.status[slot] = AgentStatus::WaitingForPath;
+            self.scheduler.enqueue(Job {
+                entity,
+                request: request.request,
+                start,
+                start_position,
+                goal: goal.polygon,
+                goal_position: goal.point,
+                queued_frame: self.frame,
+            });
+        }
+    }
+
+    /// Adopt: the one commit point. Returns how many results were rejected.
+    fn adopt(&mut self, finished: Vec<Finished>, events: &mut Vec<CrowdEvent>) -> u32 {
+        let mut rejected = 0;
+        for Finished { job, corridor } in finished {
+            let Ok(slot) = self.slot(job.entity) else {
+                continue;
+            };
+            let current = self.world.get::<&MoveRequest>(job.entity).ok().map(|m| *m);
+            let Some(current) = current.filter(|m| m.awaiting && m.request == job.request) else {
+                rejected += 1; // superseded, cancelled or from an old epoch
+                continue;
+            };
+            let usable = corridor.filter(|c| {
+                c.read_set
+                    .still_valid_in(&self.snapshot, &self.filter, |_| None)
+                    == Validity::Valid
+            });
+            let Some(corridor) = usable else {
+                rejected += 1;
+                self.reissue(job.entity);
+                continue;
+            };
+            // The agent kept moving while it waited: it must still be on the corridor.
+            let Some(cursor) = corridor.find_near(0, self.lanes.polygon[slot], 0, 16) else {
+                rejected += 1;
+                self.reissue(job.entity);
+                continue;
+            };
+            let goal = if corridor.complete {
+                job.goal_position
+            } else {
+                let last = *corridor.polygons.last().expect("a corridor has a polygon");
+                self.snapshot.tile(last).map_or(job.goal_position, |tile| {
+                    tile.closest_point(last.polygon(), current.target).0
+                })
+            };
+            let goal_polygon = if corridor.complete {
+                job.goal
+            } else {
+                *corridor.polygons.last().expect("a corridor has a polygon")
+            };
+            let lanes = &mut self.lanes;
+            lanes.goal_x[slot] = goal.x;
+            lanes.goal_y[slot] = goal.y;
+            lanes.goal_z[slot] = goal.z;
+            lanes.goal_polygon[slot] = goal_polygon;
+            lanes.corridor[slot] = Some(corridor);
+            lanes.cursor[slot] = cursor as u32;
+            lanes.status[slot] = AgentStatus::Moving;
+            if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.entity) {
+                request.awaiting = false;
+            }
+        }
+        let _ = events;
+        rejected
+    }
+
+    /// Follow: cursor, corner and preferred velocity for every moving agent.
+    fn follow(&mut self, dt: f32) {
+        let mut outputs = Vec::new();
+        follow_pass(
+            &self.lanes,
+            dt,
+            self.config.arrive_tolerance_m,
+            &mut outputs,
+        );
+        let mut lost = Vec::new();
+        for (slot, output) in outputs.into_iter().enumerate() {
+            let lanes = &mut self.lanes;
+            match output {
+                Some(output) if !output.off_corridor => {
+                    lanes.cursor[slot] = output.cursor;
+                    lanes.corner_x[slot] = output.corner.x;
+                    lanes.corner_z[slot] = output.corner.y;
+                    lanes.desired_x[slot] = output.desired.x;
+                    lanes.desired_z[slot] = output.desired.y;
+                    lanes.stop_distance[slot] = output.stop_distance;
+                }
+                Some(_) => {
+                    lanes.desired_x[slot] = 0.0;
+                    lanes.desired_z[slot] = 0.0;
+                    lost.push(lanes.entity[slot]);
+                }
+                None => {
+                    lanes.desired_x[slot] = 0.0;
+                    lanes.desired_z[slot] = 0.0;
+                }
+            }
+        }
+        for entity in lost {
+            // Off the corridor (pushed away, or the corridor's tiles changed): a new path
+            // from where the agent actually is.
+            if let Ok(slot) = self.slot(entity) {
+                self.lanes.corridor[slot] = None;
+            }
+            self.reissue(entity);
+        }
+    }
+
+    /// Feedback: positions, vEnd, vAverage, stalls, arrivals.
+    fn feedback(&mut self, feedback: &[super::StepFeedback], events: &mut Vec<CrowdEvent>) {
+        let tolerance = self.config.arrive_tolerance_m;
+        let stop_speed = self.config.stop_speed_mps;
+        for (slot, step) in feedback.iter().enumerate() {
+            let (end, average) = feedback_velocities(step);
+            let lanes = &mut self.lanes;
+            lanes.position_x[slot] = step.foot.x;
+            lanes.position_y[slot] = step.foot.y;
+            lanes.position_z[slot] = step.foot.z;
+            lanes.polygon[slot] = step.polygon;
+            lanes.support[slot] = step.support;
+            lanes.velocity_valid[slot] = step.velocity_valid;
+            if step.velocity_valid {
+                lanes.velocity_x[slot] = end.x;
+                lanes.velocity_z[slot] = end.y;
+            }
+            lanes.average_x[slot] = average.x;
+            lanes.average_z[slot] = average.y;
+            if lanes.status[slot] != AgentStatus::Moving {
+                lanes.stalled_s[slot] = 0.0;
+                continue;
+            }
+            let entity = lanes.entity[slot];
+            let flat = Vec2::new(step.foot.x, step.foot.z);
+            let requesting = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]) != Vec2::ZERO;
+            let (anchor, stalled_s, stalled) = track_progress(
+                Vec2::new(lanes.anchor_x[slot], lanes.anchor_z[slot]),
+                lanes.stalled_s[slot],
+                flat,
+                requesting,
+                step.dt,
+            );
+            lanes.anchor_x[slot] = anchor.x;
+            lanes.anchor_z[slot] = anchor.y;
+            lanes.stalled_s[slot] = stalled_s;
+            let request = self
+                .world
+                .get::<&MoveRequest>(entity)
+                .ok()
+                .map(|m| m.request);
+            let Some(request) = request else { continue };
+            if stalled && !lanes.blocked[slot] {
+                lanes.blocked[slot] = true;
+                events.push(CrowdEvent::Blocked { entity, request });
+            } else if !stalled && stalled_s == 0.0 {
+                lanes.blocked[slot] = false;
+            }
+            let goal = Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]);
+            let near = flat.distance(Vec2::new(goal.x, goal.z)) <= tolerance;
+            let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
+            let target_valid = self.snapshot.tile(lanes.goal_polygon[slot]).is_some();
+            if near && stopped && target_valid {
+                let complete = lanes.corridor[slot].as_ref().is_some_and(|c| c.complete);
+                lanes.status[slot] = if complete {
+                    AgentStatus::Arrived
+                } else {
+                    AgentStatus::PartialArrived
+                };
+                lanes.corridor[slot] = None;
+                lanes.desired_x[slot] = 0.0;
+                lanes.desired_z[slot] = 0.0;
+                let _ = self.world.remove_one::<MoveRequest>(entity);
+                events.push(if complete {
+                    CrowdEvent::Arrived { entity, request }
+                } else {
+                    CrowdEvent::PartialArrived { entity, request }
+                });
+            }
+        }
+    }
+}

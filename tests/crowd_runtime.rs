@@ -1,0 +1,453 @@
+//! Crowd runtime (spec 004 m1, m2, m4; spec 001 h2), corridor following, determinism across
+//! thread counts, and the shared dungeon crowd: every agent arrives or reports why, and no
+//! agent leaves the navigation mesh.
+
+use glam::{Vec2, Vec3};
+use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::crowd::passes::{
+    STALL_S, follow_one, patch_gradient, profile_speed, slope_limits_scalar, slope_limits_simd,
+    stopping_distance, track_progress,
+};
+use waymark::crowd::{
+    AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdEvent,
+    KinematicController, StepFeedback, StepRequest, integrate_velocity,
+};
+use waymark::mesh::blob::BakeParams;
+use waymark::mesh::{NavMesh, Snapshot, TileData, WalkablePolygon};
+use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon};
+use waymark::scene::obj::{ObjOptions, load_obj};
+
+fn close(actual: f32, expected: f32, tolerance: f32) -> bool {
+    (actual - expected).abs() <= tolerance
+}
+
+fn quad(x0: f32, x1: f32, z0: f32, z1: f32, height: impl Fn(f32) -> f32) -> WalkablePolygon {
+    WalkablePolygon::ground(vec![
+        Vec3::new(x0, height(x0), z0),
+        Vec3::new(x1, height(x1), z0),
+        Vec3::new(x1, height(x1), z1),
+        Vec3::new(x0, height(x0), z1),
+    ])
+}
+
+fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
+    let params = BakeParams {
+        agent_radius_m: 0.3,
+        agent_height_m: 1.8,
+        agent_max_climb_m: 0.3,
+        ..BakeParams::default()
+    };
+    let mut mesh = NavMesh::new(params);
+    mesh.add_tiles(vec![TileData::from_walkable_polygons(polygons).unwrap()])
+        .unwrap();
+    mesh
+}
+
+/// A straight corridor of `count` 2 m x 2 m squares along +x.
+fn strip(count: usize) -> NavMesh {
+    let polygons: Vec<WalkablePolygon> = (0..count)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    mesh_of(&polygons)
+}
+
+#[test]
+fn m1_sixty_degree_slope_halves_the_horizontal_limits() {
+    // A 60° ramp rising along +x: h = tan(60°) x, so |g| = sqrt(3) and k = 2.
+    let rise = 60f32.to_radians().tan();
+    let mesh = mesh_of(&[quad(0.0, 2.0, 0.0, 2.0, |x| rise * x)]);
+    let snapshot = mesh.snapshot();
+    let point = Vec3::new(1.0, rise, 1.0);
+    let at = nearest_polygon(&snapshot, point, Vec3::splat(1.0), &QueryFilter::new())
+        .unwrap()
+        .unwrap();
+    let gradient = patch_gradient(&snapshot, at.polygon, point);
+    assert!(close(gradient.x, 3f32.sqrt(), 1e-4) && close(gradient.y, 0.0, 1e-5));
+    let (mut speed, mut acceleration) = ([0.0], [0.0]);
+    slope_limits_scalar(
+        &[gradient.x],
+        &[gradient.y],
+        &[2.0],
+        &[2.0],
+        &mut speed,
+        &mut acceleration,
+    );
+    assert!(close(speed[0], 1.0, 1e-4) && close(acceleration[0], 1.0, 1e-4));
+    // Braking from 1 m/s horizontal with 1 m/s²: 0.5 m horizontal, 1 m along the slope.
+    let horizontal = stopping_distance(1.0, acceleration[0], 0.0);
+    assert!(close(horizontal, 0.5, 1e-4));
+    assert!(close(
+        horizontal * (1.0 + gradient.length_squared()).sqrt(),
+        1.0,
+        1e-3
+    ));
+}
+
+#[test]
+fn slope_limits_simd_and_scalar_agree_bit_for_bit() {
+    let count = 1003;
+    let value = |i: usize, salt: u32| {
+        let bits = (i as u32).wrapping_mul(2_654_435_761).wrapping_add(salt);
+        (bits % 10_000) as f32 / 2_500.0 - 2.0
+    };
+    let gx: Vec<f32> = (0..count).map(|i| value(i, 1)).collect();
+    let gz: Vec<f32> = (0..count).map(|i| value(i, 7)).collect();
+    let speed: Vec<f32> = (0..count).map(|i| 1.0 + value(i, 3).abs()).collect();
+    let acceleration: Vec<f32> = (0..count).map(|i| 2.0 + value(i, 5).abs()).collect();
+    let (mut s1, mut a1) = (vec![0.0; count], vec![0.0; count]);
+    let (mut s2, mut a2) = (vec![0.0; count], vec![0.0; count]);
+    slope_limits_scalar(&gx, &gz, &speed, &acceleration, &mut s1, &mut a1);
+    slope_limits_simd(&gx, &gz, &speed, &acceleration, &mut s2, &mut a2);
+    for i in 0..count {
+        assert_eq!(s1[i].to_bits(), s2[i].to_bits(), "speed lane {i}");
+        assert_eq!(a1[i].to_bits(), a2[i].to_bits(), "acceleration lane {i}");
+    }
+}
+
+#[test]
+fn m2_belt_carry_and_relative_velocity() {
+    // Belt +1 m/s, body relative -1 m/s: the world velocity is zero, and the feedback
+    // recovers the relative end velocity from the world and support velocities.
+    let feedback = StepFeedback {
+        dt: 0.1,
+        foot: Vec3::ZERO,
+        polygon: waymark::mesh::PolyRef::new(
+            waymark::mesh::TileGeneration(1),
+            waymark::mesh::TileSlot(0),
+            0,
+        )
+        .unwrap(),
+        displacement: Vec3::ZERO,
+        displacement_support: Vec3::new(0.1, 0.0, 0.0),
+        displacement_correction: Vec3::ZERO,
+        support: 1,
+        contact: true,
+        velocity_world_end: Vec3::ZERO,
+        velocity_support_end: Vec3::new(1.0, 0.0, 0.0),
+        velocity_valid: true,
+        blocked: None,
+    };
+    let (end, average) = waymark::crowd::passes::feedback_velocities(&feedback);
+    assert_eq!(end, Vec2::new(-1.0, 0.0));
+    // Net progress relative to the belt: -0.1 m in 0.1 s.
+    assert!(close(average.x, -1.0, 1e-6));
+}
+
+#[test]
+fn m4_end_velocity_average_velocity_and_braking() {
+    let mesh = strip(2);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let start = Vec3::new(0.5, 0.0, 1.0);
+    let polygon = nearest_polygon(&snapshot, start, Vec3::ONE, &filter)
+        .unwrap()
+        .unwrap()
+        .polygon;
+    // From rest at 1 m/s²: at t = 0.1 s the speed is 0.1; the step 0.1 -> 0.2 s...
+    let request = StepRequest {
+        dt: 0.1,
+        foot: start,
+        polygon,
+        velocity: Vec2::new(0.1, 0.0),
+        desired: Vec2::new(3.0, 0.0),
+        speed_limit: 3.0,
+        acceleration_limit: 1.0,
+        gradient: Vec2::ZERO,
+        support: 0,
+    };
+    let step = KinematicController::step_one(&snapshot, &filter, &request);
+    let (end, average) = waymark::crowd::passes::feedback_velocities(&step);
+    // ...moves 0.015 m, averages 0.15 m/s and ends at 0.2 m/s.
+    assert!(
+        close(step.displacement.x, 0.015, 1e-6),
+        "{}",
+        step.displacement.x
+    );
+    assert!(close(average.x, 0.15, 1e-5) && close(end.x, 0.2, 1e-6));
+    // Braking consumes the end velocity: 0.02 m, not 0.15^2 / 2 = 0.01125.
+    assert!(close(stopping_distance(end.length(), 1.0, 0.0), 0.02, 1e-6));
+    assert!(!close(
+        stopping_distance(end.length(), 1.0, 0.0),
+        0.011_25,
+        1e-4
+    ));
+    // The last braking step: 0.1 m/s to 0 in 0.1 s moves 0.005 m and ends stopped.
+    let last = StepRequest {
+        velocity: Vec2::new(0.1, 0.0),
+        desired: Vec2::ZERO,
+        ..request
+    };
+    assert_eq!(integrate_velocity(&last), Vec2::ZERO);
+    let step = KinematicController::step_one(&snapshot, &filter, &last);
+    assert!(close(step.displacement.x, 0.005, 1e-6));
+    assert_eq!(step.velocity_world_end, Vec3::ZERO);
+}
+
+#[test]
+fn the_speed_profile_stops_at_the_goal() {
+    // With the reaction step: at 3 m/s and dt 0.1, the agent needs 0.3 m before braking.
+    assert_eq!(profile_speed(0.3, 3.0, 8.0, 0.1, 3.5), 0.0);
+    assert!(close(profile_speed(1.3, 3.0, 8.0, 0.1, 3.5), 3.5, 1e-6));
+    assert!(close(profile_speed(0.55, 3.0, 8.0, 0.1, 3.5), 2.0, 1e-5));
+}
+
+/// A controller that never moves anyone: every request makes no progress.
+struct Stuck;
+
+impl Controller for Stuck {
+    fn step_agents(
+        &mut self,
+        _snapshot: &Snapshot,
+        _filter: &QueryFilter,
+        requests: &[StepRequest],
+        feedback: &mut Vec<StepFeedback>,
+    ) {
+        feedback.clear();
+        feedback.extend(requests.iter().map(|r| StepFeedback {
+            dt: r.dt,
+            foot: r.foot,
+            polygon: r.polygon,
+            displacement: Vec3::ZERO,
+            displacement_support: Vec3::ZERO,
+            displacement_correction: Vec3::ZERO,
+            support: r.support,
+            contact: true,
+            velocity_world_end: Vec3::ZERO,
+            velocity_support_end: Vec3::ZERO,
+            velocity_valid: true,
+            blocked: None,
+        }));
+    }
+}
+
+#[test]
+fn h2_blocked_after_half_a_second_without_progress() {
+    // The rule itself: 0.01 m per 0.1 s step is below 0.05 m; blocked at 0.5 s, not before.
+    let mut anchor = Vec2::ZERO;
+    let mut stalled = 0.0;
+    for step in 1..=5 {
+        let position = Vec2::new(0.01 * step as f32, 0.0);
+        let (a, s, blocked) = track_progress(anchor, stalled, position, true, 0.1);
+        (anchor, stalled) = (a, s);
+        assert_eq!(blocked, step == 5, "step {step}: {s} s");
+    }
+    assert!(close(stalled, STALL_S, 1e-6));
+    // Progress of 0.05 m resets it; no request resets it too.
+    assert!(!track_progress(Vec2::ZERO, 0.4, Vec2::new(0.05, 0.0), true, 0.1).2);
+    assert_eq!(
+        track_progress(Vec2::ZERO, 0.4, Vec2::ZERO, false, 0.1).1,
+        0.0
+    );
+
+    // In a crowd: the Blocked event comes once, after 0.5 s, and never a success.
+    let mesh = strip(4);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default());
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    crowd.request_move(agent, Vec3::new(7.0, 0.0, 1.0)).unwrap();
+    let mut blocked_frames = Vec::new();
+    for frame in 0..30 {
+        for event in crowd.step(0.1, &mut Stuck).unwrap() {
+            match event {
+                CrowdEvent::Blocked { .. } => blocked_frames.push(frame),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+    // The request is adopted in frame 0; five stalled steps later it is blocked, once.
+    assert_eq!(blocked_frames, vec![4]);
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+}
+
+#[test]
+fn the_cursor_follows_the_actual_position_back_and_forth() {
+    let mesh = strip(4);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let at = |x: f32| {
+        nearest_polygon(&snapshot, Vec3::new(x, 0.0, 1.0), Vec3::ONE, &filter)
+            .unwrap()
+            .unwrap()
+            .polygon
+    };
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let goal = Vec3::new(7.0, 0.0, 1.0);
+    let path = find_path(
+        &snapshot,
+        at(1.0),
+        Vec3::new(1.0, 0.0, 1.0),
+        at(7.0),
+        goal,
+        &filter,
+        &mut pool,
+    )
+    .unwrap();
+    let corridor = Corridor::from_path(&snapshot, &path).unwrap();
+    assert_eq!(corridor.polygons.len(), 4);
+    let follow = |cursor: usize, x: f32| {
+        follow_one(
+            &corridor,
+            cursor,
+            Vec3::new(x, 0.0, 1.0),
+            at(x),
+            goal,
+            Vec2::ZERO,
+            3.5,
+            8.0,
+            0.1,
+            0.25,
+        )
+    };
+    // Just before the first portal (x = 2): still polygon 0.
+    assert_eq!(follow(0, 1.99).cursor, 0);
+    // Across it: the cursor advances.
+    assert_eq!(follow(0, 2.01).cursor, 1);
+    // Pushed back across the portal: the cursor moves back with the actual position.
+    assert_eq!(follow(1, 1.9).cursor, 0);
+    // Lookahead along the path: the stop distance is the path length to the goal.
+    let output = follow(1, 3.0);
+    assert!(close(output.stop_distance, 4.0, 1e-5));
+    assert!(output.desired.x > 0.0 && close(output.desired.y, 0.0, 1e-6));
+}
+
+fn dungeon() -> NavMesh {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
+    let world = load_obj(&root.join("dungeon.obj"), &ObjOptions::default())
+        .unwrap()
+        .world_triangles()
+        .unwrap();
+    NavMesh::from_file(
+        bake(&world, &BakeConfig::preset(Preset::Recast))
+            .unwrap()
+            .to_file(),
+    )
+    .unwrap()
+}
+
+/// The shared agents: start and targets per agent.
+fn shared_agents(count: usize) -> Vec<(Vec3, Vec<Vec3>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
+    std::fs::read_to_string(root.join("dungeon_crowd_agents.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take(count)
+        .map(|line| {
+            let v: Vec<f32> = line
+                .split(',')
+                .skip(1)
+                .map(|x| x.parse().unwrap())
+                .collect();
+            let points: Vec<Vec3> = v.chunks(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect();
+            (points[0], points[1..].to_vec())
+        })
+        .collect()
+}
+
+/// Runs `agents` of the shared set for `frames` frames (each takes its next target on
+/// arrival); returns the crowd and every event.
+fn run_shared(mesh: &NavMesh, agents: usize, frames: usize) -> (Crowd, Vec<CrowdEvent>) {
+    let mut crowd = Crowd::new(mesh, CrowdConfig::default());
+    let scenario = shared_agents(agents);
+    let mut entities = Vec::new();
+    let mut next_target = vec![0usize; scenario.len()];
+    for (start, targets) in &scenario {
+        let entity = crowd
+            .add_agent(*start, AgentParams::DETOUR_REFERENCE)
+            .unwrap();
+        crowd.request_move(entity, targets[0]).unwrap();
+        entities.push(entity);
+    }
+    let mut events = Vec::new();
+    let mut controller = KinematicController;
+    for _ in 0..frames {
+        let step_events = crowd.step(1.0 / 30.0, &mut controller).unwrap();
+        for event in &step_events {
+            if let CrowdEvent::Arrived { entity, .. } | CrowdEvent::PartialArrived { entity, .. } =
+                event
+            {
+                let index = entities.iter().position(|e| e == entity).unwrap();
+                next_target[index] = (next_target[index] + 1) % scenario[index].1.len();
+                crowd
+                    .request_move(*entity, scenario[index].1[next_target[index]])
+                    .unwrap();
+            }
+        }
+        events.extend(step_events);
+    }
+    (crowd, events)
+}
+
+#[test]
+fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
+    let mesh = dungeon();
+    let (crowd, events) = run_shared(&mesh, 300, 1500);
+    let snapshot = crowd.snapshot();
+    let lanes = crowd.lanes();
+    // No agent leaves the mesh: each stands on a live polygon, over it.
+    for slot in 0..lanes.len() {
+        let tile = snapshot.tile(lanes.polygon[slot]).expect("a live polygon");
+        let (_, over) = tile.closest_point(lanes.polygon[slot].polygon(), lanes.position(slot));
+        assert!(
+            over,
+            "agent {slot} at {} is off its polygon",
+            lanes.position(slot)
+        );
+    }
+    // Every agent's first request ended in an event: arrived, partial, blocked or no path.
+    let mut first_outcome = vec![false; lanes.len()];
+    for event in &events {
+        let entity = match event {
+            CrowdEvent::Arrived { entity, .. }
+            | CrowdEvent::PartialArrived { entity, .. }
+            | CrowdEvent::Blocked { entity, .. }
+            | CrowdEvent::NoPath { entity, .. } => *entity,
+        };
+        if let Some(slot) = crowd.slot_of(entity) {
+            first_outcome[slot] = true;
+        }
+    }
+    let silent: Vec<usize> = (0..lanes.len()).filter(|&s| !first_outcome[s]).collect();
+    assert!(
+        silent.is_empty(),
+        "agents without an outcome after 50 s: {silent:?}"
+    );
+    let arrivals = events
+        .iter()
+        .filter(|e| matches!(e, CrowdEvent::Arrived { .. }))
+        .count();
+    assert!(arrivals >= 300, "{arrivals} arrivals");
+}
+
+#[test]
+fn two_thousand_agents_step_the_same_at_1_2_and_8_threads() {
+    let mesh = dungeon();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let (crowd, events) = run_shared(&mesh, 2000, 300);
+            let lanes = crowd.lanes();
+            let state: Vec<u32> = (0..lanes.len())
+                .flat_map(|s| {
+                    [
+                        lanes.position_x[s].to_bits(),
+                        lanes.position_y[s].to_bits(),
+                        lanes.position_z[s].to_bits(),
+                        lanes.velocity_x[s].to_bits(),
+                        lanes.velocity_z[s].to_bits(),
+                        lanes.cursor[s],
+                    ]
+                })
+                .collect();
+            (state, events)
+        })
+    };
+    let one = run(1);
+    assert!(one.1.len() > 100);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(8));
+}
