@@ -75,6 +75,9 @@ pub struct AgentLanes {
     pub corridor: Vec<Option<Arc<Corridor>>>,
     /// Index of the corridor polygon the agent stands in.
     pub cursor: Vec<u32>,
+    /// The corridor polygon at the cursor, kept beside it so the common frame (same
+    /// polygon, corner kept) never touches the corridor's memory.
+    pub cursor_polygon: Vec<PolyRef>,
     /// Next corner to steer for, x.
     pub corner_x: Vec<f32>,
     /// Next corner, z.
@@ -82,6 +85,10 @@ pub struct AgentLanes {
     /// Distance along the path to the next stop point (goal), metres (infinite beyond the
     /// lookahead).
     pub stop_distance: Vec<f32>,
+    /// Path length from the next corner to the goal, metres (infinite beyond the lookahead).
+    pub corner_after_m: Vec<f32>,
+    /// Frames since the funnel last ran for this agent (`u8::MAX`: run it now).
+    pub corner_age: Vec<u8>,
     /// Support the agent stands on (0: static ground).
     pub support: Vec<u32>,
     /// Whether the last feedback carried a valid end velocity (false: vUnknown).
@@ -107,8 +114,11 @@ pub const LANE_BYTES_PER_AGENT: usize = size_of::<hecs::Entity>()
     + size_of::<PolyRef>()
     + size_of::<Option<Arc<Corridor>>>()
     + 4
+    + size_of::<PolyRef>()
     + 3 * 4
     + 4
+    + 4
+    + 1
     + 1
     + 4
     + 2 * 4
@@ -162,9 +172,12 @@ impl AgentLanes {
         self.goal_polygon.push(agent.polygon);
         self.corridor.push(None);
         self.cursor.push(0);
+        self.cursor_polygon.push(agent.polygon);
         self.corner_x.push(agent.position.x);
         self.corner_z.push(agent.position.z);
         self.stop_distance.push(0.0);
+        self.corner_after_m.push(0.0);
+        self.corner_age.push(u8::MAX);
         self.support.push(0);
         self.velocity_valid.push(true);
         self.stalled_s.push(0.0);

@@ -74,6 +74,9 @@ pub struct CrowdConfig {
     pub stop_speed_mps: f32,
     /// Half extents of the box a target or start is snapped to the mesh in.
     pub snap_half_extents: Vec3,
+    /// Heuristic weight of path searches (1: optimal A*; above 1: weighted A*, paths at
+    /// most that factor longer, far fewer expansions on grid-like levels).
+    pub heuristic_weight: f32,
 }
 
 impl Default for CrowdConfig {
@@ -84,6 +87,9 @@ impl Default for CrowdConfig {
             arrive_tolerance_m: 0.25,
             stop_speed_mps: 0.05,
             snap_half_extents: Vec3::new(2.0, 4.0, 2.0),
+            // Measured on the 10,000-agent city: 5x fewer expansions than optimal A*
+            // for paths 0.8% longer (docs/benchmarks.md).
+            heuristic_weight: 1.5,
         }
     }
 }
@@ -192,7 +198,11 @@ impl Crowd {
             lanes: AgentLanes::default(),
             snapshot: mesh.snapshot(),
             filter,
-            scheduler: Scheduler::new(config.searches_in_flight),
+            scheduler: Scheduler::new(
+                config.searches_in_flight,
+                config.heuristic_weight,
+                config.snap_half_extents,
+            ),
             cache: CorridorCache::default(),
             config,
             frame: 0,

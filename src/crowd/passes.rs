@@ -13,6 +13,9 @@ use crate::query::pull;
 
 /// Portals ahead of the cursor the follow pass pulls the string through.
 pub const LOOKAHEAD_PORTALS: usize = 12;
+/// Frames an agent keeps its corner before the funnel runs again even if nothing changed
+/// (the corner of a straight walk stays the corner until the cursor moves or it is reached).
+pub const CORNER_REFRESH_FRAMES: u8 = 8;
 
 /// Horizontal distance needed to stop from speed `speed` (m/s) with the horizontal braking
 /// budget `acceleration` (m/s²), after a reaction step of `reaction_s` at that speed:
@@ -45,6 +48,10 @@ pub struct FollowOutput {
     pub desired: Vec2,
     /// Path distance to the goal (infinite beyond the lookahead).
     pub stop_distance: f32,
+    /// Path length from the corner to the goal (infinite beyond the lookahead).
+    pub corner_after: f32,
+    /// Whether the funnel ran (false: the kept corner was reused).
+    pub refreshed: bool,
     /// The agent is not on its corridor near the cursor: it needs a new path.
     pub off_corridor: bool,
 }
@@ -73,6 +80,8 @@ pub fn follow_one(
             corner: flat,
             desired: Vec2::ZERO,
             stop_distance: f32::INFINITY,
+            corner_after: f32::INFINITY,
+            refreshed: true,
             off_corridor: true,
         };
     };
@@ -105,6 +114,7 @@ pub fn follow_one(
     }
     let stop_distance = if reaches_goal { along } else { f32::INFINITY };
     let corner = first.unwrap_or(flat);
+    let corner_after = (stop_distance - corner.distance(flat)).max(0.0);
     let speed = if stop_distance <= arrive_tolerance_m {
         0.0
     } else {
@@ -121,8 +131,60 @@ pub fn follow_one(
         corner,
         desired: (corner - flat).normalize_or_zero() * speed,
         stop_distance,
+        corner_after,
+        refreshed: true,
         off_corridor: false,
     }
+}
+
+/// The kept corner, if it still serves: the agent is in the same corridor polygon and has
+/// not reached the corner. The speed profile is recomputed from the distance to the corner
+/// plus the path length after it.
+#[allow(clippy::too_many_arguments)]
+pub fn follow_kept(
+    cursor: usize,
+    cursor_polygon: PolyRef,
+    polygon: PolyRef,
+    position: Vec3,
+    corner: Vec2,
+    corner_after: f32,
+    velocity: Vec2,
+    speed_limit: f32,
+    acceleration_limit: f32,
+    dt: f32,
+    arrive_tolerance_m: f32,
+) -> Option<FollowOutput> {
+    if cursor_polygon != polygon {
+        return None;
+    }
+    let flat = Vec2::new(position.x, position.z);
+    let to_corner = corner - flat;
+    let distance = to_corner.length();
+    // Reached (or about to be within a step): the funnel must pick the next corner.
+    if distance <= 0.1 + velocity.length() * dt {
+        return None;
+    }
+    let stop_distance = distance + corner_after;
+    let speed = if stop_distance <= arrive_tolerance_m {
+        0.0
+    } else {
+        profile_speed(
+            stop_distance,
+            velocity.length(),
+            acceleration_limit,
+            dt,
+            speed_limit,
+        )
+    };
+    Some(FollowOutput {
+        cursor: cursor as u32,
+        corner,
+        desired: to_corner / distance * speed,
+        stop_distance,
+        corner_after,
+        refreshed: false,
+        off_corridor: false,
+    })
 }
 
 /// The follow pass over every moving agent (parallel; results in slot order).
@@ -137,6 +199,25 @@ pub fn follow_pass(
         .map(|slot| {
             if lanes.status[slot] != AgentStatus::Moving {
                 return None;
+            }
+            let velocity = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]);
+            if lanes.corner_age[slot] < CORNER_REFRESH_FRAMES {
+                let kept = follow_kept(
+                    lanes.cursor[slot] as usize,
+                    lanes.cursor_polygon[slot],
+                    lanes.polygon[slot],
+                    lanes.position(slot),
+                    Vec2::new(lanes.corner_x[slot], lanes.corner_z[slot]),
+                    lanes.corner_after_m[slot],
+                    velocity,
+                    lanes.speed_limit[slot],
+                    lanes.acceleration_limit[slot],
+                    dt,
+                    arrive_tolerance_m,
+                );
+                if kept.is_some() {
+                    return kept;
+                }
             }
             let corridor = lanes.corridor[slot].as_ref()?;
             Some(follow_one(

@@ -13,7 +13,9 @@ use glam::Vec3;
 
 use super::corridor::{Corridor, CorridorCache, CorridorKey};
 use crate::mesh::{PolyRef, Snapshot};
-use crate::query::{NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter};
+use crate::query::{
+    NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter, nearest_polygon,
+};
 
 /// A move request's identity: the logical request, its attempt (bumped on each re-issue after
 /// a rejected result) and the crowd's epoch (bumped on restore).
@@ -49,18 +51,32 @@ pub(crate) struct Job {
     pub request: RequestId,
     pub start: PolyRef,
     pub start_position: Vec3,
-    pub goal: PolyRef,
-    pub goal_position: Vec3,
+    /// The requested target; snapped to the mesh when the job's search opens.
+    pub target: Vec3,
+    /// The snapped goal (set when the search opens).
+    pub goal: Option<(PolyRef, Vec3)>,
     pub queued_frame: u64,
+}
+
+/// What a finished job produced.
+pub(crate) enum Outcome {
+    /// A corridor (shared if it came from the cache).
+    Corridor(Arc<Corridor>),
+    /// The search could not run or its path could not become a corridor: try again.
+    Retry,
+    /// No walkable polygon near the target.
+    NoGoal,
 }
 
 /// A finished job, waiting for adoption.
 pub(crate) struct Finished {
     pub job: Job,
-    /// The corridor (shared if it came from the cache), or `None` when the path could not
-    /// become a corridor.
-    pub corridor: Option<Arc<Corridor>>,
+    pub outcome: Outcome,
 }
+
+/// Budget charged for snapping a target to the mesh, in node expansions (about the cost of
+/// a nearest-polygon query), so a burst of fresh requests cannot stretch a frame.
+const SNAP_COST_NODES: u32 = 8;
 
 /// What the scheduler did in one step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -83,17 +99,23 @@ pub(crate) struct Scheduler {
     in_flight: Vec<(Job, PathSearch)>,
     pools: Vec<NodePool>,
     pub in_flight_max: usize,
+    /// Heuristic weight of the searches (weighted A*).
+    pub heuristic_weight: f32,
+    /// Half extents of the target snapping box.
+    pub snap_half_extents: Vec3,
     /// Frames each finished job waited (for the p95 report).
     pub waits: Vec<u64>,
 }
 
 impl Scheduler {
-    pub fn new(in_flight_max: usize) -> Scheduler {
+    pub fn new(in_flight_max: usize, heuristic_weight: f32, snap_half_extents: Vec3) -> Scheduler {
         Scheduler {
             queue: VecDeque::new(),
             in_flight: Vec::new(),
             pools: Vec::new(),
             in_flight_max: in_flight_max.max(1),
+            heuristic_weight,
+            snap_half_extents,
             waits: Vec::new(),
         }
     }
@@ -121,10 +143,10 @@ impl Scheduler {
         self.queue.len() + self.in_flight.len()
     }
 
-    fn key(job: &Job, filter: &QueryFilter) -> CorridorKey {
+    fn key(job: &Job, goal: PolyRef, filter: &QueryFilter) -> CorridorKey {
         CorridorKey {
             start: job.start,
-            goal: job.goal,
+            goal,
             filter: filter.version(),
             cost: filter.cost_version(),
         }
@@ -144,15 +166,31 @@ impl Scheduler {
         let mut remaining = budget.node_expansions;
         loop {
             // Open searches up to the limit, answering from the cache where possible.
-            while self.in_flight.len() < self.in_flight_max {
-                let Some(job) = self.queue.pop_front() else {
+            while self.in_flight.len() < self.in_flight_max && remaining > 0 {
+                let Some(mut job) = self.queue.pop_front() else {
                     break;
                 };
-                if let Some(corridor) = cache.get(&Self::key(&job, filter), snapshot, filter) {
+                remaining = remaining.saturating_sub(SNAP_COST_NODES);
+                let goal = nearest_polygon(snapshot, job.target, self.snap_half_extents, filter)
+                    .ok()
+                    .flatten();
+                let Some(goal) = goal else {
                     self.waits.push(frame - job.queued_frame);
                     finished.push(Finished {
                         job,
-                        corridor: Some(corridor),
+                        outcome: Outcome::NoGoal,
+                    });
+                    stats.finished += 1;
+                    continue;
+                };
+                job.goal = Some((goal.polygon, goal.point));
+                if let Some(corridor) =
+                    cache.get(&Self::key(&job, goal.polygon, filter), snapshot, filter)
+                {
+                    self.waits.push(frame - job.queued_frame);
+                    finished.push(Finished {
+                        job,
+                        outcome: Outcome::Corridor(corridor),
                     });
                     stats.cache_hits += 1;
                     stats.finished += 1;
@@ -162,22 +200,23 @@ impl Scheduler {
                     .pools
                     .pop()
                     .unwrap_or_else(|| NodePool::new(NODE_POOL_DEFAULT));
-                match PathSearch::new(
+                match PathSearch::new_weighted(
                     snapshot,
                     job.start,
                     job.start_position,
-                    job.goal,
-                    job.goal_position,
+                    goal.polygon,
+                    goal.point,
                     filter,
                     pool,
+                    self.heuristic_weight,
                 ) {
                     Ok(search) => self.in_flight.push((job, search)),
                     Err(_) => {
-                        // A stale start or goal: the adoption step re-issues it.
+                        // A stale start: the adoption step re-issues it.
                         self.waits.push(frame - job.queued_frame);
                         finished.push(Finished {
                             job,
-                            corridor: None,
+                            outcome: Outcome::Retry,
                         });
                         stats.finished += 1;
                     }
@@ -199,12 +238,16 @@ impl Scheduler {
                 let (_, search) = self.in_flight.remove(0);
                 let (result, pool) = search.into_result();
                 self.pools.push(pool);
-                let corridor = corridor_of(snapshot, &result).map(Arc::new);
-                if let Some(corridor) = &corridor {
-                    cache.insert(Self::key(&job, filter), corridor.clone());
-                }
+                let goal = job.goal.expect("an open search has its goal").0;
+                let outcome = match corridor_of(snapshot, &result).map(Arc::new) {
+                    Some(corridor) => {
+                        cache.insert(Self::key(&job, goal, filter), corridor.clone());
+                        Outcome::Corridor(corridor)
+                    }
+                    None => Outcome::Retry,
+                };
                 self.waits.push(frame - job.queued_frame);
-                finished.push(Finished { job, corridor });
+                finished.push(Finished { job, outcome });
                 stats.finished += 1;
             } else if remaining == 0 {
                 break;

@@ -11,7 +11,7 @@ use glam::{Vec2, Vec3};
 use super::controller::{Controller, StepRequest};
 use super::lanes::AgentStatus;
 use super::passes::{feedback_velocities, follow_pass, slope_pass, track_progress};
-use super::scheduler::{Finished, Job, ScheduleStats};
+use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
 use super::{Crowd, CrowdError, CrowdEvent, MoveRequest};
 use crate::query::{Validity, nearest_polygon};
 
@@ -190,10 +190,7 @@ impl Crowd {
                     .flatten()
                     .map(|n| (n.polygon, n.point)),
             };
-            let goal = nearest_polygon(&self.snapshot, request.target, half, &self.filter)
-                .ok()
-                .flatten();
-            let (Some((start, start_position)), Some(goal)) = (start, goal) else {
+            let Some((start, start_position)) = start else {
                 self.fail(entity, slot, events);
                 continue;
             };
@@ -204,8 +201,8 @@ impl Crowd {
                 request: request.request,
                 start,
                 start_position,
-                goal: goal.polygon,
-                goal_position: goal.point,
+                target: request.target,
+                goal: None,
                 queued_frame: self.frame,
             });
         }
@@ -214,7 +211,7 @@ impl Crowd {
     /// Adopt: the one commit point. Returns how many results were rejected.
     fn adopt(&mut self, finished: Vec<Finished>, events: &mut Vec<CrowdEvent>) -> u32 {
         let mut rejected = 0;
-        for Finished { job, corridor } in finished {
+        for Finished { job, outcome } in finished {
             let Ok(slot) = self.slot(job.entity) else {
                 continue;
             };
@@ -222,6 +219,14 @@ impl Crowd {
             let Some(current) = current.filter(|m| m.awaiting && m.request == job.request) else {
                 rejected += 1; // superseded, cancelled or from an old epoch
                 continue;
+            };
+            let corridor = match outcome {
+                Outcome::NoGoal => {
+                    self.fail(job.entity, slot, events);
+                    continue;
+                }
+                Outcome::Retry => None,
+                Outcome::Corridor(corridor) => Some(corridor),
             };
             let usable = corridor.filter(|c| {
                 c.read_set
@@ -233,6 +238,7 @@ impl Crowd {
                 self.reissue(job.entity);
                 continue;
             };
+            let (goal_polygon_snapped, goal_position) = job.goal.expect("a corridor has a goal");
             // The agent kept moving while it waited: it must still be on the corridor.
             let Some(cursor) = corridor.find_near(0, self.lanes.polygon[slot], 0, 16) else {
                 rejected += 1;
@@ -240,15 +246,15 @@ impl Crowd {
                 continue;
             };
             let goal = if corridor.complete {
-                job.goal_position
+                goal_position
             } else {
                 let last = *corridor.polygons.last().expect("a corridor has a polygon");
-                self.snapshot.tile(last).map_or(job.goal_position, |tile| {
+                self.snapshot.tile(last).map_or(goal_position, |tile| {
                     tile.closest_point(last.polygon(), current.target).0
                 })
             };
             let goal_polygon = if corridor.complete {
-                job.goal
+                goal_polygon_snapped
             } else {
                 *corridor.polygons.last().expect("a corridor has a polygon")
             };
@@ -259,12 +265,12 @@ impl Crowd {
             lanes.goal_polygon[slot] = goal_polygon;
             lanes.corridor[slot] = Some(corridor);
             lanes.cursor[slot] = cursor as u32;
+            lanes.corner_age[slot] = u8::MAX;
             lanes.status[slot] = AgentStatus::Moving;
             if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.entity) {
                 request.awaiting = false;
             }
         }
-        let _ = events;
         rejected
     }
 
@@ -282,12 +288,23 @@ impl Crowd {
             let lanes = &mut self.lanes;
             match output {
                 Some(output) if !output.off_corridor => {
+                    if output.refreshed {
+                        if let Some(corridor) = &lanes.corridor[slot] {
+                            lanes.cursor_polygon[slot] = corridor.polygons[output.cursor as usize];
+                        }
+                    }
                     lanes.cursor[slot] = output.cursor;
                     lanes.corner_x[slot] = output.corner.x;
                     lanes.corner_z[slot] = output.corner.y;
                     lanes.desired_x[slot] = output.desired.x;
                     lanes.desired_z[slot] = output.desired.y;
                     lanes.stop_distance[slot] = output.stop_distance;
+                    lanes.corner_after_m[slot] = output.corner_after;
+                    lanes.corner_age[slot] = if output.refreshed {
+                        0
+                    } else {
+                        lanes.corner_age[slot].saturating_add(1)
+                    };
                 }
                 Some(_) => {
                     lanes.desired_x[slot] = 0.0;

@@ -41,6 +41,10 @@ pub enum DrawKind {
     ProbePath,
     /// A candidate pose that failed a check.
     RejectedCandidate,
+    /// An agent's corridor (through its portal midpoints).
+    Corridor,
+    /// An agent's velocity.
+    Velocity,
 }
 
 /// A sink for debug primitives.
@@ -191,4 +195,30 @@ pub fn draw_target(
         }
     }
     drawer.point(DrawKind::Marker, record.interaction.contact);
+}
+
+/// Draws a crowd: the mesh's tiles, each moving agent's corridor from its cursor (through
+/// portal midpoints), agents as markers and their velocities as one-second segments.
+pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
+    let snapshot = crowd.snapshot();
+    let tiles: Vec<TileData> = (0..snapshot.data().slots.len())
+        .filter_map(|slot| snapshot.live_slot(crate::mesh::TileSlot(slot as u16)))
+        .map(|(tile, _)| tile.data.clone())
+        .collect();
+    draw_tiles(&tiles, drawer);
+    let lanes = crowd.lanes();
+    for slot in 0..lanes.len() {
+        let position = lanes.position(slot);
+        if let Some(corridor) = &lanes.corridor[slot] {
+            let mut previous = position;
+            for &(left, right) in corridor.portals.iter().skip(lanes.cursor[slot] as usize) {
+                let middle = (left + right) * 0.5;
+                drawer.line(DrawKind::Corridor, previous, middle);
+                previous = middle;
+            }
+        }
+        let velocity = Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]);
+        drawer.line(DrawKind::Velocity, position, position + velocity);
+        drawer.point(DrawKind::Marker, position);
+    }
 }

@@ -34,6 +34,7 @@ fn layer(kind: DrawKind) -> u8 {
         DrawKind::AllowedRegion | DrawKind::Fragment => 1,
         DrawKind::Occluder | DrawKind::SightLine | DrawKind::ProbePath => 4,
         DrawKind::RejectedCandidate => 5,
+        DrawKind::Corridor | DrawKind::Velocity => 4,
     }
 }
 
@@ -70,6 +71,10 @@ fn style(kind: DrawKind) -> String {
             "stroke=\"#de2d26\" stroke-width=\"1.2\" stroke-dasharray=\"3 2\"".into()
         }
         DrawKind::RejectedCandidate => "fill=\"#969696\"".into(),
+        DrawKind::Corridor => {
+            "stroke=\"#9e9ac8\" stroke-width=\"0.5\" stroke-opacity=\"0.6\"".into()
+        }
+        DrawKind::Velocity => "stroke=\"#a50f15\" stroke-width=\"1\"".into(),
     }
 }
 

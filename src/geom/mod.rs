@@ -11,15 +11,18 @@
 //! - [`Aabb`]: axis-aligned bounds in world metres.
 //! - [`planar`]: exact regions in the horizontal plane (half-planes and arcs, open or
 //!   closed), convex clipping and hulls, for target projection.
+//! - [`SplitMix64`]: a seeded random generator (generated levels, random scenarios).
 //!
 //! Invariants: lengths are world metres; a horizontal length is measured in the (X, Z)
 //! basis of the current [`UpBasis`], which preserves lengths because it is orthonormal.
 
 mod bounds;
 pub mod planar;
+mod random;
 pub mod transform;
 pub mod triangle;
 mod up;
 
 pub use bounds::Aabb;
+pub use random::SplitMix64;
 pub use up::{UpBasis, UpBasisError};

@@ -18,6 +18,7 @@ mod funnel;
 mod nearest;
 mod read_set;
 mod route;
+mod sample;
 mod search;
 mod surface;
 
@@ -28,6 +29,7 @@ pub use nearest::{
 };
 pub use read_set::{ReadSet, TileRead, Validity};
 pub use route::{Route, route};
+pub use sample::random_points;
 pub use search::{
     NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, PathStep, Progress, find_path,
 };

@@ -305,6 +305,7 @@ pub struct PathSearch {
 /// reads, so expansion borrows the two separately).
 struct SearchState<F> {
     filter: F,
+    heuristic_scale: f32,
     end: PolyRef,
     end_position: Vec3,
     pool: NodePool,
@@ -330,6 +331,38 @@ impl PathSearch {
         filter: &QueryFilter,
         pool: NodePool,
     ) -> Result<PathSearch, QueryError> {
+        PathSearch::new_weighted(
+            snapshot,
+            start,
+            start_position,
+            end,
+            end_position,
+            filter,
+            pool,
+            1.0,
+        )
+    }
+
+    /// Like [`PathSearch::new`], with the heuristic weighted by `weight` (>= 1): weighted
+    /// A*, whose path costs at most `weight` times the best and which expands far fewer
+    /// nodes where many routes tie (a street grid). A crowd may take that trade; a single
+    /// query keeps the default. A weight below 1 or not finite is treated as 1.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_weighted(
+        snapshot: &Snapshot,
+        start: PolyRef,
+        start_position: Vec3,
+        end: PolyRef,
+        end_position: Vec3,
+        filter: &QueryFilter,
+        pool: NodePool,
+        weight: f32,
+    ) -> Result<PathSearch, QueryError> {
+        let weight = if weight.is_finite() {
+            weight.max(1.0)
+        } else {
+            1.0
+        };
         let state = SearchState::start(
             snapshot,
             start,
@@ -338,6 +371,7 @@ impl PathSearch {
             end_position,
             filter.clone(),
             pool,
+            HEURISTIC_SCALE * weight,
         )?;
         Ok(PathSearch {
             snapshot: snapshot.clone(),
@@ -362,6 +396,7 @@ impl PathSearch {
 }
 
 impl<F: Borrow<QueryFilter>> SearchState<F> {
+    #[allow(clippy::too_many_arguments)]
     fn start(
         snapshot: &Snapshot,
         start: PolyRef,
@@ -370,13 +405,14 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         end_position: Vec3,
         filter: F,
         mut pool: NodePool,
+        heuristic_scale: f32,
     ) -> Result<Self, QueryError> {
         check_search(snapshot, start, start_position, end, end_position)?;
         pool.clear(snapshot.data().polygon_total);
         let mut read_set = ReadSet::new(filter.borrow());
         read_set.read_tile(start.slot(), start.generation());
         read_set.read_tile(end.slot(), end.generation());
-        let heuristic = start_position.distance(end_position) * HEURISTIC_SCALE;
+        let heuristic = start_position.distance(end_position) * heuristic_scale;
         let node = Node {
             polygon: start,
             parent: NO_NODE,
@@ -392,6 +428,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         pool.open.push(OpenEntry::new(heuristic, first));
         Ok(SearchState {
             filter,
+            heuristic_scale,
             end,
             end_position,
             pool,
@@ -435,15 +472,19 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
     }
 
     fn finish(mut self) -> (PathResult, NodePool) {
+        // Node positions are portal midpoints that move when a node is re-parented, so costs
+        // along the polygon graph need not obey the triangle inequality; the walk back is
+        // bounded by the node count so that no parent chain can loop.
+        let limit = self.pool.nodes.len();
         let mut length = 0;
         let mut cursor = self.best;
-        while cursor != NO_NODE {
+        while cursor != NO_NODE && length <= limit {
             length += 1;
             cursor = self.pool.nodes[cursor as usize].parent;
         }
-        let mut steps = Vec::with_capacity(length);
+        let mut steps = Vec::with_capacity(length.min(limit));
         let mut cursor = self.best;
-        while cursor != NO_NODE {
+        while cursor != NO_NODE && steps.len() < limit {
             let node = self.pool.nodes[cursor as usize];
             steps.push(PathStep {
                 polygon: node.polygon,
@@ -599,7 +640,13 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         // The heuristic is never negative, so a path that already costs as much as the
         // existing node's total cannot improve it: reject before taking a square root.
         if let Some(index) = existing {
-            if cost >= self.pool.nodes[index as usize].total {
+            let node = &self.pool.nodes[index as usize];
+            if cost >= node.total {
+                return;
+            }
+            // Weighted A* keeps closed nodes closed: its bound on path cost holds without
+            // reopening, and re-parenting a closed node could close a loop of parents.
+            if node.closed && self.heuristic_scale > HEURISTIC_SCALE {
                 return;
             }
         }
@@ -607,7 +654,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             cost += position.distance(self.end_position) * self.filter.borrow().cost(entered.area);
             0.0
         } else {
-            position.distance(self.end_position) * HEURISTIC_SCALE
+            position.distance(self.end_position) * self.heuristic_scale
         };
         let total = cost + heuristic;
         let node = Node {
@@ -750,6 +797,7 @@ pub fn find_path(
         end_position,
         filter,
         taken,
+        HEURISTIC_SCALE,
     )
     .expect("the inputs were checked above");
     while !state.finished {

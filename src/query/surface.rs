@@ -90,8 +90,14 @@ pub fn raycast(
         let tile = snapshot
             .tile(current)
             .ok_or(QueryError::StaleRef(current))?;
-        let corners: Vec<Vec2> = tile.corners(current.polygon()).map(flat).collect();
-        let count = corners.len();
+        // At most six corners: a fixed array, no allocation per polygon.
+        let mut corners = [Vec2::ZERO; 6];
+        let mut count = 0;
+        for corner in tile.corners(current.polygon()) {
+            corners[count] = flat(corner);
+            count += 1;
+        }
+        let corners = &corners[..count];
         // The edge through which the segment leaves the polygon, and when.
         let mut exit: Option<(f32, usize)> = None;
         for edge in 0..count {
@@ -187,8 +193,14 @@ pub fn move_along_surface(
         let Some(tile) = snapshot.tile(current) else {
             continue;
         };
-        let corners: Vec<Vec2> = tile.corners(current.polygon()).map(flat).collect();
-        let count = corners.len();
+        // At most six corners: a fixed array, no allocation per polygon.
+        let mut corners = [Vec2::ZERO; 6];
+        let mut count = 0;
+        for corner in tile.corners(current.polygon()) {
+            corners[count] = flat(corner);
+            count += 1;
+        }
+        let corners = &corners[..count];
         let inside = (0..count)
             .all(|i| (corners[(i + 1) % count] - corners[i]).perp_dot(target - corners[i]) <= 1e-6);
         if inside {

@@ -17,6 +17,7 @@
 //! - an instance's source version changes exactly when its mesh, its local transform or an
 //!   ancestor transform changes.
 
+pub mod city;
 mod error;
 mod graph;
 mod mesh;

@@ -6,6 +6,7 @@
 
 mod bake;
 mod bake_args;
+mod crowd;
 mod info;
 mod level;
 mod path;
@@ -33,6 +34,8 @@ enum Command {
     /// Run a CSV of start/end pairs: nearest polygon, path, straight path; verdicts, lengths
     /// and times.
     Path(path::PathCommand),
+    /// Move a crowd for a number of frames; report agents/ms, arrivals and path waiting.
+    Crowd(Box<crowd::CrowdCommand>),
     /// Project an interaction target (spec 000): legal stand fragments, the chosen pose,
     /// every check's measured value, the verdict.
     Target(target::TargetCommand),
@@ -60,16 +63,16 @@ enum CliError {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The main job: with no subcommand, describe the built-in level (later issues make it the
-    // crowd demo).
+    // The main job: with no subcommand, a crowd on the built-in level.
     let command = cli
         .command
-        .unwrap_or(Command::Info(info::InfoArgs::default()));
+        .unwrap_or_else(|| Command::Crowd(Box::new(crowd::CrowdCommand::default_job())));
     let result = match command {
         Command::Info(args) => info::run(&args),
         Command::Bake(command) => bake::run(&command),
         Command::Path(command) => path::run(&command),
         Command::Target(command) => target::run(&command),
+        Command::Crowd(command) => crowd::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,419 @@
+//! `waymark crowd`: move a crowd on a level for a number of frames and report speed, arrivals
+//! and waiting; the main job of `cargo run --release`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use glam::Vec3;
+use serde_json::json;
+use waymark::crowd::{
+    AgentParams, Crowd, CrowdConfig, CrowdEvent, FrameBudget, KinematicController,
+    LANE_BYTES_PER_AGENT, StepStats,
+};
+use waymark::debug::{draw_crowd, svg::SvgDrawer};
+use waymark::mesh::NavMesh;
+use waymark::query::{QueryFilter, random_points};
+
+use crate::bake::{peak_rss_mib, with_threads};
+use crate::bake_args::{BakeArgs, PresetArg};
+use crate::{CliError, level};
+
+/// Targets each random agent cycles through.
+const RANDOM_TARGETS: usize = 16;
+
+#[derive(clap::Args, Debug, Default)]
+pub struct CrowdCommand {
+    /// Level: an .obj or .wmnav file, `city` (generated, sized from --agents) or the
+    /// proving ground (default).
+    pub level: Option<PathBuf>,
+    /// Number of agents.
+    #[arg(long, default_value_t = 200)]
+    pub agents: usize,
+    /// Frames to run.
+    #[arg(long, default_value_t = 300)]
+    pub frames: usize,
+    /// Step length, seconds.
+    #[arg(long, default_value_t = 1.0 / 30.0)]
+    pub dt: f32,
+    /// Seed of the random starts and targets (and of the city).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Starts and targets from a CSV (`agent,sx,sy,sz,t0x,t0y,t0z,...`), first N rows.
+    #[arg(long, value_name = "FILE")]
+    pub agents_csv: Option<PathBuf>,
+    /// Node expansions per frame for all path searches.
+    #[arg(long, default_value_t = FrameBudget::default().node_expansions)]
+    pub node_budget: u32,
+    /// Heuristic weight of path searches (1: optimal; 1.5-2: weighted A*, far fewer
+    /// expansions on grid-like levels, paths at most that factor longer).
+    #[arg(long, default_value_t = CrowdConfig::default().heuristic_weight)]
+    pub heuristic_weight: f32,
+    #[command(flatten)]
+    pub bake: BakeArgs,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the mesh, corridors, agents and velocities at the last frame.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+impl CrowdCommand {
+    /// The main job: 200 agents for 300 frames on the proving ground.
+    pub fn default_job() -> CrowdCommand {
+        CrowdCommand {
+            agents: 200,
+            frames: 300,
+            dt: 1.0 / 30.0,
+            seed: 1,
+            node_budget: FrameBudget::default().node_expansions,
+            heuristic_weight: CrowdConfig::default().heuristic_weight,
+            ..CrowdCommand::default()
+        }
+    }
+}
+
+fn load_mesh(command: &CrowdCommand) -> Result<(NavMesh, String), CliError> {
+    let mut config = command.bake.config();
+    let scene = match command.level.as_deref() {
+        Some(path) if path.as_os_str() == "city" => {
+            let city = waymark::scene::city::city(command.agents, command.seed);
+            if command.bake.tile_size.is_none() {
+                // Large levels bake in tiles (in parallel, and rebuildable one at a time).
+                config.tile_size_cells = Some(96);
+            }
+            Some((
+                city.scene,
+                format!(
+                    "city ({} blocks a side, {:.0} m)",
+                    city.blocks_per_side, city.side_m
+                ),
+            ))
+        }
+        Some(path) if !path.as_os_str().eq(level::PROVING_GROUND) => None,
+        _ => {
+            let loaded = level::load(None)?;
+            Some((loaded.scene, loaded.name))
+        }
+    };
+    match scene {
+        Some((scene, name)) => {
+            let world = scene.world_triangles()?;
+            let baked = waymark::bake::bake(&world, &config)?;
+            Ok((
+                NavMesh::from_file(baked.to_file()).map_err(level::LevelError::from)?,
+                name,
+            ))
+        }
+        None => {
+            let path = command.level.as_deref().expect("a level path");
+            Ok((
+                level::load_navmesh(path, &command.bake)?,
+                path.display().to_string(),
+            ))
+        }
+    }
+}
+
+fn read_agents(path: &Path, count: usize) -> Result<Vec<(Vec3, Vec<Vec3>)>, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| CliError::Usage(format!("cannot read '{}': {source}", path.display())))?;
+    let mut agents = Vec::new();
+    for (index, line) in text.lines().enumerate().skip(1).take(count) {
+        let values: Result<Vec<f32>, _> = line
+            .split(',')
+            .skip(1)
+            .map(|v| v.trim().parse::<f32>())
+            .collect();
+        let bad = || {
+            CliError::Usage(format!(
+                "'{}' line {}: expected agent,sx,sy,sz,t0x,t0y,t0z,..., got '{line}'",
+                path.display(),
+                index + 1
+            ))
+        };
+        let values = values.map_err(|_| bad())?;
+        if values.len() < 6 || values.len() % 3 != 0 || values.iter().any(|v| !v.is_finite()) {
+            return Err(bad());
+        }
+        let points: Vec<Vec3> = values
+            .chunks(3)
+            .map(|c| Vec3::new(c[0], c[1], c[2]))
+            .collect();
+        agents.push((points[0], points[1..].to_vec()));
+    }
+    if agents.len() < count {
+        return Err(CliError::Usage(format!(
+            "'{}' has {} agents; --agents asks for {count}",
+            path.display(),
+            agents.len()
+        )));
+    }
+    Ok(agents)
+}
+
+fn random_agents(mesh: &NavMesh, count: usize, seed: u64) -> Vec<(Vec3, Vec<Vec3>)> {
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, count, seed);
+    let targets = random_points(&snapshot, &filter, count * RANDOM_TARGETS, seed ^ 0x5eed);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(index, &(_, start))| {
+            let own = &targets[index * RANDOM_TARGETS..(index + 1) * RANDOM_TARGETS];
+            (start, own.iter().map(|&(_, p)| p).collect())
+        })
+        .collect()
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// What a run measured.
+pub struct CrowdRun {
+    pub level: String,
+    pub agents: usize,
+    pub frames: usize,
+    pub frame_ms: Vec<f64>,
+    pub pass_ms: Vec<[f64; 7]>,
+    pub arrivals: usize,
+    pub blocked: usize,
+    pub no_path: usize,
+    pub last: StepStats,
+    pub nodes_expanded_max_frame: u32,
+    pub path_wait_frames_p95: u64,
+    pub crowd: Crowd,
+}
+
+pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
+    if !(command.heuristic_weight.is_finite() && command.heuristic_weight >= 1.0) {
+        return Err(CliError::Usage(format!(
+            "--heuristic-weight {} must be at least 1",
+            command.heuristic_weight
+        )));
+    }
+    if !(command.dt.is_finite() && command.dt > 0.0) {
+        return Err(CliError::Usage(format!(
+            "--dt {} must be positive",
+            command.dt
+        )));
+    }
+    let (mesh, name) = load_mesh(command)?;
+    let scenario = match &command.agents_csv {
+        Some(path) => read_agents(path, command.agents)?,
+        None => random_agents(&mesh, command.agents, command.seed),
+    };
+    let config = command.bake.config();
+    let params = if matches!(command.bake.preset, Some(PresetArg::Recast)) {
+        AgentParams::DETOUR_REFERENCE
+    } else {
+        AgentParams {
+            radius_m: config.agent_radius_m,
+            height_m: config.agent_height_m,
+            ..AgentParams::DETOUR_REFERENCE
+        }
+    };
+    let mut crowd = Crowd::new(
+        &mesh,
+        CrowdConfig {
+            budget: FrameBudget {
+                node_expansions: command.node_budget,
+            },
+            heuristic_weight: command.heuristic_weight,
+            ..CrowdConfig::default()
+        },
+    );
+    let mut entities = Vec::with_capacity(scenario.len());
+    let mut next = vec![0usize; scenario.len()];
+    let mut skipped = 0;
+    for (start, targets) in &scenario {
+        match crowd.add_agent(*start, params) {
+            Ok(entity) => {
+                if let Some(target) = targets.first() {
+                    crowd
+                        .request_move(entity, *target)
+                        .map_err(|e| CliError::Usage(e.to_string()))?;
+                }
+                entities.push(Some(entity));
+            }
+            Err(_) => {
+                skipped += 1;
+                entities.push(None);
+            }
+        }
+    }
+    if skipped > 0 {
+        eprintln!("warning: {skipped} agents start off the mesh and were left out");
+    }
+    let index_of: std::collections::HashMap<hecs::Entity, usize> = entities
+        .iter()
+        .enumerate()
+        .filter_map(|(index, e)| e.map(|e| (e, index)))
+        .collect();
+    let mut controller = KinematicController;
+    let mut run = CrowdRun {
+        level: name,
+        agents: crowd.len(),
+        frames: command.frames,
+        frame_ms: Vec::with_capacity(command.frames),
+        pass_ms: Vec::with_capacity(command.frames),
+        arrivals: 0,
+        blocked: 0,
+        no_path: 0,
+        last: StepStats::default(),
+        nodes_expanded_max_frame: 0,
+        path_wait_frames_p95: 0,
+        crowd,
+    };
+    for _ in 0..command.frames {
+        let clock = Instant::now();
+        let events = run
+            .crowd
+            .step(command.dt, &mut controller)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        run.frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
+        let stats = *run.crowd.stats();
+        run.pass_ms.push([
+            stats.ingest.time_ms,
+            stats.schedule.time_ms,
+            stats.adopt.time_ms,
+            stats.follow.time_ms,
+            stats.slope.time_ms,
+            stats.movement.time_ms,
+            stats.feedback.time_ms,
+        ]);
+        run.nodes_expanded_max_frame = run
+            .nodes_expanded_max_frame
+            .max(stats.scheduler.nodes_expanded);
+        run.last = stats;
+        for event in events {
+            let entity = match event {
+                CrowdEvent::Arrived { entity, .. } => {
+                    run.arrivals += 1;
+                    entity
+                }
+                CrowdEvent::PartialArrived { entity, .. } => entity,
+                CrowdEvent::NoPath { entity, .. } => {
+                    run.no_path += 1;
+                    entity
+                }
+                CrowdEvent::Blocked { .. } => {
+                    run.blocked += 1;
+                    continue;
+                }
+            };
+            // On to the next target.
+            let index = index_of[&entity];
+            let targets = &scenario[index].1;
+            next[index] = (next[index] + 1) % targets.len();
+            run.crowd
+                .request_move(entity, targets[next[index]])
+                .map_err(|e| CliError::Usage(e.to_string()))?;
+        }
+    }
+    let mut waits: Vec<u64> = run.crowd.path_waits().to_vec();
+    waits.sort_unstable();
+    run.path_wait_frames_p95 = waits
+        .get(((waits.len() as f64 - 1.0) * 0.95).round().max(0.0) as usize)
+        .copied()
+        .unwrap_or(0);
+    Ok(run)
+}
+
+const PASS_NAMES: [&str; 7] = [
+    "ingest", "schedule", "adopt", "follow", "slope", "move", "feedback",
+];
+
+pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
+    let run = with_threads(command.threads, || simulate(command))??;
+    let mut frame_ms = run.frame_ms.clone();
+    let median_ms = median(&mut frame_ms);
+    let max_ms = frame_ms.last().copied().unwrap_or(0.0);
+    let mut pass_ms = serde_json::Map::new();
+    for (index, name) in PASS_NAMES.iter().enumerate() {
+        let mut values: Vec<f64> = run.pass_ms.iter().map(|p| p[index]).collect();
+        pass_ms.insert((*name).to_owned(), json!(median(&mut values)));
+    }
+    let agents_per_ms = if median_ms > 0.0 {
+        run.agents as f64 / median_ms
+    } else {
+        0.0
+    };
+    if let Some(path) = &command.svg {
+        let mut drawer = SvgDrawer::new();
+        draw_crowd(&run.crowd, &mut drawer);
+        let caption = format!(
+            "{}: {} agents after {} frames",
+            run.level, run.agents, run.frames
+        );
+        std::fs::write(path, drawer.finish(1200.0, &caption)).map_err(|source| {
+            CliError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+    let mut out = std::io::stdout().lock();
+    if command.json {
+        let report = json!({
+            "level": run.level,
+            "agents": run.agents,
+            "frames": run.frames,
+            "dt": command.dt,
+            "threads": rayon::current_num_threads(),
+            "ms_per_frame_median": median_ms,
+            "ms_per_frame_max": max_ms,
+            "agents_per_ms": agents_per_ms,
+            "arrivals": run.arrivals,
+            "blocked": run.blocked,
+            "no_path": run.no_path,
+            "waiting_for_path": run.last.waiting_for_path,
+            "path_wait_frames_p95": run.path_wait_frames_p95,
+            "nodes_expanded_max_frame": run.nodes_expanded_max_frame,
+            "node_budget": command.node_budget,
+            "corridor_cache_hits": run.crowd.cache().hits,
+            "corridor_cache_misses": run.crowd.cache().misses,
+            "pass_ms": pass_ms,
+            "lane_bytes_per_agent": LANE_BYTES_PER_AGENT,
+            "peak_rss_mib": peak_rss_mib(),
+        });
+        writeln!(out, "{report}")?;
+        return Ok(());
+    }
+    writeln!(out, "level: {}", run.level)?;
+    writeln!(
+        out,
+        "agents: {}, frames: {} at {:.4} s",
+        run.agents, run.frames, command.dt
+    )?;
+    writeln!(
+        out,
+        "frame: median {median_ms:.3} ms, max {max_ms:.3} ms; {agents_per_ms:.0} agents/ms"
+    )?;
+    writeln!(
+        out,
+        "arrivals: {}, blocked events: {}, no path: {}, waiting for a path at the end: {}",
+        run.arrivals, run.blocked, run.no_path, run.last.waiting_for_path
+    )?;
+    writeln!(
+        out,
+        "path wait p95: {} frames; most nodes in a frame: {} (budget {})",
+        run.path_wait_frames_p95, run.nodes_expanded_max_frame, command.node_budget
+    )?;
+    let passes: Vec<String> = PASS_NAMES
+        .iter()
+        .map(|name| format!("{name} {:.3}", pass_ms[*name].as_f64().unwrap_or(0.0)))
+        .collect();
+    writeln!(out, "pass medians (ms): {}", passes.join(", "))?;
+    Ok(())
+}
