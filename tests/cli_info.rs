@@ -140,16 +140,3 @@ fn nav_test_groups_become_instances_with_versions() {
         "each instance has its own source version"
     );
 }
-
-#[test]
-fn default_run_describes_the_proving_ground() {
-    let output = waymark(&[]);
-    assert!(output.status.success());
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        text.starts_with("level: proving_ground (built-in)"),
-        "{text}"
-    );
-    assert!(text.contains("scaled_doorway/wall_left"));
-    assert!(text.contains("0 degenerate dropped"));
-}
