@@ -12,7 +12,7 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use crate::mesh::{PolyRef, Snapshot};
-use crate::query::{QueryFilter, move_along_surface};
+use crate::query::{QueryFilter, SurfaceMove, move_along_surface};
 
 /// One agent's request for one step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,6 +107,19 @@ pub fn integrate_velocity(request: &StepRequest) -> Vec2 {
     }
 }
 
+/// The detail height at `point` if it lies inside `polygon` seen from above.
+fn inside_same_polygon(snapshot: &Snapshot, polygon: PolyRef, point: Vec3) -> Option<f32> {
+    let tile = snapshot.tile(polygon)?;
+    let flat = Vec2::new(point.x, point.z);
+    let corners = &tile.corners[usize::from(polygon.polygon())];
+    let count = usize::from(tile.data.polygons[usize::from(polygon.polygon())].vertex_count);
+    let inside = (0..count).all(|i| {
+        let (a, b) = (corners[i], corners[if i + 1 == count { 0 } else { i + 1 }]);
+        (Vec2::new(b.x - a.x, b.z - a.z)).perp_dot(flat - Vec2::new(a.x, a.z)) <= 1e-6
+    });
+    inside.then(|| tile.height_at(polygon.polygon(), flat))
+}
+
 impl KinematicController {
     /// Steps one agent.
     pub fn step_one(
@@ -138,9 +151,19 @@ impl KinematicController {
                 ..stale
             };
         }
-        let Ok(moved) = move_along_surface(snapshot, request.polygon, request.foot, target, filter)
-        else {
-            return stale;
+        // Most steps end in the polygon they start in: answer those without the surface walk.
+        let moved = match inside_same_polygon(snapshot, request.polygon, target) {
+            Some(height) => SurfaceMove {
+                position: Vec3::new(target.x, height, target.z),
+                polygon: request.polygon,
+                visited: Vec::new(),
+            },
+            None => {
+                match move_along_surface(snapshot, request.polygon, request.foot, target, filter) {
+                    Ok(moved) => moved,
+                    Err(_) => return stale,
+                }
+            }
         };
         let reached = Vec2::new(moved.position.x, moved.position.z);
         let wanted = Vec2::new(target.x, target.z);

@@ -89,6 +89,9 @@ pub struct AgentLanes {
     pub corner_after_m: Vec<f32>,
     /// Frames since the funnel last ran for this agent (`u8::MAX`: run it now).
     pub corner_age: Vec<u8>,
+    /// Whether the corner is the end of the lookahead window rather than a real corner
+    /// (then it must be recomputed as soon as the cursor moves).
+    pub corner_is_horizon: Vec<bool>,
     /// Support the agent stands on (0: static ground).
     pub support: Vec<u32>,
     /// Whether the last feedback carried a valid end velocity (false: vUnknown).
@@ -118,6 +121,7 @@ pub const LANE_BYTES_PER_AGENT: usize = size_of::<hecs::Entity>()
     + 3 * 4
     + 4
     + 4
+    + 1
     + 1
     + 1
     + 4
@@ -178,6 +182,7 @@ impl AgentLanes {
         self.stop_distance.push(0.0);
         self.corner_after_m.push(0.0);
         self.corner_age.push(u8::MAX);
+        self.corner_is_horizon.push(true);
         self.support.push(0);
         self.velocity_valid.push(true);
         self.stalled_s.push(0.0);

@@ -8,6 +8,7 @@ use wide::f32x8;
 
 use super::corridor::Corridor;
 use super::lanes::{AgentLanes, AgentStatus};
+use crate::mesh::runtime_tile::triangle_gradient;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::pull;
 
@@ -15,7 +16,7 @@ use crate::query::pull;
 pub const LOOKAHEAD_PORTALS: usize = 12;
 /// Frames an agent keeps its corner before the funnel runs again even if nothing changed
 /// (the corner of a straight walk stays the corner until the cursor moves or it is reached).
-pub const CORNER_REFRESH_FRAMES: u8 = 8;
+pub const CORNER_REFRESH_FRAMES: u8 = 30;
 
 /// Horizontal distance needed to stop from speed `speed` (m/s) with the horizontal braking
 /// budget `acceleration` (m/s²), after a reaction step of `reaction_s` at that speed:
@@ -52,6 +53,8 @@ pub struct FollowOutput {
     pub corner_after: f32,
     /// Whether the funnel ran (false: the kept corner was reused).
     pub refreshed: bool,
+    /// Whether the corner is the end of the lookahead window.
+    pub horizon: bool,
     /// The agent is not on its corridor near the cursor: it needs a new path.
     pub off_corridor: bool,
 }
@@ -82,6 +85,7 @@ pub fn follow_one(
             stop_distance: f32::INFINITY,
             corner_after: f32::INFINITY,
             refreshed: true,
+            horizon: true,
             off_corridor: true,
         };
     };
@@ -104,12 +108,14 @@ pub fn follow_one(
     let mut along = 0.0;
     let mut previous = flat;
     let mut first = None;
-    for &(corner, _) in &corners {
+    let mut first_is_end = false;
+    for (index, &(corner, _)) in corners.iter().enumerate() {
         let corner = Vec2::new(corner.x, corner.z);
         along += previous.distance(corner);
         previous = corner;
         if first.is_none() && along > 1e-3 {
             first = Some(corner);
+            first_is_end = index == corners.len() - 1;
         }
     }
     let stop_distance = if reaches_goal { along } else { f32::INFINITY };
@@ -133,6 +139,7 @@ pub fn follow_one(
         stop_distance,
         corner_after,
         refreshed: true,
+        horizon: first_is_end && !reaches_goal,
         off_corridor: false,
     }
 }
@@ -143,8 +150,6 @@ pub fn follow_one(
 #[allow(clippy::too_many_arguments)]
 pub fn follow_kept(
     cursor: usize,
-    cursor_polygon: PolyRef,
-    polygon: PolyRef,
     position: Vec3,
     corner: Vec2,
     corner_after: f32,
@@ -154,9 +159,6 @@ pub fn follow_kept(
     dt: f32,
     arrive_tolerance_m: f32,
 ) -> Option<FollowOutput> {
-    if cursor_polygon != polygon {
-        return None;
-    }
     let flat = Vec2::new(position.x, position.z);
     let to_corner = corner - flat;
     let distance = to_corner.length();
@@ -183,6 +185,7 @@ pub fn follow_kept(
         stop_distance,
         corner_after,
         refreshed: false,
+        horizon: false,
         off_corridor: false,
     })
 }
@@ -202,19 +205,32 @@ pub fn follow_pass(
             }
             let velocity = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]);
             if lanes.corner_age[slot] < CORNER_REFRESH_FRAMES {
-                let kept = follow_kept(
-                    lanes.cursor[slot] as usize,
-                    lanes.cursor_polygon[slot],
-                    lanes.polygon[slot],
-                    lanes.position(slot),
-                    Vec2::new(lanes.corner_x[slot], lanes.corner_z[slot]),
-                    lanes.corner_after_m[slot],
-                    velocity,
-                    lanes.speed_limit[slot],
-                    lanes.acceleration_limit[slot],
-                    dt,
-                    arrive_tolerance_m,
-                );
+                // Keep the corner while the agent walks towards it: in the same polygon, or
+                // in a later polygon of the corridor when the corner is a real corner (a
+                // window end must move with the window).
+                let polygon = lanes.polygon[slot];
+                let cursor = if polygon == lanes.cursor_polygon[slot] {
+                    Some(lanes.cursor[slot] as usize)
+                } else if lanes.corner_is_horizon[slot] {
+                    None
+                } else {
+                    lanes.corridor[slot]
+                        .as_ref()
+                        .and_then(|c| c.find_near(lanes.cursor[slot] as usize, polygon, 0, 8))
+                };
+                let kept = cursor.and_then(|cursor| {
+                    follow_kept(
+                        cursor,
+                        lanes.position(slot),
+                        Vec2::new(lanes.corner_x[slot], lanes.corner_z[slot]),
+                        lanes.corner_after_m[slot],
+                        velocity,
+                        lanes.speed_limit[slot],
+                        lanes.acceleration_limit[slot],
+                        dt,
+                        arrive_tolerance_m,
+                    )
+                });
                 if kept.is_some() {
                     return kept;
                 }
@@ -242,18 +258,16 @@ pub fn patch_gradient(snapshot: &Snapshot, polygon: PolyRef, position: Vec3) -> 
     let Some(tile) = snapshot.tile(polygon) else {
         return Vec2::ZERO;
     };
+    if let Some(gradient) = tile.uniform_gradient[usize::from(polygon.polygon())] {
+        return gradient; // a planar polygon: no triangle search
+    }
     let point = Vec2::new(position.x, position.z);
     let mut best = (f32::INFINITY, Vec2::ZERO);
-    for &[a, b, c] in tile.detail_triangles(polygon.polygon()) {
-        let (e1, e2) = (b - a, c - a);
-        let determinant = e1.x * e2.z - e1.z * e2.x;
-        if determinant.abs() < 1e-12 {
+    for &triangle in tile.detail_triangles(polygon.polygon()) {
+        let Some(gradient) = triangle_gradient(triangle) else {
             continue;
-        }
-        let gradient = Vec2::new(
-            (e1.y * e2.z - e1.z * e2.y) / determinant,
-            (e1.x * e2.y - e1.y * e2.x) / determinant,
-        );
+        };
+        let [a, b, c] = triangle;
         // Barycentric distance outside the triangle: zero inside.
         let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
         let (a2, b2, c2) = (

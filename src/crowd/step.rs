@@ -6,6 +6,8 @@
 
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use glam::{Vec2, Vec3};
 
 use super::controller::{Controller, StepRequest};
@@ -50,6 +52,8 @@ pub struct StepStats {
     pub waiting_for_path: u32,
     /// Results rejected at adoption (stale request or read set).
     pub rejected: u32,
+    /// Agents whose funnel ran this step (the others kept their corner).
+    pub funnel_runs: u32,
 }
 
 fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
@@ -97,12 +101,14 @@ impl Crowd {
         });
 
         let agents = self.lanes.len();
-        timed(&mut stats.follow, agents, || self.follow(dt));
+        stats.funnel_runs = timed(&mut stats.follow, agents, || self.follow(dt));
         timed(&mut stats.slope, agents, || {
             slope_pass(&snapshot, &mut self.lanes)
         });
         let feedback = timed(&mut stats.movement, agents, || {
-            let requests: Vec<StepRequest> = (0..agents)
+            let mut requests: Vec<StepRequest> = Vec::with_capacity(agents);
+            (0..agents)
+                .into_par_iter()
                 .map(|slot| {
                     let lanes = &self.lanes;
                     StepRequest {
@@ -117,7 +123,7 @@ impl Crowd {
                         support: lanes.support[slot],
                     }
                 })
-                .collect();
+                .collect_into_vec(&mut requests);
             let mut feedback = Vec::with_capacity(agents);
             controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
             feedback
@@ -274,8 +280,10 @@ impl Crowd {
         rejected
     }
 
-    /// Follow: cursor, corner and preferred velocity for every moving agent.
-    fn follow(&mut self, dt: f32) {
+    /// Follow: cursor, corner and preferred velocity for every moving agent. Returns how
+    /// many agents ran the funnel.
+    fn follow(&mut self, dt: f32) -> u32 {
+        let mut funnel_runs = 0;
         let mut outputs = Vec::new();
         follow_pass(
             &self.lanes,
@@ -288,10 +296,14 @@ impl Crowd {
             let lanes = &mut self.lanes;
             match output {
                 Some(output) if !output.off_corridor => {
-                    if output.refreshed {
+                    funnel_runs += u32::from(output.refreshed);
+                    if output.cursor != lanes.cursor[slot] || output.refreshed {
                         if let Some(corridor) = &lanes.corridor[slot] {
                             lanes.cursor_polygon[slot] = corridor.polygons[output.cursor as usize];
                         }
+                    }
+                    if output.refreshed {
+                        lanes.corner_is_horizon[slot] = output.horizon;
                     }
                     lanes.cursor[slot] = output.cursor;
                     lanes.corner_x[slot] = output.corner.x;
@@ -325,6 +337,7 @@ impl Crowd {
             }
             self.reissue(entity);
         }
+        funnel_runs
     }
 
     /// Feedback: positions, vEnd, vAverage, stalls, arrivals.
@@ -363,15 +376,14 @@ impl Crowd {
             lanes.anchor_x[slot] = anchor.x;
             lanes.anchor_z[slot] = anchor.y;
             lanes.stalled_s[slot] = stalled_s;
-            let request = self
-                .world
-                .get::<&MoveRequest>(entity)
-                .ok()
-                .map(|m| m.request);
-            let Some(request) = request else { continue };
+            // The request id is read from the world only when an event needs it.
+            let request_of =
+                |world: &hecs::World| world.get::<&MoveRequest>(entity).ok().map(|m| m.request);
             if stalled && !lanes.blocked[slot] {
                 lanes.blocked[slot] = true;
-                events.push(CrowdEvent::Blocked { entity, request });
+                if let Some(request) = request_of(&self.world) {
+                    events.push(CrowdEvent::Blocked { entity, request });
+                }
             } else if !stalled && stalled_s == 0.0 {
                 lanes.blocked[slot] = false;
             }
@@ -380,6 +392,9 @@ impl Crowd {
             let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
             let target_valid = self.snapshot.tile(lanes.goal_polygon[slot]).is_some();
             if near && stopped && target_valid {
+                let Some(request) = request_of(&self.world) else {
+                    continue;
+                };
                 let complete = lanes.corridor[slot].as_ref().is_some_and(|c| c.complete);
                 lanes.status[slot] = if complete {
                     AgentStatus::Arrived

@@ -74,6 +74,23 @@ pub struct RuntimeTile {
     pub adjacency: Vec<Adjacent>,
     /// Start of each polygon's edges in `adjacency`, plus the end (length polygons + 1).
     pub adjacency_start: Vec<u32>,
+    /// Per polygon, the height gradient (dh/dx, dh/dz) when all its detail triangles share
+    /// it (a flat or evenly sloped polygon, most of a level); `None` when it varies.
+    pub uniform_gradient: Vec<Option<Vec2>>,
+}
+
+/// Height gradient (dh/dx, dh/dz) of the plane through a triangle; `None` when the triangle
+/// is vertical or degenerate seen from above.
+pub fn triangle_gradient([a, b, c]: [Vec3; 3]) -> Option<Vec2> {
+    let (e1, e2) = (b - a, c - a);
+    let determinant = e1.x * e2.z - e1.z * e2.x;
+    if determinant.abs() < 1e-12 {
+        return None;
+    }
+    Some(Vec2::new(
+        (e1.y * e2.z - e1.z * e2.y) / determinant,
+        (e1.x * e2.y - e1.y * e2.x) / determinant,
+    ))
 }
 
 impl RuntimeTile {
@@ -154,6 +171,16 @@ impl RuntimeTile {
             }
         }
         adjacency_start.push(adjacency.len() as u32);
+        let uniform_gradient = detail_ranges
+            .iter()
+            .map(|&(first, end)| {
+                let mut gradients = detail[first as usize..end as usize]
+                    .iter()
+                    .filter_map(|&triangle| triangle_gradient(triangle));
+                let first = gradients.next()?;
+                gradients.all(|g| g.distance(first) < 1e-4).then_some(first)
+            })
+            .collect();
         RuntimeTile {
             data,
             bvh,
@@ -163,6 +190,7 @@ impl RuntimeTile {
             detail_ranges,
             adjacency,
             adjacency_start,
+            uniform_gradient,
         }
     }
 
@@ -209,6 +237,13 @@ impl RuntimeTile {
     /// Height of the detail surface at a horizontal point inside the polygon, or at the
     /// closest point of the detail mesh's boundary when the point is just outside it.
     pub fn height_at(&self, polygon: u16, point: Vec2) -> f32 {
+        if let Some(gradient) = self.uniform_gradient[polygon as usize] {
+            // A planar polygon: its plane through any corner.
+            let corner = self.corners[polygon as usize][0];
+            return corner.y
+                + gradient.x * (point.x - corner.x)
+                + gradient.y * (point.y - corner.z);
+        }
         let mut best = (f32::INFINITY, 0.0f32);
         for &[a, b, c] in self.detail_triangles(polygon) {
             let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
