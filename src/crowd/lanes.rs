@@ -106,6 +106,8 @@ pub struct AgentLanes {
     pub blocked: Vec<bool>,
     /// Status.
     pub status: Vec<AgentStatus>,
+    /// Whether the agent's request waits in the ingest list.
+    pub ingest_pending: Vec<bool>,
 }
 
 /// Bytes of hot lane state per agent (the entity id and the corridor handle included).
@@ -127,7 +129,8 @@ pub const LANE_BYTES_PER_AGENT: usize = size_of::<hecs::Entity>()
     + 4
     + 2 * 4
     + 1
-    + size_of::<AgentStatus>();
+    + size_of::<AgentStatus>()
+    + 1;
 
 /// What a new agent starts with.
 #[derive(Clone, Copy, Debug)]
@@ -190,6 +193,7 @@ impl AgentLanes {
         self.anchor_z.push(agent.position.z);
         self.blocked.push(false);
         self.status.push(AgentStatus::Idle);
+        self.ingest_pending.push(false);
         self.entity.len() - 1
     }
 

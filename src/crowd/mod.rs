@@ -346,8 +346,8 @@ impl Crowd {
                 moved_slot.0 = slot;
             }
         }
-        self.scheduler.forget(entity);
-        self.pending.retain(|&e| e != entity);
+        // Its queued jobs and pending request are dropped lazily: the scheduler and the
+        // ingest pass skip entities that are gone.
         self.world.despawn(entity).expect("a known agent");
         Ok(())
     }
@@ -382,9 +382,12 @@ impl Crowd {
                 },
             )
             .expect("a known agent");
-        self.scheduler.forget(entity);
-        self.pending.retain(|&e| e != entity);
-        self.pending.push(entity);
+        // An older job of this agent is skipped by the scheduler (its request id no longer
+        // matches); one pending entry per agent is enough.
+        if !self.lanes.ingest_pending[slot] {
+            self.lanes.ingest_pending[slot] = true;
+            self.pending.push(entity);
+        }
         self.lanes.status[slot] = AgentStatus::WaitingForPath;
         self.lanes.blocked[slot] = false;
         self.lanes.stalled_s[slot] = 0.0;
@@ -395,8 +398,6 @@ impl Crowd {
     pub fn cancel(&mut self, entity: hecs::Entity) -> Result<(), CrowdError> {
         let slot = self.slot(entity)?;
         let _ = self.world.remove_one::<MoveRequest>(entity);
-        self.scheduler.forget(entity);
-        self.pending.retain(|&e| e != entity);
         self.lanes.status[slot] = AgentStatus::Idle;
         self.lanes.corridor[slot] = None;
         Ok(())

@@ -124,21 +124,6 @@ impl Scheduler {
         self.queue.push_back(job);
     }
 
-    /// Drops every job of `entity` (a cancelled or removed agent).
-    pub fn forget(&mut self, entity: hecs::Entity) {
-        self.queue.retain(|job| job.entity != entity);
-        let mut index = 0;
-        while index < self.in_flight.len() {
-            if self.in_flight[index].0.entity == entity {
-                let (_, search) = self.in_flight.remove(index);
-                let (_, pool) = search.into_result();
-                self.pools.push(pool);
-            } else {
-                index += 1;
-            }
-        }
-    }
-
     pub fn depth(&self) -> usize {
         self.queue.len() + self.in_flight.len()
     }
@@ -152,7 +137,8 @@ impl Scheduler {
         }
     }
 
-    /// Runs one frame's worth of path finding.
+    /// Runs one frame's worth of path finding; jobs `is_current` rejects are dropped unrun.
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
         snapshot: &Snapshot,
@@ -160,6 +146,7 @@ impl Scheduler {
         cache: &mut CorridorCache,
         budget: FrameBudget,
         frame: u64,
+        is_current: &dyn Fn(&Job) -> bool,
         finished: &mut Vec<Finished>,
     ) -> ScheduleStats {
         let mut stats = ScheduleStats::default();
@@ -170,6 +157,9 @@ impl Scheduler {
                 let Some(mut job) = self.queue.pop_front() else {
                     break;
                 };
+                if !is_current(&job) {
+                    continue; // superseded, cancelled or removed since it was queued
+                }
                 remaining = remaining.saturating_sub(SNAP_COST_NODES);
                 let goal = nearest_polygon(snapshot, job.target, self.snap_half_extents, filter)
                     .ok()
@@ -224,6 +214,11 @@ impl Scheduler {
             }
             if self.in_flight.is_empty() || remaining == 0 {
                 break;
+            }
+            if !is_current(&self.in_flight[0].0) {
+                let (_, search) = self.in_flight.remove(0);
+                self.pools.push(search.into_result().1);
+                continue;
             }
             // Oldest first: the first open search gets the budget until it finishes.
             let (job, search) = &mut self.in_flight[0];

@@ -85,12 +85,19 @@ impl Crowd {
         let mut finished = Vec::new();
         let snapshot = self.snapshot.clone();
         stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
+            let world = &self.world;
+            let is_current = |job: &Job| {
+                world
+                    .get::<&MoveRequest>(job.entity)
+                    .is_ok_and(|m| m.awaiting && m.request == job.request)
+            };
             self.scheduler.run(
                 &snapshot,
                 &self.filter,
                 &mut self.cache,
                 self.config.budget,
                 self.frame,
+                &is_current,
                 &mut finished,
             )
         });
@@ -152,8 +159,11 @@ impl Crowd {
         if let Ok(slot) = self.slot(entity) {
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
         }
-        if !self.pending.contains(&entity) {
-            self.pending.push(entity);
+        if let Ok(slot) = self.slot(entity) {
+            if !self.lanes.ingest_pending[slot] {
+                self.lanes.ingest_pending[slot] = true;
+                self.pending.push(entity);
+            }
         }
     }
 
@@ -174,12 +184,17 @@ impl Crowd {
             let Ok(slot) = self.slot(entity) else {
                 continue;
             };
+            if !self.lanes.ingest_pending[slot] {
+                continue;
+            }
+            self.lanes.ingest_pending[slot] = false;
             let Some(request) = self.world.get::<&MoveRequest>(entity).ok().map(|m| *m) else {
                 continue;
             };
             if !self.lanes.velocity_valid[slot] {
                 // vUnknown: no new solve until the controller reports a valid velocity; the
                 // request keeps its ownership and waits.
+                self.lanes.ingest_pending[slot] = true;
                 self.pending.push(entity);
                 continue;
             }
