@@ -122,6 +122,9 @@ pub struct SnapshotData {
     pub links_from: HashMap<u64, Vec<LinkId>>,
     /// The settings the tiles were baked with.
     pub params: BakeParams,
+    /// Bounds of each slot's live tile (empty for other slots), beside the slots so that
+    /// finding the tiles a box touches reads one compact array, not every tile.
+    pub slot_bounds: Vec<Aabb>,
     /// Per slot, the dense index of its live tile's first polygon (`u32::MAX` if not
     /// live): polygon `p` of slot `s` is `polygon_base[s] + p`. Searches index their node
     /// table by it instead of hashing.
@@ -167,10 +170,12 @@ impl Snapshot {
         bounds: &Aabb,
     ) -> impl Iterator<Item = (TileSlot, TileGeneration, &Arc<RuntimeTile>)> + '_ {
         let bounds = *bounds;
-        self.0
-            .slots
+        let data = &self.0;
+        let indexed = data.slot_bounds.len() == data.slots.len();
+        data.slots
             .iter()
             .enumerate()
+            .filter(move |(index, _)| !indexed || data.slot_bounds[*index].overlaps(&bounds))
             .filter_map(move |(index, view)| match &view.state {
                 SlotState::Live(tile) => {
                     let tile_bounds = Aabb {
@@ -268,6 +273,7 @@ impl NavMesh {
                 links: Vec::new(),
                 links_from: HashMap::new(),
                 params,
+                slot_bounds: Vec::new(),
                 polygon_base: Vec::new(),
                 polygon_total: 0,
             }),
@@ -408,6 +414,7 @@ impl NavMesh {
             links: self.current.links.clone(),
             links_from: HashMap::new(),
             params: self.current.params,
+            slot_bounds: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
         }
@@ -421,6 +428,7 @@ impl NavMesh {
             links: Vec::new(),
             links_from: HashMap::new(),
             params: data.params,
+            slot_bounds: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
         }));
@@ -451,6 +459,17 @@ impl NavMesh {
             })
             .collect();
         data.polygon_total = total;
+        data.slot_bounds = data
+            .slots
+            .iter()
+            .map(|view| match &view.state {
+                SlotState::Live(tile) => Aabb {
+                    min: Vec3::from_array(tile.data.header.bounds_min),
+                    max: Vec3::from_array(tile.data.header.bounds_max),
+                },
+                _ => Aabb::EMPTY,
+            })
+            .collect();
         self.current = Arc::new(data);
     }
 }

@@ -1,0 +1,144 @@
+//! Crowd passes on the shared dungeon agents (1,000, DetourCrowd's parameters, default bake),
+//! after 60 frames so that agents are moving along their corridors: the follow pass, the
+//! slope pass (and its limits kernel, scalar against `wide` SIMD), the kinematic controller,
+//! and a whole step.
+//!
+//! `cargo bench --bench crowd`. The scaling runs on the generated city are in
+//! `stress/crowd_scaling.sh`.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use glam::{Vec2, Vec3};
+use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::crowd::passes::{follow_pass, slope_limits_scalar, slope_limits_simd, slope_pass};
+use waymark::crowd::{
+    AgentParams, Controller, Crowd, CrowdConfig, KinematicController, StepRequest,
+};
+use waymark::mesh::NavMesh;
+use waymark::query::QueryFilter;
+use waymark::scene::obj::{ObjOptions, load_obj};
+
+const AGENTS: usize = 1000;
+const DT: f32 = 1.0 / 30.0;
+
+fn dungeon_crowd() -> (NavMesh, Crowd) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
+    let world = load_obj(&root.join("dungeon.obj"), &ObjOptions::default())
+        .unwrap()
+        .world_triangles()
+        .unwrap();
+    let mesh = NavMesh::from_file(
+        bake(&world, &BakeConfig::preset(Preset::Recast))
+            .unwrap()
+            .to_file(),
+    )
+    .unwrap();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default());
+    let text = std::fs::read_to_string(root.join("dungeon_crowd_agents.csv")).unwrap();
+    for line in text.lines().skip(1).take(AGENTS) {
+        let v: Vec<f32> = line
+            .split(',')
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let entity = crowd
+            .add_agent(Vec3::new(v[0], v[1], v[2]), AgentParams::DETOUR_REFERENCE)
+            .unwrap();
+        crowd
+            .request_move(entity, Vec3::new(v[3], v[4], v[5]))
+            .unwrap();
+    }
+    let mut controller = KinematicController;
+    for _ in 0..60 {
+        crowd.step(DT, &mut controller).unwrap();
+    }
+    (mesh, crowd)
+}
+
+fn crowd_benches(criterion: &mut Criterion) {
+    let (_mesh, mut crowd) = dungeon_crowd();
+    let mut group = criterion.benchmark_group("crowd_1000_dungeon");
+    group.sample_size(30);
+
+    let mut outputs = Vec::new();
+    group.bench_function("follow_pass", |bench| {
+        bench.iter(|| {
+            follow_pass(black_box(crowd.lanes()), DT, 0.25, &mut outputs);
+            outputs.len()
+        })
+    });
+
+    let mut lanes = crowd.lanes().clone();
+    let snapshot = crowd.snapshot().clone();
+    group.bench_function("slope_pass", |bench| {
+        bench.iter(|| slope_pass(black_box(&snapshot), &mut lanes))
+    });
+
+    let lanes = crowd.lanes();
+    let requests: Vec<StepRequest> = (0..lanes.len())
+        .map(|slot| StepRequest {
+            dt: DT,
+            foot: lanes.position(slot),
+            polygon: lanes.polygon[slot],
+            velocity: Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]),
+            desired: Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]),
+            speed_limit: lanes.speed_limit[slot],
+            acceleration_limit: lanes.acceleration_limit[slot],
+            gradient: Vec2::new(lanes.gradient_x[slot], lanes.gradient_z[slot]),
+            support: lanes.support[slot],
+        })
+        .collect();
+    let filter = QueryFilter::new();
+    let mut feedback = Vec::new();
+    let mut controller = KinematicController;
+    group.bench_function("kinematic_controller", |bench| {
+        bench.iter(|| {
+            controller.step_agents(&snapshot, &filter, black_box(&requests), &mut feedback);
+            feedback.len()
+        })
+    });
+
+    group.bench_function("whole_step", |bench| {
+        bench.iter(|| crowd.step(DT, &mut controller).unwrap().len())
+    });
+    group.finish();
+
+    // The slope limits kernel alone, 10,000 lanes: scalar against `wide` (f32x8).
+    let count = 10_000;
+    let gradient_x: Vec<f32> = (0..count).map(|i| (i % 17) as f32 * 0.05).collect();
+    let gradient_z: Vec<f32> = (0..count).map(|i| (i % 13) as f32 * 0.04).collect();
+    let speed = vec![3.5f32; count];
+    let acceleration = vec![8.0f32; count];
+    let (mut speed_limit, mut acceleration_limit) = (vec![0.0; count], vec![0.0; count]);
+    let mut group = criterion.benchmark_group("slope_limits_10k");
+    group.bench_function("scalar", |bench| {
+        bench.iter(|| {
+            slope_limits_scalar(
+                black_box(&gradient_x),
+                black_box(&gradient_z),
+                &speed,
+                &acceleration,
+                &mut speed_limit,
+                &mut acceleration_limit,
+            )
+        })
+    });
+    group.bench_function("simd", |bench| {
+        bench.iter(|| {
+            slope_limits_simd(
+                black_box(&gradient_x),
+                black_box(&gradient_z),
+                &speed,
+                &acceleration,
+                &mut speed_limit,
+                &mut acceleration_limit,
+            )
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, crowd_benches);
+criterion_main!(benches);
