@@ -94,6 +94,86 @@ pub enum SlotState {
     Pending,
 }
 
+/// Slots by horizontal cell, over the bounds of the live tiles.
+#[derive(Clone, Debug, Default)]
+pub struct TileGrid {
+    origin: glam::Vec2,
+    cell_m: f32,
+    width: usize,
+    depth: usize,
+    cells: Vec<Vec<u16>>,
+}
+
+impl TileGrid {
+    /// A grid whose cells are about one tile wide.
+    fn new(bounds: &[Aabb]) -> TileGrid {
+        let live: Vec<(usize, &Aabb)> = bounds
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.min.x <= b.max.x)
+            .collect();
+        if live.len() < 8 {
+            return TileGrid::default(); // a scan is as fast
+        }
+        let mut all = Aabb::EMPTY;
+        let mut widths: Vec<f32> = Vec::with_capacity(live.len());
+        for (_, b) in &live {
+            all.add_box(b);
+            widths.push((b.max.x - b.min.x).max(b.max.z - b.min.z));
+        }
+        widths.sort_by(f32::total_cmp);
+        let cell_m = widths[widths.len() / 2].max(1.0);
+        let width = (((all.max.x - all.min.x) / cell_m).ceil() as usize).clamp(1, 4096);
+        let depth = (((all.max.z - all.min.z) / cell_m).ceil() as usize).clamp(1, 4096);
+        let mut grid = TileGrid {
+            origin: glam::Vec2::new(all.min.x, all.min.z),
+            cell_m,
+            width,
+            depth,
+            cells: vec![Vec::new(); width * depth],
+        };
+        for (slot, b) in live {
+            let (x0, z0, x1, z1) = grid.range(b);
+            for z in z0..=z1 {
+                for x in x0..=x1 {
+                    grid.cells[x + z * width].push(slot as u16);
+                }
+            }
+        }
+        grid
+    }
+
+    fn range(&self, bounds: &Aabb) -> (usize, usize, usize, usize) {
+        let cell = |value: f32, origin: f32, count: usize| {
+            (((value - origin) / self.cell_m).floor().max(0.0) as usize).min(count - 1)
+        };
+        (
+            cell(bounds.min.x, self.origin.x, self.width),
+            cell(bounds.min.z, self.origin.y, self.depth),
+            cell(bounds.max.x, self.origin.x, self.width),
+            cell(bounds.max.z, self.origin.y, self.depth),
+        )
+    }
+
+    /// Slots whose tiles may overlap `bounds` horizontally, in increasing order, or `None`
+    /// when the grid is not built (few tiles).
+    fn candidates(&self, bounds: &Aabb) -> Option<Vec<u16>> {
+        if self.cells.is_empty() {
+            return None;
+        }
+        let (x0, z0, x1, z1) = self.range(bounds);
+        let mut slots = Vec::new();
+        for z in z0..=z1 {
+            for x in x0..=x1 {
+                slots.extend_from_slice(&self.cells[x + z * self.width]);
+            }
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        Some(slots)
+    }
+}
+
 /// One tile slot as a snapshot sees it.
 #[derive(Clone, Debug)]
 pub struct SlotView {
@@ -125,6 +205,12 @@ pub struct SnapshotData {
     /// Bounds of each slot's live tile (empty for other slots), beside the slots so that
     /// finding the tiles a box touches reads one compact array, not every tile.
     pub slot_bounds: Vec<Aabb>,
+    /// A uniform grid over the live tiles' bounds (horizontal), so that finding the tiles a
+    /// box touches costs a few cells, not a pass over every slot.
+    pub tile_grid: TileGrid,
+    /// Per slot, the slots of the tiles across its four sides (0: -X, 1: +Z, 2: +X, 3: -Z),
+    /// `u16::MAX` where there is none: crossing a tile border needs no hash lookup.
+    pub neighbour_slots: Vec<[u16; 4]>,
     /// Per slot, the dense index of its live tile's first polygon (`u32::MAX` if not
     /// live): polygon `p` of slot `s` is `polygon_base[s] + p`. Searches index their node
     /// table by it instead of hashing.
@@ -171,12 +257,13 @@ impl Snapshot {
     ) -> impl Iterator<Item = (TileSlot, TileGeneration, &Arc<RuntimeTile>)> + '_ {
         let bounds = *bounds;
         let data = &self.0;
-        let indexed = data.slot_bounds.len() == data.slots.len();
-        data.slots
-            .iter()
-            .enumerate()
-            .filter(move |(index, _)| !indexed || data.slot_bounds[*index].overlaps(&bounds))
-            .filter_map(move |(index, view)| match &view.state {
+        let candidates: Vec<usize> = match data.tile_grid.candidates(&bounds) {
+            Some(slots) => slots.into_iter().map(usize::from).collect(),
+            None => (0..data.slots.len()).collect(),
+        };
+        candidates.into_iter().filter_map(move |index| {
+            let view = &data.slots[index];
+            match &view.state {
                 SlotState::Live(tile) => {
                     let tile_bounds = Aabb {
                         min: Vec3::from_array(tile.data.header.bounds_min),
@@ -189,7 +276,8 @@ impl Snapshot {
                     ))
                 }
                 _ => None,
-            })
+            }
+        })
     }
 
     /// Dense index of a live polygon (see [`SnapshotData::polygon_base`]).
@@ -274,6 +362,8 @@ impl NavMesh {
                 links_from: HashMap::new(),
                 params,
                 slot_bounds: Vec::new(),
+                tile_grid: TileGrid::default(),
+                neighbour_slots: Vec::new(),
                 polygon_base: Vec::new(),
                 polygon_total: 0,
             }),
@@ -415,6 +505,8 @@ impl NavMesh {
             links_from: HashMap::new(),
             params: self.current.params,
             slot_bounds: Vec::new(),
+            tile_grid: TileGrid::default(),
+            neighbour_slots: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
         }
@@ -429,6 +521,8 @@ impl NavMesh {
             links_from: HashMap::new(),
             params: data.params,
             slot_bounds: Vec::new(),
+            tile_grid: TileGrid::default(),
+            neighbour_slots: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
         }));
@@ -468,6 +562,16 @@ impl NavMesh {
                     max: Vec3::from_array(tile.data.header.bounds_max),
                 },
                 _ => Aabb::EMPTY,
+            })
+            .collect();
+        data.tile_grid = TileGrid::new(&data.slot_bounds);
+        data.neighbour_slots = data
+            .slots
+            .iter()
+            .map(|view| {
+                let (x, z) = view.tile;
+                [(x - 1, z), (x, z + 1), (x + 1, z), (x, z - 1)]
+                    .map(|key| data.slot_at.get(&key).map_or(u16::MAX, |slot| slot.0))
             })
             .collect();
         self.current = Arc::new(data);

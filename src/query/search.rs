@@ -306,6 +306,8 @@ pub struct PathSearch {
 struct SearchState<F> {
     filter: F,
     heuristic_scale: f32,
+    /// Reused buffer for the portals across one tile border.
+    portal_scratch: Vec<(PolyRef, Vec3, Vec3)>,
     end: PolyRef,
     end_position: Vec3,
     pool: NodePool,
@@ -429,6 +431,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         Ok(SearchState {
             filter,
             heuristic_scale,
+            portal_scratch: Vec::new(),
             end,
             end_position,
             pool,
@@ -558,9 +561,17 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     corners[if edge + 1 == count { 0 } else { edge + 1 }],
                 );
                 let side = u16::from(adjacent.border_side);
-                for (reference, left, right) in
-                    cross_tile_portals(snapshot, node.polygon, side, a, b, &mut self.read_set)
-                {
+                let mut portals = std::mem::take(&mut self.portal_scratch);
+                cross_tile_portals_into(
+                    snapshot,
+                    node.polygon,
+                    side,
+                    a,
+                    b,
+                    &mut self.read_set,
+                    &mut portals,
+                );
+                for &(reference, left, right) in &portals {
                     if Some(reference) == parent_polygon {
                         continue;
                     }
@@ -582,6 +593,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                         },
                     );
                 }
+                self.portal_scratch = portals;
             }
         }
         if self.filter.borrow().links_allowed() {
@@ -702,22 +714,48 @@ pub(crate) fn cross_tile_portals(
     b: Vec3,
     read_set: &mut ReadSet,
 ) -> Vec<(PolyRef, Vec3, Vec3)> {
+    let mut portals = Vec::new();
+    cross_tile_portals_into(snapshot, from, side, a, b, read_set, &mut portals);
+    portals
+}
+
+/// [`cross_tile_portals`] into a caller's buffer (cleared first), so the search allocates
+/// nothing per border crossing.
+pub(crate) fn cross_tile_portals_into(
+    snapshot: &Snapshot,
+    from: PolyRef,
+    side: u16,
+    a: Vec3,
+    b: Vec3,
+    read_set: &mut ReadSet,
+    portals: &mut Vec<(PolyRef, Vec3, Vec3)>,
+) {
+    portals.clear();
     let data = snapshot.data();
-    let Some(view) = data.slots.get(usize::from(from.slot().0)) else {
-        return Vec::new();
+    let facing = match data.neighbour_slots.get(usize::from(from.slot().0)) {
+        Some(neighbours) => neighbours[usize::from(side & 3)],
+        None => {
+            // A snapshot without the neighbour table (never published): look the tile up.
+            let Some(view) = data.slots.get(usize::from(from.slot().0)) else {
+                return;
+            };
+            let (dx, dz) = [(-1, 0), (0, 1), (1, 0), (0, -1)][usize::from(side & 3)];
+            data.slot_at
+                .get(&(view.tile.0 + dx, view.tile.1 + dz))
+                .map_or(u16::MAX, |slot| slot.0)
+        }
     };
-    let (dx, dz) = [(-1, 0), (0, 1), (1, 0), (0, -1)][usize::from(side)];
-    let Some(&slot) = data.slot_at.get(&(view.tile.0 + dx, view.tile.1 + dz)) else {
-        return Vec::new();
-    };
+    if facing == u16::MAX {
+        return;
+    }
+    let slot = crate::mesh::TileSlot(facing);
     let Some((tile, generation)) = snapshot.live_slot(slot) else {
-        return Vec::new();
+        return;
     };
     read_set.read_tile(slot, generation);
     let along = |p: Vec3| if side == 0 || side == 2 { p.z } else { p.x };
     let tolerance = data.params.agent_max_climb_m.max(0.1);
     let (low, high) = (along(a).min(along(b)), along(a).max(along(b)));
-    let mut portals = Vec::new();
     for edge in &tile.border[usize::from((side + 2) % 4)] {
         let (other_low, other_high) = (
             along(edge.start).min(along(edge.end)),
@@ -757,7 +795,6 @@ pub(crate) fn cross_tile_portals(
         };
         portals.push((reference, first, second));
     }
-    portals
 }
 
 fn check_search(
