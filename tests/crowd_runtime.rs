@@ -451,3 +451,95 @@ fn two_thousand_agents_step_the_same_at_1_2_and_8_threads() {
     assert_eq!(one, run(2));
     assert_eq!(one, run(8));
 }
+
+/// A controller that moves like the kinematic one but cannot confirm its end velocity
+/// (vUnknown) while `unknown` is set.
+struct Unsure {
+    unknown: bool,
+}
+
+impl Controller for Unsure {
+    fn step_agents(
+        &mut self,
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        requests: &[StepRequest],
+        feedback: &mut Vec<StepFeedback>,
+    ) {
+        KinematicController.step_agents(snapshot, filter, requests, feedback);
+        for step in feedback.iter_mut() {
+            step.velocity_valid = !self.unknown;
+        }
+    }
+}
+
+#[test]
+fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
+    let mesh = strip(4);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default());
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    let mut controller = Unsure { unknown: true };
+    crowd.step(0.1, &mut controller).unwrap(); // the controller reports vUnknown
+    let request = crowd.request_move(agent, Vec3::new(7.0, 0.0, 1.0)).unwrap();
+    for _ in 0..5 {
+        crowd.step(0.1, &mut controller).unwrap();
+        // No solve while the velocity is unknown; the request keeps its identity.
+        assert_eq!(crowd.status(agent).unwrap(), AgentStatus::WaitingForPath);
+        assert_eq!(crowd.request(agent).unwrap(), Some(request));
+    }
+    controller.unknown = false;
+    crowd.step(0.1, &mut controller).unwrap();
+    crowd.step(0.1, &mut controller).unwrap();
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+    assert_eq!(crowd.request(agent).unwrap(), Some(request));
+}
+
+#[test]
+fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
+    let polygons: Vec<WalkablePolygon> = (0..40)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    let tile = TileData::from_walkable_polygons(&polygons).unwrap();
+    let mut mesh = mesh_of(&polygons);
+    let config = CrowdConfig {
+        budget: waymark::crowd::FrameBudget { node_expansions: 2 },
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config);
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    crowd
+        .request_move(agent, Vec3::new(79.0, 0.0, 1.0))
+        .unwrap();
+    let mut controller = KinematicController;
+    crowd.step(0.1, &mut controller).unwrap(); // the search starts on generation 1
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::WaitingForPath);
+    // The tile is rebuilt (same place, new generation) while the search runs.
+    mesh.add_tiles(vec![tile]).unwrap();
+    crowd.set_mesh(&mesh);
+    let mut rejected = 0;
+    for _ in 0..200 {
+        crowd.step(0.1, &mut controller).unwrap();
+        rejected += crowd.stats().rejected;
+        if crowd.status(agent).unwrap() == AgentStatus::Moving {
+            break;
+        }
+    }
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+    assert!(rejected >= 1, "the old result was rejected at adoption");
+    let request = crowd.request(agent).unwrap().unwrap();
+    assert_eq!(
+        request.attempt, 1,
+        "re-issued as a new attempt of the same request"
+    );
+    let corridor = crowd.lanes().corridor[crowd.slot_of(agent).unwrap()]
+        .clone()
+        .unwrap();
+    assert_eq!(
+        corridor.read_set.tiles[0].generation,
+        waymark::mesh::TileGeneration(2)
+    );
+}

@@ -218,6 +218,34 @@ impl Crowd {
     pub fn set_mesh(&mut self, mesh: &NavMesh) {
         self.snapshot = mesh.snapshot();
         self.cache.evict_stale(&self.snapshot, &self.filter);
+        let mut replan = Vec::new();
+        for slot in 0..self.lanes.len() {
+            // An agent on a replaced tile is found again on the new one.
+            if self.snapshot.tile(self.lanes.polygon[slot]).is_none() {
+                let position = self.lanes.position(slot);
+                if let Ok(Some(nearest)) = nearest_polygon(
+                    &self.snapshot,
+                    position,
+                    self.config.snap_half_extents,
+                    &self.filter,
+                ) {
+                    self.lanes.polygon[slot] = nearest.polygon;
+                }
+            }
+            let stale = self.lanes.corridor[slot].as_ref().is_some_and(|corridor| {
+                corridor
+                    .read_set
+                    .still_valid_in(&self.snapshot, &self.filter, |_| None)
+                    != crate::query::Validity::Valid
+            });
+            if stale {
+                self.lanes.corridor[slot] = None;
+                replan.push(self.lanes.entity[slot]);
+            }
+        }
+        for entity in replan {
+            self.reissue(entity);
+        }
     }
 
     /// The lanes (read only).

@@ -151,7 +151,7 @@ impl Crowd {
     }
 
     /// Re-issues the agent's request as a new attempt (next frame's ingest).
-    fn reissue(&mut self, entity: hecs::Entity) {
+    pub(super) fn reissue(&mut self, entity: hecs::Entity) {
         if let Ok(mut request) = self.world.get::<&mut MoveRequest>(entity) {
             request.request.attempt += 1;
             request.awaiting = true;
