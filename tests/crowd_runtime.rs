@@ -543,3 +543,44 @@ fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
         waymark::mesh::TileGeneration(2)
     );
 }
+
+#[test]
+fn agents_brake_before_a_steeper_patch_to_its_limit() {
+    // 16 m of flat ground, then a 45° ramp (k = sqrt(2)): V = 3.5 becomes 2.47 m/s there.
+    let mut polygons: Vec<WalkablePolygon> = (0..8)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    polygons.push(quad(16.0, 20.0, 0.0, 2.0, |x| x - 16.0));
+    let mesh = mesh_of(&polygons);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default());
+    let agent = crowd
+        .add_agent(Vec3::new(0.5, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    crowd
+        .request_move(agent, Vec3::new(19.5, 3.5, 1.0))
+        .unwrap();
+    let mut controller = KinematicController;
+    let limit = 3.5 / 2f32.sqrt();
+    let mut fastest_on_flat: f32 = 0.0;
+    let mut entry_speed = None;
+    for _ in 0..300 {
+        crowd.step(1.0 / 30.0, &mut controller).unwrap();
+        let lanes = crowd.lanes();
+        let speed = Vec2::new(lanes.velocity_x[0], lanes.velocity_z[0]).length();
+        if lanes.position_x[0] < 14.0 {
+            fastest_on_flat = fastest_on_flat.max(speed);
+        }
+        if entry_speed.is_none() && lanes.position_x[0] >= 16.0 {
+            entry_speed = Some(speed);
+        }
+    }
+    assert!(
+        fastest_on_flat > 3.4,
+        "full speed on the flat: {fastest_on_flat}"
+    );
+    let entry = entry_speed.expect("the agent reaches the ramp");
+    assert!(
+        entry <= limit + 0.05,
+        "entered the ramp at {entry} m/s, limit {limit}"
+    );
+}

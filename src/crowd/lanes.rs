@@ -89,6 +89,12 @@ pub struct AgentLanes {
     pub corner_after_m: Vec<f32>,
     /// Frames since the funnel last ran for this agent (`u8::MAX`: run it now).
     pub corner_age: Vec<u8>,
+    /// The next point ahead where the slope limit drops (entering a steeper patch), x.
+    pub slow_x: Vec<f32>,
+    /// That point, z.
+    pub slow_z: Vec<f32>,
+    /// The horizontal speed limit past that point (infinite: no such point ahead).
+    pub slow_speed: Vec<f32>,
     /// Whether the corner is the end of the lookahead window rather than a real corner
     /// (then it must be recomputed as soon as the cursor moves).
     pub corner_is_horizon: Vec<bool>,
@@ -126,6 +132,7 @@ pub const LANE_BYTES_PER_AGENT: usize = size_of::<hecs::Entity>()
     + 1
     + 1
     + 1
+    + 3 * 4
     + 4
     + 2 * 4
     + 1
@@ -186,6 +193,9 @@ impl AgentLanes {
         self.corner_after_m.push(0.0);
         self.corner_age.push(u8::MAX);
         self.corner_is_horizon.push(true);
+        self.slow_x.push(0.0);
+        self.slow_z.push(0.0);
+        self.slow_speed.push(f32::INFINITY);
         self.support.push(0);
         self.velocity_valid.push(true);
         self.stalled_s.push(0.0);

@@ -190,6 +190,57 @@ pub fn follow_kept(
     })
 }
 
+/// Where the path ahead first enters a patch whose slope limit is below `speed_limit` (the
+/// agent's current one): the entry portal's midpoint and the limit there (`V / k`, with
+/// `k` from the polygon's steepest detail triangle). Spec 004 puts stop points at gradient
+/// changes; braking to the lower limit before the boundary is the part of that a crowd
+/// needs (a full stop at every change of plane would halt walkers on every bump).
+pub fn next_slowdown(
+    snapshot: &Snapshot,
+    corridor: &Corridor,
+    cursor: usize,
+    max_speed: f32,
+    speed_limit: f32,
+) -> Option<(Vec2, f32)> {
+    let last = (cursor + LOOKAHEAD_PORTALS).min(corridor.polygons.len() - 1);
+    for index in cursor + 1..=last {
+        let polygon = corridor.polygons[index];
+        let tile = snapshot.tile(polygon)?;
+        let steepest = tile.steepest_gradient[usize::from(polygon.polygon())];
+        let limit = max_speed / (1.0 + steepest * steepest).sqrt();
+        if limit < speed_limit - 1e-3 {
+            let (left, right) = corridor.portals[index - 1];
+            let middle = (left + right) * 0.5;
+            return Some((Vec2::new(middle.x, middle.z), limit));
+        }
+    }
+    None
+}
+
+/// Caps a requested velocity so the agent can be at or below `slow_speed` when it reaches
+/// `slow_point` (after a reaction step at its current speed).
+pub fn cap_for_slowdown(
+    desired: Vec2,
+    position: Vec2,
+    slow_point: Vec2,
+    slow_speed: f32,
+    current_speed: f32,
+    acceleration: f32,
+    dt: f32,
+) -> Vec2 {
+    if !slow_speed.is_finite() {
+        return desired;
+    }
+    let room = (position.distance(slow_point) - current_speed * dt).max(0.0);
+    let allowed = (slow_speed * slow_speed + 2.0 * acceleration * room).sqrt();
+    let speed = desired.length();
+    if speed > allowed {
+        desired * (allowed / speed)
+    } else {
+        desired
+    }
+}
+
 /// The follow pass over every moving agent (parallel; results in slot order).
 pub fn follow_pass(
     lanes: &AgentLanes,

@@ -77,6 +77,9 @@ pub struct RuntimeTile {
     /// Per polygon, the height gradient (dh/dx, dh/dz) when all its detail triangles share
     /// it (a flat or evenly sloped polygon, most of a level); `None` when it varies.
     pub uniform_gradient: Vec<Option<Vec2>>,
+    /// Per polygon, the steepest gradient length |g| of its detail triangles: the slope
+    /// factor `k = sqrt(1 + |g|^2)` that bounds speed anywhere on it.
+    pub steepest_gradient: Vec<f32>,
 }
 
 /// Height gradient (dh/dx, dh/dz) of the plane through a triangle; `None` when the triangle
@@ -181,6 +184,16 @@ impl RuntimeTile {
                 gradients.all(|g| g.distance(first) < 1e-4).then_some(first)
             })
             .collect();
+        let steepest_gradient = detail_ranges
+            .iter()
+            .map(|&(first, end)| {
+                detail[first as usize..end as usize]
+                    .iter()
+                    .filter_map(|&triangle| triangle_gradient(triangle))
+                    .map(Vec2::length)
+                    .fold(0.0, f32::max)
+            })
+            .collect();
         RuntimeTile {
             data,
             bvh,
@@ -191,6 +204,7 @@ impl RuntimeTile {
             adjacency,
             adjacency_start,
             uniform_gradient,
+            steepest_gradient,
         }
     }
 
