@@ -116,28 +116,52 @@ pub struct AgentLanes {
     pub ingest_pending: Vec<bool>,
 }
 
-/// Bytes of hot lane state per agent (the entity id and the corridor handle included).
-pub const LANE_BYTES_PER_AGENT: usize = size_of::<hecs::Entity>()
-    + 3 * 4
-    + size_of::<PolyRef>()
-    + 14 * 4
-    + 3 * 4
-    + size_of::<PolyRef>()
-    + size_of::<Option<Arc<Corridor>>>()
-    + 4
-    + size_of::<PolyRef>()
-    + 3 * 4
-    + 4
-    + 4
-    + 1
-    + 1
-    + 1
-    + 3 * 4
-    + 4
-    + 2 * 4
-    + 1
-    + size_of::<AgentStatus>()
-    + 1;
+/// Calls `$apply!(lanes, name)` style code for every lane: the one list of lanes, so
+/// swap-remove and the size report cannot miss one.
+macro_rules! every_lane {
+    ($action:ident) => {
+        $action!(
+            entity,
+            position_x,
+            position_y,
+            position_z,
+            polygon,
+            velocity_x,
+            velocity_z,
+            average_x,
+            average_z,
+            desired_x,
+            desired_z,
+            radius,
+            max_speed,
+            max_acceleration,
+            gradient_x,
+            gradient_z,
+            speed_limit,
+            acceleration_limit,
+            goal_x,
+            goal_y,
+            goal_z,
+            goal_polygon,
+            corridor,
+            cursor,
+            corner_x,
+            corner_z,
+            stop_distance,
+            support,
+            velocity_valid,
+            stalled_s,
+            anchor_x,
+            anchor_z,
+            blocked,
+            status
+        )
+    };
+}
+
+fn element_size<T>(_lane: &[T]) -> usize {
+    size_of::<T>()
+}
 
 /// What a new agent starts with.
 #[derive(Clone, Copy, Debug)]
@@ -151,6 +175,16 @@ pub(crate) struct NewAgent {
 }
 
 impl AgentLanes {
+    /// Bytes of hot lane state per agent: the sum of every lane's element size (the entity
+    /// id and the corridor handle included).
+    pub fn bytes_per_agent() -> usize {
+        let lanes = AgentLanes::default();
+        macro_rules! sizes {
+            ($($lane:ident),*) => { 0 $( + element_size(&lanes.$lane) )* };
+        }
+        every_lane!(sizes)
+    }
+
     /// Number of agents.
     pub fn len(&self) -> usize {
         self.entity.len()
@@ -213,42 +247,7 @@ impl AgentLanes {
         macro_rules! remove_all {
             ($($lane:ident),*) => { $( self.$lane.swap_remove(slot); )* };
         }
-        remove_all!(
-            entity,
-            position_x,
-            position_y,
-            position_z,
-            polygon,
-            velocity_x,
-            velocity_z,
-            average_x,
-            average_z,
-            desired_x,
-            desired_z,
-            radius,
-            max_speed,
-            max_acceleration,
-            gradient_x,
-            gradient_z,
-            speed_limit,
-            acceleration_limit,
-            goal_x,
-            goal_y,
-            goal_z,
-            goal_polygon,
-            corridor,
-            cursor,
-            corner_x,
-            corner_z,
-            stop_distance,
-            support,
-            velocity_valid,
-            stalled_s,
-            anchor_x,
-            anchor_z,
-            blocked,
-            status
-        );
+        every_lane!(remove_all);
         self.entity.get(slot).copied()
     }
 

@@ -26,7 +26,7 @@ pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
 };
 pub use corridor::{Corridor, CorridorCache, CorridorKey};
-pub use lanes::{AgentLanes, AgentStatus, LANE_BYTES_PER_AGENT};
+pub use lanes::{AgentLanes, AgentStatus};
 pub use scheduler::{FrameBudget, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
 

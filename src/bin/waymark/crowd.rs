@@ -8,8 +8,7 @@ use std::time::Instant;
 use glam::Vec3;
 use serde_json::json;
 use waymark::crowd::{
-    AgentParams, Crowd, CrowdConfig, CrowdEvent, FrameBudget, KinematicController,
-    LANE_BYTES_PER_AGENT, StepStats,
+    AgentParams, Crowd, CrowdConfig, CrowdEvent, FrameBudget, KinematicController, StepStats,
 };
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 use waymark::mesh::NavMesh;
@@ -384,7 +383,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "corridor_cache_hits": run.crowd.cache().hits,
             "corridor_cache_misses": run.crowd.cache().misses,
             "pass_ms": pass_ms,
-            "lane_bytes_per_agent": LANE_BYTES_PER_AGENT,
+            "lane_bytes_per_agent": waymark::crowd::AgentLanes::bytes_per_agent(),
             "peak_rss_mib": peak_rss_mib(),
         });
         writeln!(out, "{report}")?;
