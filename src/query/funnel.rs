@@ -53,6 +53,7 @@ fn turn(a: Vec3, b: Vec3, c: Vec3) -> f32 {
 
 /// The portal from `from` into `to`, as (left, right) seen walking from `from`; `None` when
 /// the two do not share an edge (or either is stale).
+#[inline]
 pub fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, Vec3)> {
     let tile = snapshot.tile(from)?;
     let polygon = &tile.data.polygons[usize::from(from.polygon())];
@@ -85,6 +86,7 @@ pub fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, 
 /// Pulls the string through `portals` (first and last are the start and end, degenerate),
 /// appending corners after the start, each with the index of the portal it lies on. The
 /// crowd's follow pass runs it on the next stretch of each agent's corridor.
+#[inline]
 pub fn pull(portals: &[(Vec3, Vec3)], corners: &mut Vec<(Vec3, usize)>) {
     let Some(&(start, _)) = portals.first() else {
         return;
