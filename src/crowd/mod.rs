@@ -185,6 +185,10 @@ pub struct Crowd {
     /// Agents whose request must be (re)issued at the next ingest, in request order.
     pending: Vec<hecs::Entity>,
     last_stats: StepStats,
+    /// Per-step buffers, kept between steps.
+    step_requests: Vec<StepRequest>,
+    step_feedback: Vec<StepFeedback>,
+    follow_outputs: Vec<Option<passes::FollowOutput>>,
 }
 
 impl Crowd {
@@ -210,6 +214,9 @@ impl Crowd {
             next_logical: 0,
             pending: Vec::new(),
             last_stats: StepStats::default(),
+            step_requests: Vec::new(),
+            step_feedback: Vec::new(),
+            follow_outputs: Vec::new(),
         }
     }
 

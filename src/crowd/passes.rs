@@ -390,14 +390,27 @@ pub fn slope_limits_simd(
 
 /// The slope pass: gradients under every agent (parallel gather), then the limits (SIMD).
 pub fn slope_pass(snapshot: &Snapshot, lanes: &mut AgentLanes) {
-    let gradients: Vec<Vec2> = (0..lanes.len())
-        .into_par_iter()
-        .map(|slot| patch_gradient(snapshot, lanes.polygon[slot], lanes.position(slot)))
-        .collect();
-    for (slot, gradient) in gradients.into_iter().enumerate() {
-        lanes.gradient_x[slot] = gradient.x;
-        lanes.gradient_z[slot] = gradient.y;
-    }
+    // Written in place, lane by lane: no per-frame buffer.
+    let (polygon, x, y, z) = (
+        &lanes.polygon,
+        &lanes.position_x,
+        &lanes.position_y,
+        &lanes.position_z,
+    );
+    lanes
+        .gradient_x
+        .par_iter_mut()
+        .zip(lanes.gradient_z.par_iter_mut())
+        .enumerate()
+        .for_each(|(slot, (gradient_x, gradient_z))| {
+            let gradient = patch_gradient(
+                snapshot,
+                polygon[slot],
+                Vec3::new(x[slot], y[slot], z[slot]),
+            );
+            *gradient_x = gradient.x;
+            *gradient_z = gradient.y;
+        });
     slope_limits_simd(
         &lanes.gradient_x,
         &lanes.gradient_z,

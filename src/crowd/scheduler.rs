@@ -39,7 +39,7 @@ pub struct FrameBudget {
 impl Default for FrameBudget {
     fn default() -> Self {
         FrameBudget {
-            node_expansions: 4096,
+            node_expansions: 2048,
         }
     }
 }

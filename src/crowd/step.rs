@@ -19,6 +19,10 @@ use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
 use super::{Crowd, CrowdError, CrowdEvent, MoveRequest};
 use crate::query::{Validity, nearest_polygon};
 
+/// Requests turned into path jobs per step at most (the scheduler cannot serve more than a
+/// few hundred a frame under its node budget anyway).
+const INGEST_PER_FRAME_MAX: usize = 1024;
+
 /// Attempts after which a request that keeps failing to become a corridor is given up.
 const ATTEMPTS_MAX: u32 = 4;
 
@@ -79,7 +83,10 @@ impl Crowd {
         let mut stats = StepStats::default();
         let mut events = Vec::new();
 
-        let pending = std::mem::take(&mut self.pending);
+        // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
+        // spreads over frames instead of stretching one. The rest waits, in order.
+        let take = self.pending.len().min(INGEST_PER_FRAME_MAX);
+        let pending: Vec<hecs::Entity> = self.pending.drain(..take).collect();
         timed(&mut stats.ingest, pending.len(), || {
             self.ingest(&pending, &mut events)
         });
@@ -114,8 +121,11 @@ impl Crowd {
         timed(&mut stats.slope, agents, || {
             slope_pass(&snapshot, &mut self.lanes)
         });
-        let feedback = timed(&mut stats.movement, agents, || {
-            let mut requests: Vec<StepRequest> = Vec::with_capacity(agents);
+        // Per-frame buffers live in the crowd: megabytes allocated and freed every frame
+        // would go to the system allocator's mmap path and fault their pages in again.
+        let mut requests = std::mem::take(&mut self.step_requests);
+        let mut feedback = std::mem::take(&mut self.step_feedback);
+        timed(&mut stats.movement, agents, || {
             (0..agents)
                 .into_par_iter()
                 .map(|slot| {
@@ -133,13 +143,13 @@ impl Crowd {
                     }
                 })
                 .collect_into_vec(&mut requests);
-            let mut feedback = Vec::with_capacity(agents);
             controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
-            feedback
         });
         timed(&mut stats.feedback, agents, || {
             self.feedback(&feedback, &mut events)
         });
+        self.step_requests = requests;
+        self.step_feedback = feedback;
 
         stats.waiting_for_path = self
             .lanes
@@ -301,7 +311,7 @@ impl Crowd {
     /// many agents ran the funnel.
     fn follow(&mut self, dt: f32) -> u32 {
         let mut funnel_runs = 0;
-        let mut outputs = Vec::new();
+        let mut outputs = std::mem::take(&mut self.follow_outputs);
         follow_pass(
             &self.lanes,
             dt,
@@ -309,7 +319,7 @@ impl Crowd {
             &mut outputs,
         );
         let mut lost = Vec::new();
-        for (slot, output) in outputs.into_iter().enumerate() {
+        for (slot, &output) in outputs.iter().enumerate() {
             let lanes = &mut self.lanes;
             match output {
                 Some(output) if !output.off_corridor => {
@@ -378,6 +388,7 @@ impl Crowd {
             }
             self.reissue(entity);
         }
+        self.follow_outputs = outputs;
         funnel_runs
     }
 
