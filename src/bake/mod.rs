@@ -294,6 +294,10 @@ pub fn bake(world: &WorldTriangles, config: &BakeConfig) -> Result<BakeOutput, B
     bake_with_progress(world, config, &|_, _| {})
 }
 
+/// Tiles per band of rows a tiled bake builds at once (see [`bake_with`]): enough to keep
+/// every core busy, few enough that a band's interiors stay small.
+const BAND_TILES: usize = 256;
+
 /// Bakes the world triangles, calling `progress(done, total)` as tiles finish (from worker
 /// threads, in no particular order).
 pub fn bake_with_progress(
@@ -356,7 +360,14 @@ pub fn bake_with(
         let mut rasterized_rows = 0i32;
         let mut dropped_rows = 0i32;
         let mut results: Vec<(TileData, StageTimes)> = Vec::with_capacity(jobs.len());
-        for row in 0..layout.tiles_z as i32 {
+        // Rows go in bands of about BAND_TILES tiles: all of a band's tiles build in
+        // parallel (a level that fits one band bakes exactly as fully parallel as before).
+        let rows_per_band = (BAND_TILES / layout.tiles_x.max(1) as usize).max(1) as i32;
+        let mut band_start = 0i32;
+        while band_start < layout.tiles_z as i32 {
+            let row = band_start;
+            let band_end = (band_start + rows_per_band).min(layout.tiles_z as i32);
+            band_start = band_end;
             // No row from here on reaches rows below `row - reach`.
             while dropped_rows < row - reach {
                 for tile_x in 0..layout.tiles_x as i32 {
@@ -364,12 +375,15 @@ pub fn bake_with(
                 }
                 dropped_rows += 1;
             }
-            let row_jobs: Vec<&TileJob> = jobs.iter().filter(|job| job.tile_z == row).collect();
+            let row_jobs: Vec<&TileJob> = jobs
+                .iter()
+                .filter(|job| job.tile_z >= row && job.tile_z < band_end)
+                .collect();
             if row_jobs.is_empty() {
                 continue;
             }
-            // Rasterize every interior row this row reaches that is not done yet.
-            let needed = (row + reach + 1).min(layout.tiles_z as i32);
+            // Rasterize every interior row this band reaches that is not done yet.
+            let needed = (band_end + reach).min(layout.tiles_z as i32);
             if rasterized_rows < needed {
                 let batch: Vec<&TileJob> = interior_jobs
                     .iter()
