@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use glam::{Vec2, Vec3};
+use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::passes::{follow_pass, slope_limits_scalar, slope_limits_simd, slope_pass};
 use waymark::crowd::{
@@ -78,17 +78,7 @@ fn crowd_benches(criterion: &mut Criterion) {
 
     let lanes = crowd.lanes();
     let requests: Vec<StepRequest> = (0..lanes.len())
-        .map(|slot| StepRequest {
-            dt: DT,
-            foot: lanes.position(slot),
-            polygon: lanes.polygon[slot],
-            velocity: Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]),
-            desired: Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]),
-            speed_limit: lanes.speed_limit[slot],
-            acceleration_limit: lanes.acceleration_limit[slot],
-            gradient: Vec2::new(lanes.gradient_x[slot], lanes.gradient_z[slot]),
-            support: lanes.support[slot],
-        })
+        .map(|slot| lanes.step_request(slot, DT))
         .collect();
     let filter = QueryFilter::new();
     let mut feedback = Vec::new();

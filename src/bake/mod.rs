@@ -457,37 +457,13 @@ fn bake_all_at_once(
     let results: Vec<(TileData, StageTimes)> = jobs
         .par_iter()
         .map(|job| {
-            let clock = Instant::now();
-            let mut field = heightfield::Heightfield::in_frame(
-                job.grid_width,
-                job.grid_depth,
-                job.frame_origin,
-                job.first_column,
-                valid.cell_size_m(),
-                valid.cell_height_m(),
-            );
-            for tile_z in job.tile_z - reach..=job.tile_z + reach {
-                for tile_x in job.tile_x - reach..=job.tile_x + reach {
-                    if tile_x < 0
-                        || tile_z < 0
-                        || tile_x >= layout.tiles_x as i32
-                        || tile_z >= layout.tiles_z as i32
-                    {
-                        continue;
-                    }
-                    if let Some(index) =
-                        interior_of[(tile_x as u32 + tile_z as u32 * layout.tiles_x) as usize]
-                    {
-                        field.copy_columns_from(&interiors[index].0);
-                    }
-                }
-            }
-            let assembly_seconds = clock.elapsed().as_secs_f64();
-            let (tile, mut times, _) =
-                tile_builder::build_tile_from_field(world, job, field, &valid, volumes);
-            times.0[0] += assembly_seconds;
+            let interior = |tile_x: i32, tile_z: i32| {
+                interior_of[(tile_x as u32 + tile_z as u32 * layout.tiles_x) as usize]
+                    .map(|index| &interiors[index].0)
+            };
+            let built = assemble_tile(world, job, &valid, volumes, layout, reach, interior);
             report(job);
-            (tile, times)
+            built
         })
         .collect();
     (results, interior_times)
@@ -562,38 +538,53 @@ fn bake_in_bands(
         let built: Vec<(TileData, StageTimes)> = row_jobs
             .par_iter()
             .map(|job| {
-                let clock = Instant::now();
-                let mut field = heightfield::Heightfield::in_frame(
-                    job.grid_width,
-                    job.grid_depth,
-                    job.frame_origin,
-                    job.first_column,
-                    valid.cell_size_m(),
-                    valid.cell_height_m(),
-                );
-                for tile_z in job.tile_z - reach..=job.tile_z + reach {
-                    for tile_x in job.tile_x - reach..=job.tile_x + reach {
-                        if tile_x < 0
-                            || tile_z < 0
-                            || tile_x >= layout.tiles_x as i32
-                            || tile_z >= layout.tiles_z as i32
-                        {
-                            continue;
-                        }
-                        if let Some(interior) = &interiors_ref[tile_index(tile_x, tile_z)] {
-                            field.copy_columns_from(interior);
-                        }
-                    }
-                }
-                let assembly_seconds = clock.elapsed().as_secs_f64();
-                let (tile, mut times, _) =
-                    tile_builder::build_tile_from_field(world, job, field, &valid, volumes);
-                times.0[0] += assembly_seconds;
+                let interior =
+                    |tile_x: i32, tile_z: i32| interiors_ref[tile_index(tile_x, tile_z)].as_ref();
+                let built = assemble_tile(world, job, &valid, volumes, layout, reach, interior);
                 report(job);
-                (tile, times)
+                built
             })
             .collect();
         results.extend(built);
     }
     (results, interior_times)
+}
+
+/// Assembles one tile's bordered grid from the interiors `reach` tiles around it (given by
+/// `interior(tile_x, tile_z)`) and runs the remaining stages; the assembly time is counted
+/// in the first stage.
+fn assemble_tile<'a>(
+    world: &WorldTriangles,
+    job: &TileJob,
+    valid: &ValidBakeConfig,
+    volumes: &[AreaVolume],
+    layout: &TileLayout,
+    reach: i32,
+    interior: impl Fn(i32, i32) -> Option<&'a heightfield::Heightfield>,
+) -> (TileData, StageTimes) {
+    let clock = Instant::now();
+    let mut field = heightfield::Heightfield::in_frame(
+        job.grid_width,
+        job.grid_depth,
+        job.frame_origin,
+        job.first_column,
+        valid.cell_size_m(),
+        valid.cell_height_m(),
+    );
+    for tile_z in job.tile_z - reach..=job.tile_z + reach {
+        for tile_x in job.tile_x - reach..=job.tile_x + reach {
+            let inside = tile_x >= 0
+                && tile_z >= 0
+                && tile_x < layout.tiles_x as i32
+                && tile_z < layout.tiles_z as i32;
+            if let Some(source) = inside.then(|| interior(tile_x, tile_z)).flatten() {
+                field.copy_columns_from(source);
+            }
+        }
+    }
+    let assembly_seconds = clock.elapsed().as_secs_f64();
+    let (tile, mut times, _) =
+        tile_builder::build_tile_from_field(world, job, field, valid, volumes);
+    times.0[0] += assembly_seconds;
+    (tile, times)
 }

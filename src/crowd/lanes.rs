@@ -251,6 +251,21 @@ impl AgentLanes {
         self.entity.get(slot).copied()
     }
 
+    /// The controller request of slot `slot` for a step of `dt` seconds.
+    pub fn step_request(&self, slot: usize, dt: f32) -> super::StepRequest {
+        super::StepRequest {
+            dt,
+            foot: self.position(slot),
+            polygon: self.polygon[slot],
+            velocity: glam::Vec2::new(self.velocity_x[slot], self.velocity_z[slot]),
+            desired: glam::Vec2::new(self.desired_x[slot], self.desired_z[slot]),
+            speed_limit: self.speed_limit[slot],
+            acceleration_limit: self.acceleration_limit[slot],
+            gradient: glam::Vec2::new(self.gradient_x[slot], self.gradient_z[slot]),
+            support: self.support[slot],
+        }
+    }
+
     /// The foot position of slot `slot`.
     pub fn position(&self, slot: usize) -> glam::Vec3 {
         glam::Vec3::new(

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use glam::{Vec2, Vec3};
 
-use super::controller::{Controller, StepRequest};
+use super::controller::Controller;
 use super::lanes::AgentStatus;
 use super::passes::{
     cap_for_slowdown, feedback_velocities, follow_pass, next_slowdown, slope_pass, track_progress,
@@ -128,20 +128,7 @@ impl Crowd {
         timed(&mut stats.movement, agents, || {
             (0..agents)
                 .into_par_iter()
-                .map(|slot| {
-                    let lanes = &self.lanes;
-                    StepRequest {
-                        dt,
-                        foot: lanes.position(slot),
-                        polygon: lanes.polygon[slot],
-                        velocity: Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]),
-                        desired: Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]),
-                        speed_limit: lanes.speed_limit[slot],
-                        acceleration_limit: lanes.acceleration_limit[slot],
-                        gradient: Vec2::new(lanes.gradient_x[slot], lanes.gradient_z[slot]),
-                        support: lanes.support[slot],
-                    }
-                })
+                .map(|slot| self.lanes.step_request(slot, dt))
                 .collect_into_vec(&mut requests);
             controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
         });
