@@ -14,6 +14,36 @@
 //! attempt and epoch still match the agent's request and its read set is still valid;
 //! parallel passes write only their own outputs and results are collected in slot order, so
 //! the same inputs give the same lanes and events at any thread count.
+//!
+//! # Example
+//! ```
+//! use glam::Vec3;
+//! use waymark::crowd::{AgentParams, Crowd, CrowdConfig, CrowdEvent, KinematicController};
+//! use waymark::mesh::{NavMesh, TileData, WalkablePolygon, blob::BakeParams};
+//!
+//! // Walkable space: a 10 m x 2 m strip (baked tiles work the same way).
+//! let strip = WalkablePolygon::ground(vec![
+//!     Vec3::new(0.0, 0.0, 0.0),
+//!     Vec3::new(10.0, 0.0, 0.0),
+//!     Vec3::new(10.0, 0.0, 2.0),
+//!     Vec3::new(0.0, 0.0, 2.0),
+//! ]);
+//! let mut mesh = NavMesh::new(BakeParams::default());
+//! mesh.add_tiles(vec![TileData::from_walkable_polygons(&[strip]).unwrap()]).unwrap();
+//!
+//! let mut crowd = Crowd::new(&mesh, CrowdConfig::default());
+//! let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE).unwrap();
+//! crowd.request_move(agent, Vec3::new(9.0, 0.0, 1.0)).unwrap();
+//! let mut controller = KinematicController;
+//! let mut arrived = false;
+//! for _ in 0..300 {
+//!     for event in crowd.step(1.0 / 30.0, &mut controller).unwrap() {
+//!         arrived |= matches!(event, CrowdEvent::Arrived { entity, .. } if entity == agent);
+//!     }
+//! }
+//! assert!(arrived);
+//! assert!(crowd.position(agent).unwrap().distance(Vec3::new(9.0, 0.0, 1.0)) < 0.3);
+//! ```
 
 mod controller;
 mod corridor;
