@@ -361,8 +361,11 @@ fn run_shared(mesh: &NavMesh, agents: usize, frames: usize) -> (Crowd, Vec<Crowd
     }
     let mut events = Vec::new();
     let mut controller = KinematicController;
-    for _ in 0..frames {
+    for frame in 0..frames {
         let step_events = crowd.step(1.0 / 30.0, &mut controller).unwrap();
+        if frame % 30 == 0 {
+            assert_on_mesh(&crowd);
+        }
         for event in &step_events {
             if let CrowdEvent::Arrived { entity, .. } | CrowdEvent::PartialArrived { entity, .. } =
                 event
@@ -377,6 +380,23 @@ fn run_shared(mesh: &NavMesh, agents: usize, frames: usize) -> (Crowd, Vec<Crowd
         events.extend(step_events);
     }
     (crowd, events)
+}
+
+/// Every agent stands on a live polygon, over it seen from above.
+fn assert_on_mesh(crowd: &Crowd) {
+    let snapshot = crowd.snapshot();
+    let lanes = crowd.lanes();
+    for slot in 0..lanes.len() {
+        let tile = snapshot.tile(lanes.polygon[slot]).expect("a live polygon");
+        let position = lanes.position(slot);
+        let (closest, over) = tile.closest_point(lanes.polygon[slot].polygon(), position);
+        let gap = Vec2::new(closest.x - position.x, closest.z - position.z).length();
+        // A foot stopped by a wall lies on the wall's edge: allow rounding, nothing more.
+        assert!(
+            over || gap < 1e-4,
+            "agent {slot} at {position} is {gap} m off its polygon"
+        );
+    }
 }
 
 #[test]
