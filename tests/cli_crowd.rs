@@ -90,6 +90,7 @@ fn bad_crowd_arguments_are_one_line() {
             "--heuristic-weight",
         ),
         (vec!["crowd", "nowhere.obj"], "nowhere.obj"),
+        (vec!["crowd", "--node-budget", "0"], "--node-budget"),
     ] {
         let output = waymark(&args);
         assert!(!output.status.success());

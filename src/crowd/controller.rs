@@ -111,13 +111,8 @@ pub fn integrate_velocity(request: &StepRequest) -> Vec2 {
 fn inside_same_polygon(snapshot: &Snapshot, polygon: PolyRef, point: Vec3) -> Option<f32> {
     let tile = snapshot.tile(polygon)?;
     let flat = Vec2::new(point.x, point.z);
-    let corners = &tile.corners[usize::from(polygon.polygon())];
-    let count = usize::from(tile.data.polygons[usize::from(polygon.polygon())].vertex_count);
-    let inside = (0..count).all(|i| {
-        let (a, b) = (corners[i], corners[if i + 1 == count { 0 } else { i + 1 }]);
-        (Vec2::new(b.x - a.x, b.z - a.z)).perp_dot(flat - Vec2::new(a.x, a.z)) <= 1e-6
-    });
-    inside.then(|| tile.height_at(polygon.polygon(), flat))
+    tile.contains_xz(polygon.polygon(), flat)
+        .then(|| tile.height_at(polygon.polygon(), flat))
 }
 
 impl KinematicController {

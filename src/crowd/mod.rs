@@ -96,8 +96,6 @@ impl AgentParams {
 pub struct CrowdConfig {
     /// Node expansions per step for all searches.
     pub budget: FrameBudget,
-    /// Open searches at a time.
-    pub searches_in_flight: usize,
     /// Horizontal distance to the goal that counts as there, metres.
     pub arrive_tolerance_m: f32,
     /// Speed below which an agent counts as stopped, m/s.
@@ -113,7 +111,6 @@ impl Default for CrowdConfig {
     fn default() -> Self {
         CrowdConfig {
             budget: FrameBudget::default(),
-            searches_in_flight: 4,
             arrive_tolerance_m: 0.25,
             stop_speed_mps: 0.05,
             snap_half_extents: Vec3::new(2.0, 4.0, 2.0),
@@ -232,11 +229,7 @@ impl Crowd {
             lanes: AgentLanes::default(),
             snapshot: mesh.snapshot(),
             filter,
-            scheduler: Scheduler::new(
-                config.searches_in_flight,
-                config.heuristic_weight,
-                config.snap_half_extents,
-            ),
+            scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents),
             cache: CorridorCache::default(),
             config,
             frame: 0,

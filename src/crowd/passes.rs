@@ -38,6 +38,22 @@ pub fn profile_speed(
     (2.0 * acceleration * room).sqrt().min(limit)
 }
 
+/// [`profile_speed`] towards the goal, zero once within the arrival tolerance.
+fn goal_speed(
+    stop_distance: f32,
+    current_speed: f32,
+    acceleration: f32,
+    dt: f32,
+    limit: f32,
+    arrive_tolerance_m: f32,
+) -> f32 {
+    if stop_distance <= arrive_tolerance_m {
+        0.0
+    } else {
+        profile_speed(stop_distance, current_speed, acceleration, dt, limit)
+    }
+}
+
 /// One agent's follow result.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FollowOutput {
@@ -121,17 +137,14 @@ pub fn follow_one(
     let stop_distance = if reaches_goal { along } else { f32::INFINITY };
     let corner = first.unwrap_or(flat);
     let corner_after = (stop_distance - corner.distance(flat)).max(0.0);
-    let speed = if stop_distance <= arrive_tolerance_m {
-        0.0
-    } else {
-        profile_speed(
-            stop_distance,
-            velocity.length(),
-            acceleration_limit,
-            dt,
-            speed_limit,
-        )
-    };
+    let speed = goal_speed(
+        stop_distance,
+        velocity.length(),
+        acceleration_limit,
+        dt,
+        speed_limit,
+        arrive_tolerance_m,
+    );
     FollowOutput {
         cursor: cursor as u32,
         corner,
@@ -167,17 +180,14 @@ pub fn follow_kept(
         return None;
     }
     let stop_distance = distance + corner_after;
-    let speed = if stop_distance <= arrive_tolerance_m {
-        0.0
-    } else {
-        profile_speed(
-            stop_distance,
-            velocity.length(),
-            acceleration_limit,
-            dt,
-            speed_limit,
-        )
-    };
+    let speed = goal_speed(
+        stop_distance,
+        velocity.length(),
+        acceleration_limit,
+        dt,
+        speed_limit,
+        arrive_tolerance_m,
+    );
     Some(FollowOutput {
         cursor: cursor as u32,
         corner,

@@ -1,9 +1,9 @@
 //! Path requests under one node budget per frame: oldest first, sliced, resumable.
 //!
 //! Requests wait in a queue in the order they were made. Each frame the scheduler answers
-//! what it can from the corridor cache (no expansions), keeps at most `in_flight_max`
-//! searches open, and steps them oldest first until the frame's node budget is spent; an
-//! unfinished search resumes next frame where it stopped. Finished searches wait for the
+//! what it can from the corridor cache (no expansions), keeps one search open and steps it
+//! with the rest of the frame's node budget, then opens the next; an unfinished search
+//! resumes next frame where it stopped. Finished searches wait for the
 //! crowd's single commit point (adoption).
 
 use std::collections::VecDeque;
@@ -74,6 +74,10 @@ pub(crate) struct Finished {
     pub outcome: Outcome,
 }
 
+/// Searches open at once. Oldest first means the oldest open search takes the whole
+/// remaining budget; a second open search would only wait, holding a node pool.
+const SEARCHES_OPEN: usize = 1;
+
 /// Budget charged for snapping a target to the mesh, in node expansions (about the cost of
 /// a nearest-polygon query), so a burst of fresh requests cannot stretch a frame.
 const SNAP_COST_NODES: u32 = 8;
@@ -98,7 +102,6 @@ pub(crate) struct Scheduler {
     queue: VecDeque<Job>,
     in_flight: Vec<(Job, PathSearch)>,
     pools: Vec<NodePool>,
-    pub in_flight_max: usize,
     /// Heuristic weight of the searches (weighted A*).
     pub heuristic_weight: f32,
     /// Half extents of the target snapping box.
@@ -108,12 +111,11 @@ pub(crate) struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new(in_flight_max: usize, heuristic_weight: f32, snap_half_extents: Vec3) -> Scheduler {
+    pub fn new(heuristic_weight: f32, snap_half_extents: Vec3) -> Scheduler {
         Scheduler {
             queue: VecDeque::new(),
             in_flight: Vec::new(),
             pools: Vec::new(),
-            in_flight_max: in_flight_max.max(1),
             heuristic_weight,
             snap_half_extents,
             waits: Vec::new(),
@@ -153,7 +155,7 @@ impl Scheduler {
         let mut remaining = budget.node_expansions;
         loop {
             // Open searches up to the limit, answering from the cache where possible.
-            while self.in_flight.len() < self.in_flight_max && remaining > 0 {
+            while self.in_flight.len() < SEARCHES_OPEN && remaining > 0 {
                 let Some(mut job) = self.queue.pop_front() else {
                     break;
                 };

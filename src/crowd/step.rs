@@ -150,15 +150,16 @@ impl Crowd {
     }
 
     /// Re-issues the agent's request as a new attempt (next frame's ingest).
+    /// An agent without a request (arrived, cancelled) has nothing to re-issue.
     pub(super) fn reissue(&mut self, entity: hecs::Entity) {
-        if let Ok(mut request) = self.world.get::<&mut MoveRequest>(entity) {
-            request.request.attempt += 1;
-            request.awaiting = true;
-        }
+        let Ok(mut request) = self.world.get::<&mut MoveRequest>(entity) else {
+            return;
+        };
+        request.request.attempt += 1;
+        request.awaiting = true;
+        drop(request);
         if let Ok(slot) = self.slot(entity) {
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
-        }
-        if let Ok(slot) = self.slot(entity) {
             if !self.lanes.ingest_pending[slot] {
                 self.lanes.ingest_pending[slot] = true;
                 self.pending.push(entity);

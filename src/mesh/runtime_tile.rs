@@ -285,6 +285,18 @@ impl RuntimeTile {
         best.1
     }
 
+    /// Whether the horizontal point (x, z) lies over the polygon (its edges included, with
+    /// 1e-6 of slack for points computed on an edge).
+    #[inline]
+    pub fn contains_xz(&self, polygon: u16, point: Vec2) -> bool {
+        let count = usize::from(self.data.polygons[polygon as usize].vertex_count);
+        let corners = &self.corners[polygon as usize];
+        (0..count).all(|i| {
+            let (a, b) = (corners[i], corners[if i + 1 == count { 0 } else { i + 1 }]);
+            Vec2::new(b.x - a.x, b.z - a.z).perp_dot(point - Vec2::new(a.x, a.z)) <= 1e-6
+        })
+    }
+
     /// Closest point on the polygon to `point`, with the height of the detail surface, and
     /// whether `point` lies over the polygon (seen from above).
     pub fn closest_point(&self, polygon: u16, point: Vec3) -> (Vec3, bool) {
@@ -298,8 +310,7 @@ impl RuntimeTile {
         }
         let corners = &corners[..count];
         let target = Vec2::new(point.x, point.z);
-        let inside = (0..count)
-            .all(|i| (corners[(i + 1) % count] - corners[i]).perp_dot(target - corners[i]) <= 1e-6);
+        let inside = self.contains_xz(polygon, target);
         let horizontal = if inside {
             target
         } else {

@@ -69,6 +69,17 @@ fn flat(point: Vec3) -> Vec2 {
     Vec2::new(point.x, point.z)
 }
 
+/// A polygon's corners seen from above, in a fixed array (at most six: no allocation).
+fn flat_corners(tile: &crate::mesh::RuntimeTile, polygon: u16) -> ([Vec2; 6], usize) {
+    let mut corners = [Vec2::ZERO; 6];
+    let mut count = 0;
+    for corner in tile.corners(polygon) {
+        corners[count] = flat(corner);
+        count += 1;
+    }
+    (corners, count)
+}
+
 /// Casts a ray along the surface from `start` (on `start_polygon`) towards `end`.
 pub fn raycast(
     snapshot: &Snapshot,
@@ -90,13 +101,7 @@ pub fn raycast(
         let tile = snapshot
             .tile(current)
             .ok_or(QueryError::StaleRef(current))?;
-        // At most six corners: a fixed array, no allocation per polygon.
-        let mut corners = [Vec2::ZERO; 6];
-        let mut count = 0;
-        for corner in tile.corners(current.polygon()) {
-            corners[count] = flat(corner);
-            count += 1;
-        }
+        let (corners, count) = flat_corners(tile, current.polygon());
         let corners = &corners[..count];
         // The edge through which the segment leaves the polygon, and when.
         let mut exit: Option<(f32, usize)> = None;
@@ -193,17 +198,9 @@ pub fn move_along_surface(
         let Some(tile) = snapshot.tile(current) else {
             continue;
         };
-        // At most six corners: a fixed array, no allocation per polygon.
-        let mut corners = [Vec2::ZERO; 6];
-        let mut count = 0;
-        for corner in tile.corners(current.polygon()) {
-            corners[count] = flat(corner);
-            count += 1;
-        }
+        let (corners, count) = flat_corners(tile, current.polygon());
         let corners = &corners[..count];
-        let inside = (0..count)
-            .all(|i| (corners[(i + 1) % count] - corners[i]).perp_dot(target - corners[i]) <= 1e-6);
-        if inside {
+        if tile.contains_xz(current.polygon(), target) {
             best = (0.0, target, current);
             break;
         }

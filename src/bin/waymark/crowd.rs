@@ -201,6 +201,11 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             command.heuristic_weight
         )));
     }
+    if command.node_budget == 0 {
+        return Err(CliError::Usage(
+            "--node-budget 0 would never find a path; give at least 1 node per frame".into(),
+        ));
+    }
     if !(command.dt.is_finite() && command.dt > 0.0) {
         return Err(CliError::Usage(format!(
             "--dt {} must be positive",
