@@ -35,7 +35,7 @@ fn dungeon_crowd() -> (NavMesh, Crowd) {
             .to_file(),
     )
     .unwrap();
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default());
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
     let text = std::fs::read_to_string(root.join("dungeon_crowd_agents.csv")).unwrap();
     for line in text.lines().skip(1).take(AGENTS) {
         let v: Vec<f32> = line

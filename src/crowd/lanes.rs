@@ -52,6 +52,8 @@ pub struct AgentLanes {
     pub radius: Vec<f32>,
     /// Surface speed limit V, m/s.
     pub max_speed: Vec<f32>,
+    /// Surface cruising speed, m/s (at most V).
+    pub preferred_speed: Vec<f32>,
     /// Surface acceleration budget A, m/s².
     pub max_acceleration: Vec<f32>,
     /// Patch gradient dh/dx under the agent.
@@ -134,6 +136,7 @@ macro_rules! every_lane {
             desired_z,
             radius,
             max_speed,
+            preferred_speed,
             max_acceleration,
             gradient_x,
             gradient_z,
@@ -171,6 +174,7 @@ pub(crate) struct NewAgent {
     pub polygon: PolyRef,
     pub radius: f32,
     pub max_speed: f32,
+    pub preferred_speed: f32,
     pub max_acceleration: f32,
 }
 
@@ -209,6 +213,7 @@ impl AgentLanes {
         self.desired_z.push(0.0);
         self.radius.push(agent.radius);
         self.max_speed.push(agent.max_speed);
+        self.preferred_speed.push(agent.preferred_speed);
         self.max_acceleration.push(agent.max_acceleration);
         self.gradient_x.push(0.0);
         self.gradient_z.push(0.0);
@@ -264,6 +269,12 @@ impl AgentLanes {
             gradient: glam::Vec2::new(self.gradient_x[slot], self.gradient_z[slot]),
             support: self.support[slot],
         }
+    }
+
+    /// The horizontal cruising speed of slot `slot` on its patch (its preferred speed over
+    /// k, like the limit), m/s.
+    pub fn cruise_speed(&self, slot: usize) -> f32 {
+        self.speed_limit[slot] * (self.preferred_speed[slot] / self.max_speed[slot])
     }
 
     /// The foot position of slot `slot`.

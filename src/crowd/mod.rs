@@ -6,8 +6,9 @@
 //! requests with their logical id, attempt and epoch; statuses) live in a `hecs::World`;
 //! the hot per-frame state lives in [`AgentLanes`], dense struct-of-arrays indexed by slot.
 //! [`Crowd::step`] runs the passes in the order written once in `step.rs`: ingest ->
-//! schedule -> adopt -> follow -> slope -> (avoid) -> move -> feedback, each timed and
-//! counted in [`StepStats`].
+//! schedule -> adopt -> follow -> slope -> avoid -> move -> feedback, each timed and
+//! counted in [`StepStats`]. The avoid pass ([`avoid`]) negotiates velocities between
+//! neighbours found by a per-frame grid ([`neighbours`]).
 //!
 //! Invariants: an agent is never lost (a failed step leaves it where it was, with a
 //! reason); a path result is adopted only at the adopt pass, and only if its request id,
@@ -31,7 +32,7 @@
 //! let mut mesh = NavMesh::new(BakeParams::default());
 //! mesh.add_tiles(vec![TileData::from_walkable_polygons(&[strip]).unwrap()]).unwrap();
 //!
-//! let mut crowd = Crowd::new(&mesh, CrowdConfig::default());
+//! let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
 //! let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE).unwrap();
 //! crowd.request_move(agent, Vec3::new(9.0, 0.0, 1.0)).unwrap();
 //! let mut controller = KinematicController;
@@ -45,18 +46,23 @@
 //! assert!(crowd.position(agent).unwrap().distance(Vec3::new(9.0, 0.0, 1.0)) < 0.3);
 //! ```
 
+pub mod avoid;
 mod controller;
 mod corridor;
 mod lanes;
+pub mod neighbours;
 pub mod passes;
+pub mod scenario;
 mod scheduler;
 mod step;
 
+pub use avoid::AvoidanceConfig;
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
 };
 pub use corridor::{Corridor, CorridorCache, CorridorKey};
 pub use lanes::{AgentLanes, AgentStatus};
+pub use neighbours::NeighbourGrid;
 pub use scheduler::{FrameBudget, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
 
@@ -74,8 +80,11 @@ pub struct AgentParams {
     pub radius_m: f32,
     /// Body height, metres.
     pub height_m: f32,
-    /// Surface speed limit, m/s.
+    /// Surface speed limit, m/s: the most avoidance may ask for.
     pub max_speed_mps: f32,
+    /// Cruising speed on the surface, m/s (at most `max_speed_mps`): what path following
+    /// asks for; avoidance may go faster, up to the limit, to get out of the way.
+    pub preferred_speed_mps: f32,
     /// Surface acceleration budget, m/s².
     pub max_acceleration_mps2: f32,
 }
@@ -87,6 +96,7 @@ impl AgentParams {
         radius_m: 0.6,
         height_m: 2.0,
         max_speed_mps: 3.5,
+        preferred_speed_mps: 3.5,
         max_acceleration_mps2: 8.0,
     };
 }
@@ -105,6 +115,8 @@ pub struct CrowdConfig {
     /// Heuristic weight of path searches (1: optimal A*; above 1: weighted A*, paths at
     /// most that factor longer, far fewer expansions on grid-like levels).
     pub heuristic_weight: f32,
+    /// Local avoidance.
+    pub avoidance: AvoidanceConfig,
 }
 
 impl Default for CrowdConfig {
@@ -117,7 +129,37 @@ impl Default for CrowdConfig {
             // Measured on the 10,000-agent city: 5x fewer expansions than optimal A*
             // for paths 0.8% longer (docs/benchmarks.md).
             heuristic_weight: 1.5,
+            avoidance: AvoidanceConfig::default(),
         }
+    }
+}
+
+impl CrowdConfig {
+    /// The field that makes this configuration unusable, with its value, if any.
+    pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
+        let finite_at_least = |value: f32, low: f32| value.is_finite() && value >= low;
+        if self.budget.node_expansions == 0 {
+            return Some(("budget.node_expansions", 0.0));
+        }
+        if !finite_at_least(self.arrive_tolerance_m, 0.0) {
+            return Some(("arrive_tolerance_m", self.arrive_tolerance_m));
+        }
+        if !(self.stop_speed_mps.is_finite() && self.stop_speed_mps > 0.0) {
+            return Some(("stop_speed_mps", self.stop_speed_mps));
+        }
+        for (field, value) in [
+            ("snap_half_extents.x", self.snap_half_extents.x),
+            ("snap_half_extents.y", self.snap_half_extents.y),
+            ("snap_half_extents.z", self.snap_half_extents.z),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Some((field, value));
+            }
+        }
+        if !finite_at_least(self.heuristic_weight, 1.0) {
+            return Some(("heuristic_weight", self.heuristic_weight));
+        }
+        self.avoidance.invalid_field()
     }
 }
 
@@ -182,6 +224,14 @@ pub enum CrowdError {
     /// A step length that is not positive and finite.
     #[error("step length {0} s must be positive and finite")]
     BadStep(f32),
+    /// A crowd configuration field out of range.
+    #[error("crowd configuration {field} = {value} is invalid")]
+    BadConfig {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f32,
+    },
 }
 
 /// An agent's slot in the lanes (a hecs component).
@@ -216,15 +266,21 @@ pub struct Crowd {
     step_requests: Vec<StepRequest>,
     step_feedback: Vec<StepFeedback>,
     follow_outputs: Vec<Option<passes::FollowOutput>>,
+    neighbour_grid: NeighbourGrid,
+    avoid_velocities: Vec<glam::Vec2>,
 }
 
 impl Crowd {
-    /// A crowd on the mesh's current snapshot.
-    pub fn new(mesh: &NavMesh, config: CrowdConfig) -> Crowd {
+    /// A crowd on the mesh's current snapshot; a configuration field out of range is refused
+    /// by name.
+    pub fn new(mesh: &NavMesh, config: CrowdConfig) -> Result<Crowd, CrowdError> {
+        if let Some((field, value)) = config.invalid_field() {
+            return Err(CrowdError::BadConfig { field, value });
+        }
         let mut filter = QueryFilter::new();
         // Agents walk polygons; off-mesh link actions belong to the host.
         filter.set_links_allowed(false);
-        Crowd {
+        Ok(Crowd {
             world: hecs::World::new(),
             lanes: AgentLanes::default(),
             snapshot: mesh.snapshot(),
@@ -240,7 +296,19 @@ impl Crowd {
             step_requests: Vec::new(),
             step_feedback: Vec::new(),
             follow_outputs: Vec::new(),
-        }
+            neighbour_grid: NeighbourGrid::default(),
+            avoid_velocities: Vec::new(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CrowdConfig {
+        &self.config
+    }
+
+    /// The neighbour grid of the last step (empty when avoidance is off).
+    pub fn neighbour_grid(&self) -> &NeighbourGrid {
+        &self.neighbour_grid
     }
 
     /// Takes the mesh's current snapshot (after tiles changed): corridors that read a
@@ -366,11 +434,18 @@ impl Crowd {
             ("radius_m", params.radius_m),
             ("height_m", params.height_m),
             ("max_speed_mps", params.max_speed_mps),
+            ("preferred_speed_mps", params.preferred_speed_mps),
             ("max_acceleration_mps2", params.max_acceleration_mps2),
         ] {
             if !(value.is_finite() && value > 0.0) {
                 return Err(CrowdError::BadParameter { field, value });
             }
+        }
+        if params.preferred_speed_mps > params.max_speed_mps {
+            return Err(CrowdError::BadParameter {
+                field: "preferred_speed_mps (above max_speed_mps)",
+                value: params.preferred_speed_mps,
+            });
         }
         let nearest = nearest_polygon(
             &self.snapshot,
@@ -388,6 +463,7 @@ impl Crowd {
             polygon: nearest.polygon,
             radius: params.radius_m,
             max_speed: params.max_speed_mps,
+            preferred_speed: params.preferred_speed_mps,
             max_acceleration: params.max_acceleration_mps2,
         });
         self.world

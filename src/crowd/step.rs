@@ -1,8 +1,8 @@
 //! One crowd step: the pass order, written once.
 //!
-//! ingest -> schedule -> adopt -> follow -> slope -> (avoid: the next issue) -> move ->
-//! feedback. Each pass is timed and counted; the parallel ones (follow, slope, move) collect
-//! their results in slot order.
+//! ingest -> schedule -> adopt -> follow -> slope -> avoid -> move -> feedback. Each pass is
+//! timed and counted; the parallel ones (follow, slope, avoid, move) collect their results
+//! in slot order.
 
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use glam::{Vec2, Vec3};
 
+use super::avoid::avoid_pass;
 use super::controller::Controller;
 use super::lanes::AgentStatus;
 use super::passes::{
@@ -48,6 +49,8 @@ pub struct StepStats {
     pub follow: PassStats,
     /// Slope limits.
     pub slope: PassStats,
+    /// Local avoidance (the neighbour grid included).
+    pub avoid: PassStats,
     /// The controller.
     pub movement: PassStats,
     /// Feedback, statuses and events.
@@ -121,6 +124,9 @@ impl Crowd {
         timed(&mut stats.slope, agents, || {
             slope_pass(&snapshot, &mut self.lanes)
         });
+        if self.config.avoidance.enabled {
+            timed(&mut stats.avoid, agents, || self.avoid(dt));
+        }
         // Per-frame buffers live in the crowd: megabytes allocated and freed every frame
         // would go to the system allocator's mmap path and fault their pages in again.
         let mut requests = std::mem::take(&mut self.step_requests);
@@ -378,6 +384,36 @@ impl Crowd {
         }
         self.follow_outputs = outputs;
         funnel_runs
+    }
+
+    /// Avoid: the neighbour grid, then a negotiated velocity for every agent, which becomes
+    /// its request to the controller.
+    fn avoid(&mut self, dt: f32) {
+        let avoidance = self.config.avoidance;
+        self.neighbour_grid.rebuild(
+            [
+                &self.lanes.position_x,
+                &self.lanes.position_y,
+                &self.lanes.position_z,
+            ],
+            avoidance.neighbour_range_m,
+            avoidance.vertical_range_m,
+            avoidance.neighbours_max,
+        );
+        let mut velocities = std::mem::take(&mut self.avoid_velocities);
+        avoid_pass(
+            &self.lanes,
+            &self.neighbour_grid,
+            &self.snapshot,
+            &avoidance,
+            dt,
+            &mut velocities,
+        );
+        for (slot, velocity) in velocities.iter().enumerate() {
+            self.lanes.desired_x[slot] = velocity.x;
+            self.lanes.desired_z[slot] = velocity.y;
+        }
+        self.avoid_velocities = velocities;
     }
 
     /// Feedback: positions, vEnd, vAverage, stalls, arrivals.

@@ -80,6 +80,13 @@ pub struct RuntimeTile {
     /// Per polygon, the steepest gradient length |g| of its detail triangles: the slope
     /// factor `k = sqrt(1 + |g|^2)` that bounds speed anywhere on it.
     pub steepest_gradient: Vec<f32>,
+    /// Boundary edges (no neighbour: the edge of walkable space) of each polygon and of its
+    /// neighbours in this tile, as horizontal (x, z) segments; polygon `p`'s are
+    /// `walls[walls_start[p] as usize..walls_start[p + 1] as usize]`. Local avoidance reads
+    /// them so it never steers an agent into the boundary.
+    pub walls: Vec<[Vec2; 2]>,
+    /// Start of each polygon's segments in `walls`, plus the end (length polygons + 1).
+    pub walls_start: Vec<u32>,
 }
 
 /// Height gradient (dh/dx, dh/dz) of the plane through a triangle; `None` when the triangle
@@ -94,6 +101,36 @@ pub fn triangle_gradient([a, b, c]: [Vec3; 3]) -> Option<Vec2> {
         (e1.y * e2.z - e1.z * e2.y) / determinant,
         (e1.x * e2.y - e1.y * e2.x) / determinant,
     ))
+}
+
+/// The boundary edges of every polygon's one-ring in its tile (see `RuntimeTile::walls`).
+fn walls_near_polygons(data: &TileData, corners: &[[Vec3; 6]]) -> (Vec<[Vec2; 2]>, Vec<u32>) {
+    let own_walls = |polygon: usize| {
+        let tile_polygon = &data.polygons[polygon];
+        let count = usize::from(tile_polygon.vertex_count);
+        let corners = &corners[polygon];
+        (0..count)
+            .filter(move |&edge| tile_polygon.neighbours[edge] == TilePoly::NO_NEIGHBOUR)
+            .map(move |edge| {
+                let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+                [Vec2::new(a.x, a.z), Vec2::new(b.x, b.z)]
+            })
+    };
+    let mut walls = Vec::new();
+    let mut walls_start = Vec::with_capacity(data.polygons.len() + 1);
+    for (index, polygon) in data.polygons.iter().enumerate() {
+        walls_start.push(walls.len() as u32);
+        walls.extend(own_walls(index));
+        for &neighbour in &polygon.neighbours[..usize::from(polygon.vertex_count)] {
+            let internal =
+                neighbour != TilePoly::NO_NEIGHBOUR && neighbour & TilePoly::TILE_EDGE == 0;
+            if internal {
+                walls.extend(own_walls(usize::from(neighbour)));
+            }
+        }
+    }
+    walls_start.push(walls.len() as u32);
+    (walls, walls_start)
 }
 
 impl RuntimeTile {
@@ -194,7 +231,10 @@ impl RuntimeTile {
                     .fold(0.0, f32::max)
             })
             .collect();
+        let (walls, walls_start) = walls_near_polygons(&data, &corners);
         RuntimeTile {
+            walls,
+            walls_start,
             data,
             bvh,
             border,
@@ -239,6 +279,13 @@ impl RuntimeTile {
         let index = usize::from(polygon);
         &self.adjacency
             [self.adjacency_start[index] as usize..self.adjacency_start[index + 1] as usize]
+    }
+
+    /// Boundary segments (x, z) of the polygon and its neighbours in this tile.
+    #[inline]
+    pub fn walls_near(&self, polygon: u16) -> &[[Vec2; 2]] {
+        let index = usize::from(polygon);
+        &self.walls[self.walls_start[index] as usize..self.walls_start[index + 1] as usize]
     }
 
     /// The polygon's detail triangles, metres.

@@ -7,8 +7,10 @@ use std::time::Instant;
 
 use glam::Vec3;
 use serde_json::json;
+use waymark::crowd::scenario::measure_quality;
 use waymark::crowd::{
-    AgentParams, Crowd, CrowdConfig, CrowdEvent, FrameBudget, KinematicController, StepStats,
+    AgentParams, AvoidanceConfig, Crowd, CrowdConfig, CrowdEvent, FrameBudget, KinematicController,
+    NeighbourGrid, StepStats,
 };
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 use waymark::mesh::NavMesh;
@@ -20,6 +22,14 @@ use crate::{CliError, level};
 
 /// Targets each random agent cycles through.
 const RANDOM_TARGETS: usize = 16;
+
+/// On or off.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Switch {
+    #[default]
+    On,
+    Off,
+}
 
 #[derive(clap::Args, Debug, Default)]
 pub struct CrowdCommand {
@@ -48,6 +58,9 @@ pub struct CrowdCommand {
     /// expansions on grid-like levels, paths at most that factor longer).
     #[arg(long, default_value_t = CrowdConfig::default().heuristic_weight)]
     pub heuristic_weight: f32,
+    /// Local avoidance between agents.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub avoidance: Switch,
     #[command(flatten)]
     pub bake: BakeArgs,
     /// Print one JSON object instead of text.
@@ -184,13 +197,18 @@ pub struct CrowdRun {
     pub agents: usize,
     pub frames: usize,
     pub frame_ms: Vec<f64>,
-    pub pass_ms: Vec<[f64; 7]>,
+    pub pass_ms: Vec<[f64; 8]>,
     pub arrivals: usize,
     pub blocked: usize,
     pub no_path: usize,
     pub last: StepStats,
     pub nodes_expanded_max_frame: u32,
     pub path_wait_frames_p95: u64,
+    /// Sum over frames of overlapping pairs, the deepest overlap, the most agents off the
+    /// mesh in a frame.
+    pub overlap_pairs_total: u64,
+    pub max_overlap_m: f32,
+    pub off_mesh_agents: u32,
     pub crowd: Crowd,
 }
 
@@ -234,9 +252,13 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                 node_expansions: command.node_budget,
             },
             heuristic_weight: command.heuristic_weight,
+            avoidance: AvoidanceConfig {
+                enabled: command.avoidance == Switch::On,
+                ..AvoidanceConfig::default()
+            },
             ..CrowdConfig::default()
         },
-    );
+    )?;
     let mut entities = Vec::with_capacity(scenario.len());
     let mut next = vec![0usize; scenario.len()];
     let mut skipped = 0;
@@ -277,8 +299,12 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         last: StepStats::default(),
         nodes_expanded_max_frame: 0,
         path_wait_frames_p95: 0,
+        overlap_pairs_total: 0,
+        max_overlap_m: 0.0,
+        off_mesh_agents: 0,
         crowd,
     };
+    let mut quality_grid = NeighbourGrid::default();
     for _ in 0..command.frames {
         let clock = Instant::now();
         let events = run
@@ -293,6 +319,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             stats.adopt.time_ms,
             stats.follow.time_ms,
             stats.slope.time_ms,
+            stats.avoid.time_ms,
             stats.movement.time_ms,
             stats.feedback.time_ms,
         ]);
@@ -300,6 +327,11 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             .nodes_expanded_max_frame
             .max(stats.scheduler.nodes_expanded);
         run.last = stats;
+        // Quality is measured outside the timed step.
+        let quality = measure_quality(&run.crowd, &mut quality_grid);
+        run.overlap_pairs_total += u64::from(quality.overlap_pairs);
+        run.max_overlap_m = run.max_overlap_m.max(quality.max_overlap_m);
+        run.off_mesh_agents = run.off_mesh_agents.max(quality.off_mesh_agents);
         for event in events {
             let entity = match event {
                 CrowdEvent::Arrived { entity, .. } => {
@@ -334,9 +366,19 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     Ok(run)
 }
 
-const PASS_NAMES: [&str; 7] = [
-    "ingest", "schedule", "adopt", "follow", "slope", "move", "feedback",
+const PASS_NAMES: [&str; 8] = [
+    "ingest", "schedule", "adopt", "follow", "slope", "avoid", "move", "feedback",
 ];
+
+/// Agents following a path but Blocked (no progress for 0.5 s) at the last frame.
+fn stuck_agents(crowd: &Crowd) -> usize {
+    let lanes = crowd.lanes();
+    (0..lanes.len())
+        .filter(|&slot| {
+            lanes.status[slot] == waymark::crowd::AgentStatus::Moving && lanes.blocked[slot]
+        })
+        .count()
+}
 
 pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     let run = with_threads(command.threads, || simulate(command))??;
@@ -388,6 +430,14 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "corridor_cache_hits": run.crowd.cache().hits,
             "corridor_cache_misses": run.crowd.cache().misses,
             "pass_ms": pass_ms,
+            "avoidance": command.avoidance == Switch::On,
+            "overlap_pairs_per_frame": run.overlap_pairs_total as f64 / run.frames.max(1) as f64,
+            "max_overlap_m": run.max_overlap_m,
+            "off_mesh_agents": run.off_mesh_agents,
+            // Agents cycle through targets: a run has no completion time; stuck agents are
+            // those standing Blocked at the last frame.
+            "completion_s": serde_json::Value::Null,
+            "stuck_agents": stuck_agents(&run.crowd),
             "lane_bytes_per_agent": waymark::crowd::AgentLanes::bytes_per_agent(),
             "peak_rss_mib": peak_rss_mib(),
         });
@@ -408,6 +458,18 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         out,
         "arrivals: {}, blocked events: {}, no path: {}, waiting for a path at the end: {}",
         run.arrivals, run.blocked, run.no_path, run.last.waiting_for_path
+    )?;
+    writeln!(
+        out,
+        "avoidance {}: {:.1} overlapping pairs per frame, deepest {:.3} m; off the mesh: {}",
+        if command.avoidance == Switch::On {
+            "on"
+        } else {
+            "off"
+        },
+        run.overlap_pairs_total as f64 / run.frames.max(1) as f64,
+        run.max_overlap_m,
+        run.off_mesh_agents
     )?;
     writeln!(
         out,

@@ -1,5 +1,5 @@
 //! The `waymark` command-line tool: inspect levels, bake, run path queries, project
-//! interaction targets; crowd as it lands.
+//! interaction targets, move crowds, run avoidance scenarios.
 //!
 //! Every failure prints one line, `error: <what and which value>`, and exits with status 1
 //! (2 for a usage error, from clap). Nothing here panics on bad input.
@@ -10,6 +10,7 @@ mod crowd;
 mod info;
 mod level;
 mod path;
+mod scenario;
 mod target;
 
 use std::process::ExitCode;
@@ -36,6 +37,9 @@ enum Command {
     Path(path::PathCommand),
     /// Move a crowd for a number of frames; report agents/ms, arrivals and path waiting.
     Crowd(Box<crowd::CrowdCommand>),
+    /// Run a standard avoidance scenario (circle, corridor, bottleneck); report overlaps,
+    /// agents off the mesh, completion time and agents that never arrive.
+    Scenario(scenario::ScenarioCommand),
     /// Project an interaction target (spec 000): legal stand fragments, the chosen pose,
     /// every check's measured value, the verdict.
     Target(target::TargetCommand),
@@ -57,6 +61,8 @@ enum CliError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Crowd(#[from] waymark::crowd::CrowdError),
     #[error("{0}")]
     Usage(String),
 }
@@ -73,6 +79,7 @@ fn main() -> ExitCode {
         Command::Path(command) => path::run(&command),
         Command::Target(command) => target::run(&command),
         Command::Crowd(command) => crowd::run(&command),
+        Command::Scenario(command) => scenario::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

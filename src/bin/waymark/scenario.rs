@@ -1,0 +1,128 @@
+//! `waymark scenario`: run one of the standard avoidance scenarios (circle swap, two-way
+//! corridor, bottleneck) and report its quality and cost.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::json;
+use waymark::crowd::scenario::{Scenario, ScenarioKind, run_scenario};
+use waymark::debug::{draw_crowd, svg::SvgDrawer};
+
+use crate::CliError;
+use crate::bake::with_threads;
+use crate::crowd::Switch;
+
+/// Which scenario.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScenarioArg {
+    /// RVO2's circle: agents on a ring walk to the antipode (radius 1.5, step 0.25 s).
+    Circle,
+    /// Two groups swap the ends of a 6 m corridor.
+    Corridor,
+    /// A crowd walks from one room to another through a 2 m door.
+    Bottleneck,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ScenarioCommand {
+    /// The scenario.
+    #[arg(value_enum)]
+    pub scenario: ScenarioArg,
+    /// Number of agents.
+    #[arg(long, default_value_t = 200)]
+    pub agents: usize,
+    /// Local avoidance between agents.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub avoidance: Switch,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the mesh and the agents at the end.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
+    let kind = match command.scenario {
+        ScenarioArg::Circle => ScenarioKind::Circle,
+        ScenarioArg::Corridor => ScenarioKind::Corridor,
+        ScenarioArg::Bottleneck => ScenarioKind::Bottleneck,
+    };
+    let mut scenario =
+        Scenario::new(kind, command.agents).map_err(|e| CliError::Usage(e.to_string()))?;
+    scenario.config.avoidance.enabled = command.avoidance == Switch::On;
+    let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))?
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let name = format!("{:?}", command.scenario).to_lowercase();
+    if let Some(path) = &command.svg {
+        let mut drawer = SvgDrawer::new();
+        draw_crowd(&crowd, &mut drawer);
+        let caption = format!(
+            "{name}: {} agents after {} frames",
+            report.agents, report.frames
+        );
+        std::fs::write(path, drawer.finish(1200.0, &caption)).map_err(|source| {
+            CliError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+    let mut out = std::io::stdout().lock();
+    if command.json {
+        let value = json!({
+            "scenario": name,
+            "agents": report.agents,
+            "avoidance": command.avoidance == Switch::On,
+            "radius_m": report.radius_m,
+            "dt": report.dt_s,
+            "frames": report.frames,
+            "simulated_s": report.frames as f32 * report.dt_s,
+            "straight_line_s": scenario.straight_line_s,
+            "completion_s": report.completion_s,
+            "completion_ratio": report.completion_ratio,
+            "stuck_agents": report.stuck_agents,
+            "overlap_pairs_per_frame": report.overlap_pairs_per_frame,
+            "max_overlap_m": report.max_overlap_m,
+            "off_mesh_agents": report.off_mesh_agents,
+            "ms_per_frame_median": report.ms_per_frame_median,
+            "agents_per_ms": report.agents_per_ms,
+            "avoid_ms_median": report.avoid_ms_median,
+            "threads": rayon::current_num_threads(),
+        });
+        writeln!(out, "{value}")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{name}: {} agents (radius {} m), {} frames of {} s",
+        report.agents, report.radius_m, report.frames, report.dt_s
+    )?;
+    match report.completion_s {
+        Some(seconds) => writeln!(
+            out,
+            "everyone arrived after {seconds:.1} s ({:.2}x the straight line, {:.1} s)",
+            report.completion_ratio.unwrap_or(0.0),
+            scenario.straight_line_s
+        )?,
+        None => writeln!(
+            out,
+            "{} agents never arrived (limit {:.0} s)",
+            report.stuck_agents, scenario.time_limit_s
+        )?,
+    }
+    writeln!(
+        out,
+        "{:.2} overlapping pairs per frame, deepest {:.3} m; off the mesh: {}",
+        report.overlap_pairs_per_frame, report.max_overlap_m, report.off_mesh_agents
+    )?;
+    writeln!(
+        out,
+        "step: median {:.3} ms ({:.0} agents/ms), avoid {:.3} ms",
+        report.ms_per_frame_median, report.agents_per_ms, report.avoid_ms_median
+    )?;
+    Ok(())
+}

@@ -1,0 +1,939 @@
+//! The avoid pass: reciprocal velocity obstacles (ORCA) between agents, the mesh boundary as
+//! a hard constraint, and the slope-scaled speed and acceleration circles of spec 004.
+//!
+//! Stage: crowd, between slope and move. Inputs per agent: position, carried end velocity
+//! vEnd, preferred velocity (the follow pass's `desired`), radius, horizontal limits V/k and
+//! A/k, status; the K nearest neighbours from [`NeighbourGrid`]; the boundary segments near
+//! the agent's polygon. Output: a new requested velocity per agent, the admissible velocity
+//! closest to the preferred one.
+//!
+//! Each neighbour B gives one half-plane of velocities (the ORCA construction): the smallest
+//! change `u` of the relative velocity that leaves B's velocity obstacle truncated at the
+//! time horizon, of which the agent takes its `share` (half between two walking agents; a
+//! walking agent takes three quarters against one that holds still, which measures the
+//! walker's intent rather than its velocity, so a walker stopped against a standing agent
+//! in a doorway still moves it aside). The boundary adds, for every segment whose
+//! interior is the closest feature to the agent, the half-plane "do not close on this
+//! segment faster than distance / wall horizon". The admissible set is these half-planes
+//! intersected with two disks: |v| <= V/k and |v - vEnd| <= A/k * dt, so the controller can
+//! actually reach the answer in one step. A 2-D incremental linear program finds the point
+//! closest to the preferred velocity; when the neighbours' half-planes leave nothing, a 3-D
+//! fallback minimises the largest violation of them while the boundary stays hard.
+//!
+//! The half-planes over one agent's neighbours are built eight neighbours at a time with
+//! `wide` ([`orca_constraints_simd`]); [`orca_constraints_scalar`] is its twin, the same
+//! operations in the same order, and the two agree bit for bit (tested).
+//!
+//! Invariants: each agent's result depends only on the lanes, the grid and the mesh, so the
+//! pass runs over chunks of agents in parallel and is the same at any thread count.
+
+use glam::Vec2;
+use rayon::prelude::*;
+use wide::f32x8;
+
+use super::lanes::{AgentLanes, AgentStatus};
+use super::neighbours::NeighbourGrid;
+use super::passes::STALL_S;
+use crate::mesh::Snapshot;
+
+/// Most neighbours one agent can weigh (a bound on [`AvoidanceConfig::neighbours_max`]).
+pub const NEIGHBOURS_CAPACITY: usize = 32;
+
+/// Agents per parallel work item of the avoid pass.
+const AVOID_CHUNK_AGENTS: usize = 128;
+
+/// Tolerance of the linear program (parallel lines, points on circles).
+const EPSILON: f32 = 1e-5;
+
+/// Local avoidance settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AvoidanceConfig {
+    /// Whether the avoid pass runs (off: agents walk through each other).
+    pub enabled: bool,
+    /// Neighbours each agent weighs, nearest first (K), at most [`NEIGHBOURS_CAPACITY`].
+    pub neighbours_max: usize,
+    /// Neighbours farther than this (centre to centre, horizontally) are ignored, metres.
+    pub neighbour_range_m: f32,
+    /// Agents whose feet differ in height by this much or more are on different floors and
+    /// ignore each other, metres.
+    pub vertical_range_m: f32,
+    /// How far ahead collisions with other agents are avoided, seconds.
+    pub time_horizon_s: f32,
+    /// How far ahead the boundary is respected, seconds.
+    pub wall_time_horizon_s: f32,
+    /// The largest fraction of their radii two stalled agents give up to squeeze past each
+    /// other (0: bodies never give; a pair in a corridor too narrow to pass then waits).
+    pub squeeze_fraction: f32,
+}
+
+impl Default for AvoidanceConfig {
+    fn default() -> Self {
+        // DetourCrowd's reference settings for human-sized agents: a query range of about
+        // twelve radii and a 2.5 s horizon; RVO2's K of 10.
+        AvoidanceConfig {
+            enabled: true,
+            neighbours_max: 10,
+            neighbour_range_m: 7.2,
+            vertical_range_m: 2.0,
+            time_horizon_s: 2.5,
+            wall_time_horizon_s: 1.0,
+            squeeze_fraction: 0.0,
+        }
+    }
+}
+
+impl AvoidanceConfig {
+    /// The field that makes this configuration unusable, with its value, if any.
+    pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
+        let positive = |value: f32| value.is_finite() && value > 0.0;
+        if self.neighbours_max > NEIGHBOURS_CAPACITY {
+            return Some(("avoidance.neighbours_max", self.neighbours_max as f32));
+        }
+        if !positive(self.neighbour_range_m) {
+            return Some(("avoidance.neighbour_range_m", self.neighbour_range_m));
+        }
+        if !positive(self.vertical_range_m) {
+            return Some(("avoidance.vertical_range_m", self.vertical_range_m));
+        }
+        if !positive(self.time_horizon_s) {
+            return Some(("avoidance.time_horizon_s", self.time_horizon_s));
+        }
+        if !(0.0..1.0).contains(&self.squeeze_fraction) {
+            return Some(("avoidance.squeeze_fraction", self.squeeze_fraction));
+        }
+        if !positive(self.wall_time_horizon_s) {
+            return Some(("avoidance.wall_time_horizon_s", self.wall_time_horizon_s));
+        }
+        None
+    }
+}
+
+/// A half-plane of velocities: admissible points lie on the left of `direction` (a unit
+/// vector) through `point`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HalfPlane {
+    /// A point on the boundary line, m/s.
+    pub point: Vec2,
+    /// Unit direction of the boundary line.
+    pub direction: Vec2,
+}
+
+impl HalfPlane {
+    /// How far `velocity` lies outside (positive) or inside (negative), m/s.
+    #[inline]
+    pub fn violation(&self, velocity: Vec2) -> f32 {
+        self.direction.perp_dot(self.point - velocity)
+    }
+}
+
+/// A disk of velocities.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VelocityDisk {
+    /// Centre, m/s.
+    pub centre: Vec2,
+    /// Radius, m/s.
+    pub radius: f32,
+}
+
+impl VelocityDisk {
+    fn contains(&self, velocity: Vec2) -> bool {
+        velocity.distance_squared(self.centre)
+            <= self.radius * self.radius * (1.0 + EPSILON) + EPSILON
+    }
+
+    fn closest(&self, velocity: Vec2) -> Vec2 {
+        let offset = velocity - self.centre;
+        let length = offset.length();
+        if length <= self.radius {
+            velocity
+        } else {
+            self.centre + offset * (self.radius / length)
+        }
+    }
+
+    /// The parameter interval of `point + t * direction` inside the disk.
+    fn interval(&self, point: Vec2, direction: Vec2) -> Option<(f32, f32)> {
+        let offset = point - self.centre;
+        let along = direction.dot(offset);
+        let discriminant = along * along - offset.length_squared() + self.radius * self.radius;
+        if discriminant < 0.0 {
+            return None;
+        }
+        let half = discriminant.sqrt();
+        Some((-along - half, -along + half))
+    }
+}
+
+/// The velocities an agent can reach this step: the speed disk (centre zero, V/k) meets the
+/// acceleration disk (centre vEnd, A/k * dt).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VelocityBounds {
+    /// |v| <= V/k.
+    pub speed: VelocityDisk,
+    /// |v - vEnd| <= A/k * dt.
+    pub acceleration: VelocityDisk,
+}
+
+impl VelocityBounds {
+    /// The bounds of an agent moving at `velocity` with limits `speed_limit` and
+    /// `acceleration_limit * dt`. An agent faster than it may go (it just stepped onto a
+    /// steeper patch) cannot reach the speed disk in one step; its speed disk then grows to
+    /// its current speed, so avoidance may steer it while the controller slows it down.
+    pub fn new(velocity: Vec2, speed_limit: f32, acceleration_budget: f32) -> VelocityBounds {
+        let speed = velocity.length();
+        let speed_radius = if speed > speed_limit + acceleration_budget {
+            speed
+        } else {
+            speed_limit
+        };
+        VelocityBounds {
+            speed: VelocityDisk {
+                centre: Vec2::ZERO,
+                radius: speed_radius,
+            },
+            acceleration: VelocityDisk {
+                centre: velocity,
+                radius: acceleration_budget,
+            },
+        }
+    }
+
+    /// The two points where the disks' circles cross, if they do.
+    fn crossings(&self) -> Option<[Vec2; 2]> {
+        let (a, b) = (self.speed, self.acceleration);
+        let between = b.centre - a.centre;
+        let distance = between.length();
+        if distance <= EPSILON || distance > a.radius + b.radius {
+            return None;
+        }
+        let along =
+            (distance * distance + a.radius * a.radius - b.radius * b.radius) / (2.0 * distance);
+        let across_squared = a.radius * a.radius - along * along;
+        if across_squared < 0.0 {
+            return None;
+        }
+        let unit = between / distance;
+        let foot = a.centre + unit * along;
+        let across = unit.perp() * across_squared.sqrt();
+        Some([foot + across, foot - across])
+    }
+
+    /// The admissible velocity closest to `velocity`.
+    pub fn closest(&self, velocity: Vec2) -> Vec2 {
+        let on_speed = self.speed.closest(velocity);
+        if self.acceleration.contains(on_speed) {
+            return on_speed;
+        }
+        let on_acceleration = self.acceleration.closest(velocity);
+        if self.speed.contains(on_acceleration) {
+            return on_acceleration;
+        }
+        match self.crossings() {
+            Some([first, second]) => {
+                if first.distance_squared(velocity) <= second.distance_squared(velocity) {
+                    first
+                } else {
+                    second
+                }
+            }
+            None => on_acceleration,
+        }
+    }
+
+    /// The admissible velocity farthest along the unit vector `direction`.
+    fn farthest(&self, direction: Vec2) -> Vec2 {
+        let on_speed = self.speed.centre + direction * self.speed.radius;
+        if self.acceleration.contains(on_speed) {
+            return on_speed;
+        }
+        let on_acceleration = self.acceleration.centre + direction * self.acceleration.radius;
+        if self.speed.contains(on_acceleration) {
+            return on_acceleration;
+        }
+        match self.crossings() {
+            Some([first, second]) => {
+                if first.dot(direction) >= second.dot(direction) {
+                    first
+                } else {
+                    second
+                }
+            }
+            None => on_acceleration,
+        }
+    }
+}
+
+/// What the linear program optimises.
+#[derive(Clone, Copy, Debug)]
+enum Goal {
+    /// The point closest to this velocity.
+    Closest(Vec2),
+    /// The point farthest along this unit direction.
+    Farthest(Vec2),
+}
+
+/// Moves `result` onto the boundary of half-plane `index`, at the best point that satisfies
+/// the bounds and every earlier half-plane; false (result untouched) if there is none.
+fn solve_on_line(
+    planes: &[HalfPlane],
+    index: usize,
+    bounds: &VelocityBounds,
+    goal: Goal,
+    result: &mut Vec2,
+) -> bool {
+    let plane = planes[index];
+    let Some((speed_low, speed_high)) = bounds.speed.interval(plane.point, plane.direction) else {
+        return false;
+    };
+    let Some((reach_low, reach_high)) = bounds.acceleration.interval(plane.point, plane.direction)
+    else {
+        return false;
+    };
+    let (mut low, mut high) = (speed_low.max(reach_low), speed_high.min(reach_high));
+    if low > high {
+        return false;
+    }
+    for earlier in &planes[..index] {
+        let denominator = plane.direction.perp_dot(earlier.direction);
+        let numerator = earlier.direction.perp_dot(plane.point - earlier.point);
+        if denominator.abs() <= EPSILON {
+            // Parallel: the earlier half-plane holds all of this line or none of it.
+            if numerator < 0.0 {
+                return false;
+            }
+            continue;
+        }
+        let t = numerator / denominator;
+        if denominator >= 0.0 {
+            high = high.min(t);
+        } else {
+            low = low.max(t);
+        }
+        if low > high {
+            return false;
+        }
+    }
+    let t = match goal {
+        Goal::Farthest(direction) => {
+            if direction.dot(plane.direction) > 0.0 {
+                high
+            } else {
+                low
+            }
+        }
+        Goal::Closest(velocity) => plane.direction.dot(velocity - plane.point).clamp(low, high),
+    };
+    *result = plane.point + plane.direction * t;
+    true
+}
+
+/// The 2-D linear program: the best point of the bounds inside every half-plane, added one
+/// at a time. Returns the number of half-planes satisfied in order: `planes.len()` on
+/// success; otherwise `result` satisfies the first that many.
+fn solve_planes(
+    planes: &[HalfPlane],
+    bounds: &VelocityBounds,
+    goal: Goal,
+    result: &mut Vec2,
+) -> usize {
+    *result = match goal {
+        Goal::Closest(velocity) => bounds.closest(velocity),
+        Goal::Farthest(direction) => bounds.farthest(direction),
+    };
+    for index in 0..planes.len() {
+        if planes[index].violation(*result) > 0.0 {
+            let before = *result;
+            if !solve_on_line(planes, index, bounds, goal, result) {
+                *result = before;
+                return index;
+            }
+        }
+    }
+    planes.len()
+}
+
+/// The 3-D fallback when the half-planes from `first_failed` on leave no admissible point:
+/// the velocity minimising the largest violation of the soft half-planes (index
+/// `hard_count` and above), keeping the hard ones (the boundary) satisfied.
+fn solve_least_violation(
+    planes: &[HalfPlane],
+    hard_count: usize,
+    first_failed: usize,
+    bounds: &VelocityBounds,
+    result: &mut Vec2,
+) {
+    let mut distance = 0.0f32;
+    let mut projected = [HalfPlane {
+        point: Vec2::ZERO,
+        direction: Vec2::X,
+    }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY];
+    for index in first_failed..planes.len() {
+        let plane = planes[index];
+        if plane.violation(*result) <= distance {
+            continue;
+        }
+        // The half-planes, seen on the plane where violating `plane` by the same amount:
+        // each earlier soft one becomes the bisector of the two.
+        projected[..hard_count].copy_from_slice(&planes[..hard_count]);
+        let mut count = hard_count;
+        for earlier in &planes[hard_count..index] {
+            let determinant = plane.direction.perp_dot(earlier.direction);
+            let point = if determinant.abs() <= EPSILON {
+                if plane.direction.dot(earlier.direction) > 0.0 {
+                    continue; // same direction: nothing new
+                }
+                (plane.point + earlier.point) * 0.5
+            } else {
+                plane.point
+                    + plane.direction
+                        * (earlier.direction.perp_dot(plane.point - earlier.point) / determinant)
+            };
+            let direction = (earlier.direction - plane.direction).normalize_or_zero();
+            projected[count] = HalfPlane { point, direction };
+            count += 1;
+        }
+        let before = *result;
+        let towards = Vec2::new(-plane.direction.y, plane.direction.x);
+        if solve_planes(&projected[..count], bounds, Goal::Farthest(towards), result) < count {
+            // Only rounding can get here (the result so far is a solution): keep it.
+            *result = before;
+        }
+        distance = plane.violation(*result);
+    }
+}
+
+/// Most boundary segments one agent weighs.
+pub const WALLS_CAPACITY: usize = 16;
+
+/// The admissible velocity closest to `preferred` under `planes` (the first `hard_count`
+/// are the boundary) and `bounds`.
+pub fn solve_velocity(
+    planes: &[HalfPlane],
+    hard_count: usize,
+    bounds: &VelocityBounds,
+    preferred: Vec2,
+) -> Vec2 {
+    let mut result = Vec2::ZERO;
+    let satisfied = solve_planes(planes, bounds, Goal::Closest(preferred), &mut result);
+    if satisfied == planes.len() {
+        return result;
+    }
+    if satisfied < hard_count {
+        // The boundary cannot be kept within one step's reach (an agent carried into a
+        // corner): drop it, the controller clamps the move to the mesh anyway.
+        return solve_velocity(&planes[hard_count..], 0, bounds, preferred);
+    }
+    solve_least_violation(planes, hard_count, satisfied, bounds, &mut result);
+    result
+}
+
+/// One agent's neighbours, relative to it, as lanes (first `count` used).
+#[derive(Clone, Copy, Debug)]
+pub struct NeighbourBatch {
+    /// Neighbours in the batch.
+    pub count: usize,
+    /// Neighbour position minus agent position, x, metres.
+    pub offset_x: [f32; NEIGHBOURS_CAPACITY],
+    /// Offset, z.
+    pub offset_z: [f32; NEIGHBOURS_CAPACITY],
+    /// Agent velocity minus neighbour velocity, x, m/s.
+    pub relative_velocity_x: [f32; NEIGHBOURS_CAPACITY],
+    /// Relative velocity, z.
+    pub relative_velocity_z: [f32; NEIGHBOURS_CAPACITY],
+    /// Sum of the two radii, metres.
+    pub radius_sum: [f32; NEIGHBOURS_CAPACITY],
+    /// The agent's share of the avoidance (0..1).
+    pub share: [f32; NEIGHBOURS_CAPACITY],
+}
+
+impl Default for NeighbourBatch {
+    fn default() -> Self {
+        NeighbourBatch {
+            count: 0,
+            offset_x: [0.0; NEIGHBOURS_CAPACITY],
+            offset_z: [0.0; NEIGHBOURS_CAPACITY],
+            relative_velocity_x: [0.0; NEIGHBOURS_CAPACITY],
+            relative_velocity_z: [0.0; NEIGHBOURS_CAPACITY],
+            radius_sum: [0.0; NEIGHBOURS_CAPACITY],
+            share: [0.0; NEIGHBOURS_CAPACITY],
+        }
+    }
+}
+
+/// The half-planes of a batch, as lanes.
+#[derive(Clone, Copy, Debug)]
+pub struct ConstraintLanes {
+    /// Boundary point, x, m/s.
+    pub point_x: [f32; NEIGHBOURS_CAPACITY],
+    /// Boundary point, z.
+    pub point_z: [f32; NEIGHBOURS_CAPACITY],
+    /// Unit direction, x.
+    pub direction_x: [f32; NEIGHBOURS_CAPACITY],
+    /// Unit direction, z.
+    pub direction_z: [f32; NEIGHBOURS_CAPACITY],
+}
+
+impl Default for ConstraintLanes {
+    fn default() -> Self {
+        ConstraintLanes {
+            point_x: [0.0; NEIGHBOURS_CAPACITY],
+            point_z: [0.0; NEIGHBOURS_CAPACITY],
+            direction_x: [0.0; NEIGHBOURS_CAPACITY],
+            direction_z: [0.0; NEIGHBOURS_CAPACITY],
+        }
+    }
+}
+
+/// Keeps a zero length from dividing (two agents at the same point, moving alike).
+const LENGTH_FLOOR: f32 = 1e-6;
+
+/// The ORCA half-plane of each neighbour in `batch`, one at a time. `inverse_horizon` is
+/// 1 / time horizon, `inverse_dt` 1 / step (used when two agents already overlap: resolve
+/// within this step).
+pub fn orca_constraints_scalar(
+    velocity: Vec2,
+    inverse_horizon: f32,
+    inverse_dt: f32,
+    batch: &NeighbourBatch,
+    out: &mut ConstraintLanes,
+) {
+    for i in 0..batch.count {
+        let (px, pz) = (batch.offset_x[i], batch.offset_z[i]);
+        let (vx, vz) = (batch.relative_velocity_x[i], batch.relative_velocity_z[i]);
+        let radius = batch.radius_sum[i];
+        let distance_squared = px * px + pz * pz;
+        let radius_squared = radius * radius;
+        let colliding = distance_squared <= radius_squared;
+        // w: relative velocity seen from the centre of the truncation circle.
+        let inverse = if colliding {
+            inverse_dt
+        } else {
+            inverse_horizon
+        };
+        let wx = vx - px * inverse;
+        let wz = vz - pz * inverse;
+        let w_squared = wx * wx + wz * wz;
+        let w_dot_p = wx * px + wz * pz;
+        let on_cutoff =
+            colliding || (w_dot_p < 0.0 && w_dot_p * w_dot_p > radius_squared * w_squared);
+        let (direction_x, direction_z, change_x, change_z);
+        if on_cutoff {
+            // Closest boundary point is on the truncation circle: push out along w.
+            let w_length = w_squared.sqrt().max(LENGTH_FLOOR);
+            let (unit_x, unit_z) = (wx / w_length, wz / w_length);
+            let scale = radius * inverse - w_length;
+            direction_x = unit_z;
+            direction_z = -unit_x;
+            change_x = unit_x * scale;
+            change_z = unit_z * scale;
+        } else {
+            // Closest boundary point is on a leg of the cone: project onto it.
+            let leg = (distance_squared - radius_squared).max(0.0).sqrt();
+            let inverse_distance_squared = 1.0 / distance_squared;
+            let left = px * wz - pz * wx > 0.0;
+            if left {
+                direction_x = (px * leg - pz * radius) * inverse_distance_squared;
+                direction_z = (px * radius + pz * leg) * inverse_distance_squared;
+            } else {
+                direction_x = (-(px * leg) - pz * radius) * inverse_distance_squared;
+                direction_z = (px * radius - pz * leg) * inverse_distance_squared;
+            }
+            let along = vx * direction_x + vz * direction_z;
+            change_x = direction_x * along - vx;
+            change_z = direction_z * along - vz;
+        }
+        out.point_x[i] = velocity.x + change_x * batch.share[i];
+        out.point_z[i] = velocity.y + change_z * batch.share[i];
+        out.direction_x[i] = direction_x;
+        out.direction_z[i] = direction_z;
+    }
+}
+
+/// [`orca_constraints_scalar`] eight neighbours at a time: every case is computed and the
+/// right one selected per lane, with the scalar twin's operations in its order.
+pub fn orca_constraints_simd(
+    velocity: Vec2,
+    inverse_horizon: f32,
+    inverse_dt: f32,
+    batch: &NeighbourBatch,
+    out: &mut ConstraintLanes,
+) {
+    let load = |lane: &[f32; NEIGHBOURS_CAPACITY], at: usize| {
+        f32x8::from(<[f32; 8]>::try_from(&lane[at..at + 8]).expect("eight lanes"))
+    };
+    let zero = f32x8::ZERO;
+    let (inverse_horizon, inverse_dt) = (f32x8::splat(inverse_horizon), f32x8::splat(inverse_dt));
+    let (velocity_x, velocity_z) = (f32x8::splat(velocity.x), f32x8::splat(velocity.y));
+    for at in (0..batch.count).step_by(8) {
+        let (px, pz) = (load(&batch.offset_x, at), load(&batch.offset_z, at));
+        let vx = load(&batch.relative_velocity_x, at);
+        let vz = load(&batch.relative_velocity_z, at);
+        let radius = load(&batch.radius_sum, at);
+        let distance_squared = px * px + pz * pz;
+        let radius_squared = radius * radius;
+        let colliding = distance_squared.simd_le(radius_squared);
+        let inverse = colliding.select(inverse_dt, inverse_horizon);
+        let wx = vx - px * inverse;
+        let wz = vz - pz * inverse;
+        let w_squared = wx * wx + wz * wz;
+        let w_dot_p = wx * px + wz * pz;
+        let on_cutoff = colliding
+            | (w_dot_p.simd_lt(zero) & (w_dot_p * w_dot_p).simd_gt(radius_squared * w_squared));
+
+        let w_length = w_squared.sqrt().max(f32x8::splat(LENGTH_FLOOR));
+        let (unit_x, unit_z) = (wx / w_length, wz / w_length);
+        let scale = radius * inverse - w_length;
+
+        let leg = (distance_squared - radius_squared).max(zero).sqrt();
+        let inverse_distance_squared = f32x8::ONE / distance_squared;
+        let left = (px * wz - pz * wx).simd_gt(zero);
+        let leg_x = left.select(
+            (px * leg - pz * radius) * inverse_distance_squared,
+            (-(px * leg) - pz * radius) * inverse_distance_squared,
+        );
+        let leg_z = left.select(
+            (px * radius + pz * leg) * inverse_distance_squared,
+            (px * radius - pz * leg) * inverse_distance_squared,
+        );
+        let along = vx * leg_x + vz * leg_z;
+
+        let direction_x = on_cutoff.select(unit_z, leg_x);
+        let direction_z = on_cutoff.select(-unit_x, leg_z);
+        let change_x = on_cutoff.select(unit_x * scale, leg_x * along - vx);
+        let change_z = on_cutoff.select(unit_z * scale, leg_z * along - vz);
+        let share = load(&batch.share, at);
+        let store = |lane: &mut [f32; NEIGHBOURS_CAPACITY], value: f32x8| {
+            lane[at..at + 8].copy_from_slice(&value.to_array());
+        };
+        store(&mut out.point_x, velocity_x + change_x * share);
+        store(&mut out.point_z, velocity_z + change_z * share);
+        store(&mut out.direction_x, direction_x);
+        store(&mut out.direction_z, direction_z);
+    }
+}
+
+/// The share of avoidance agent A takes against B: half between equals; a walking agent
+/// takes three quarters against one that holds still (waiting, arrived, idle).
+fn share(agent_walking: bool, neighbour_walking: bool) -> f32 {
+    match (agent_walking, neighbour_walking) {
+        (true, false) => 0.75,
+        (false, true) => 0.25,
+        _ => 0.5,
+    }
+}
+
+/// The boundary half-planes of an agent at `position` (x, z): one per segment within
+/// reach whose interior is the closest point (an agent beyond a segment's end, going round a
+/// corner of walkable space, is not held back by it). Returns how many were written.
+pub fn wall_constraints(
+    walls: &[[Vec2; 2]],
+    position: Vec2,
+    reach_m: f32,
+    wall_time_horizon_s: f32,
+    out: &mut [HalfPlane],
+) -> usize {
+    let mut count = 0;
+    for &[start, end] in walls {
+        if count == out.len() {
+            break;
+        }
+        let edge = end - start;
+        let length_squared = edge.length_squared();
+        if length_squared <= EPSILON * EPSILON {
+            continue;
+        }
+        let t = edge.dot(position - start) / length_squared;
+        if t <= 0.0 || t >= 1.0 {
+            continue;
+        }
+        // Walkable space is where perp_dot(edge, point - start) < 0 (the tile winding).
+        let inward = Vec2::new(edge.y, -edge.x) / length_squared.sqrt();
+        let distance = inward.dot(position - start);
+        if !(-0.01..=reach_m).contains(&distance) {
+            continue; // behind the segment (it faces away), or too far to matter
+        }
+        let distance = distance.max(0.0);
+        // v . inward >= -distance / horizon: close on the segment no faster than that.
+        out[count] = HalfPlane {
+            point: -inward * (distance / wall_time_horizon_s),
+            direction: Vec2::new(inward.y, -inward.x),
+        };
+        count += 1;
+    }
+    count
+}
+
+/// The most a stalled walker turns its preferred velocity, radians.
+const STALL_TURN_RAD: f32 = 1.0;
+
+/// Size of the symmetry-breaking nudge, m/s.
+const NUDGE_MPS: f32 = 1e-3;
+
+/// A small velocity in a direction derived from the entity id.
+fn symmetry_nudge(entity: hecs::Entity) -> Vec2 {
+    let mixed = entity.to_bits().get().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let angle = (mixed >> 40) as f32 * (std::f32::consts::TAU / (1u64 << 24) as f32);
+    Vec2::new(angle.cos(), angle.sin()) * NUDGE_MPS
+}
+
+/// Whether the agent in this status walks (negotiates) rather than holds still.
+fn walking(status: AgentStatus) -> bool {
+    status == AgentStatus::Moving
+}
+
+/// The avoid pass: a new requested velocity for every agent, written to `velocities` in
+/// slot order. `grid` must have been rebuilt over the lanes' positions this frame.
+pub fn avoid_pass(
+    lanes: &AgentLanes,
+    grid: &NeighbourGrid,
+    snapshot: &Snapshot,
+    config: &AvoidanceConfig,
+    dt: f32,
+    velocities: &mut Vec<Vec2>,
+) {
+    let agents = lanes.len();
+    velocities.clear();
+    velocities.resize(agents, Vec2::ZERO);
+    velocities
+        .par_chunks_mut(AVOID_CHUNK_AGENTS)
+        .enumerate()
+        .for_each(|(chunk, out)| {
+            let first = chunk * AVOID_CHUNK_AGENTS;
+            for (offset, velocity) in out.iter_mut().enumerate() {
+                *velocity = avoid_one(lanes, grid, snapshot, config, dt, first + offset);
+            }
+        });
+}
+
+/// One agent's new requested velocity.
+pub fn avoid_one(
+    lanes: &AgentLanes,
+    grid: &NeighbourGrid,
+    snapshot: &Snapshot,
+    config: &AvoidanceConfig,
+    dt: f32,
+    slot: usize,
+) -> Vec2 {
+    let preferred = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]);
+    if !lanes.velocity_valid[slot] {
+        return preferred; // vUnknown: the agent is paused, nothing to negotiate from
+    }
+    // Agents meeting in perfect symmetry (a ring of agents walking to the antipodes) get
+    // symmetric half-planes and would all slow down together forever; a nudge of a
+    // millimetre per second in a direction fixed by the agent's identity (not its slot,
+    // which moves on removal) breaks the tie the same way on every run.
+    let preferred = preferred + symmetry_nudge(lanes.entity[slot]);
+    // A stalled walker turns its wish sideways, every agent to the same side, by up to
+    // STALL_TURN_RAD as the stall grows: a ring of agents stopped around an empty centre
+    // starts to circulate, two walkers nose to nose pass each other on the same side.
+    let stall = (lanes.stalled_s[slot] / STALL_S).min(1.0);
+    let preferred = if stall > 0.0 {
+        Vec2::from_angle(-STALL_TURN_RAD * stall).rotate(preferred)
+    } else {
+        preferred
+    };
+    let position = Vec2::new(lanes.position_x[slot], lanes.position_z[slot]);
+    let velocity = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]);
+    let radius = lanes.radius[slot];
+    let agent_walking = walking(lanes.status[slot]);
+    let bounds = VelocityBounds::new(
+        velocity,
+        lanes.speed_limit[slot],
+        lanes.acceleration_limit[slot] * dt,
+    );
+
+    let mut planes = [HalfPlane {
+        point: Vec2::ZERO,
+        direction: Vec2::X,
+    }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY];
+    let walls = snapshot.tile(lanes.polygon[slot]).map_or(&[][..], |tile| {
+        tile.walls_near(lanes.polygon[slot].polygon())
+    });
+    let reach_m = bounds.speed.radius * config.wall_time_horizon_s;
+    let hard_count = wall_constraints(
+        walls,
+        position,
+        reach_m,
+        config.wall_time_horizon_s,
+        &mut planes[..WALLS_CAPACITY],
+    );
+
+    let mut batch = NeighbourBatch::default();
+    for &other in grid.neighbours_of(slot) {
+        let other = other as usize;
+        let i = batch.count;
+        batch.offset_x[i] = lanes.position_x[other] - position.x;
+        batch.offset_z[i] = lanes.position_z[other] - position.y;
+        let neighbour_walking = walking(lanes.status[other]);
+        // A holding agent answers a walker's intent (its preferred velocity), not its
+        // current velocity: a walker stopped against it, wanting through, still makes it
+        // step aside, where the current velocities (both zero) would leave both standing.
+        let neighbour_velocity = if !agent_walking && neighbour_walking {
+            Vec2::new(lanes.desired_x[other], lanes.desired_z[other])
+        } else {
+            Vec2::new(lanes.velocity_x[other], lanes.velocity_z[other])
+        };
+        batch.relative_velocity_x[i] = velocity.x - neighbour_velocity.x;
+        batch.relative_velocity_z[i] = velocity.y - neighbour_velocity.y;
+        // A pair that has stalled (two walkers head-on in a corridor too narrow to pass,
+        // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
+        // with the longer stall, by the squeeze fraction after STALL_S, so the pair
+        // squeezes past at the cost of a bounded overlap instead of standing forever.
+        let stall = lanes.stalled_s[slot].max(lanes.stalled_s[other]) / STALL_S;
+        let give = 1.0 - config.squeeze_fraction * stall.min(1.0);
+        batch.radius_sum[i] = (radius + lanes.radius[other]) * give;
+        batch.share[i] = share(agent_walking, neighbour_walking);
+        batch.count += 1;
+    }
+    let mut constraints = ConstraintLanes::default();
+    orca_constraints_simd(
+        velocity,
+        1.0 / config.time_horizon_s,
+        1.0 / dt,
+        &batch,
+        &mut constraints,
+    );
+    for i in 0..batch.count {
+        planes[hard_count + i] = HalfPlane {
+            point: Vec2::new(constraints.point_x[i], constraints.point_z[i]),
+            direction: Vec2::new(constraints.direction_x[i], constraints.direction_z[i]),
+        };
+    }
+    solve_velocity(
+        &planes[..hard_count + batch.count],
+        hard_count,
+        &bounds,
+        preferred,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::SplitMix64;
+
+    #[test]
+    fn simd_and_scalar_constraints_agree_bit_for_bit() {
+        let mut random = SplitMix64::new(11);
+        let mut value = |scale: f32| (random.next_f32() * 2.0 - 1.0) * scale;
+        for round in 0..2_000 {
+            let mut batch = NeighbourBatch {
+                count: 1 + round % NEIGHBOURS_CAPACITY,
+                ..NeighbourBatch::default()
+            };
+            for i in 0..batch.count {
+                // Near and far, overlapping and not, head-on and passing.
+                let scale = if i % 3 == 0 { 1.0 } else { 8.0 };
+                batch.offset_x[i] = value(scale);
+                batch.offset_z[i] = value(scale);
+                batch.relative_velocity_x[i] = value(4.0);
+                batch.relative_velocity_z[i] = value(4.0);
+                batch.radius_sum[i] = 0.6 + value(0.5).abs();
+                batch.share[i] = [0.25, 0.5, 0.75][i % 3];
+            }
+            let velocity = Vec2::new(value(3.0), value(3.0));
+            let (mut scalar, mut simd) = (ConstraintLanes::default(), ConstraintLanes::default());
+            orca_constraints_scalar(velocity, 0.4, 30.0, &batch, &mut scalar);
+            orca_constraints_simd(velocity, 0.4, 30.0, &batch, &mut simd);
+            for i in 0..batch.count {
+                let pair = |a: f32, b: f32| a.to_bits() == b.to_bits();
+                assert!(
+                    pair(scalar.point_x[i], simd.point_x[i])
+                        && pair(scalar.point_z[i], simd.point_z[i])
+                        && pair(scalar.direction_x[i], simd.direction_x[i])
+                        && pair(scalar.direction_z[i], simd.direction_z[i]),
+                    "round {round} neighbour {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn head_on_agents_get_half_planes_that_part_them_symmetrically() {
+        // A at the origin walking +x at 1 m/s, B 4 m ahead walking -x: relative velocity
+        // 2 m/s straight into B, combined radius 1, horizon 2 s.
+        let batch = NeighbourBatch {
+            count: 1,
+            offset_x: [4.0; NEIGHBOURS_CAPACITY],
+            relative_velocity_x: [2.0; NEIGHBOURS_CAPACITY],
+            radius_sum: [1.0; NEIGHBOURS_CAPACITY],
+            share: [0.5; NEIGHBOURS_CAPACITY],
+            ..NeighbourBatch::default()
+        };
+        let mut out = ConstraintLanes::default();
+        orca_constraints_scalar(Vec2::new(1.0, 0.0), 0.5, 30.0, &batch, &mut out);
+        let plane = HalfPlane {
+            point: Vec2::new(out.point_x[0], out.point_z[0]),
+            direction: Vec2::new(out.direction_x[0], out.direction_z[0]),
+        };
+        // (2, 0) lies inside the truncated cone (in 2 s at 2 m/s A would reach B), so the
+        // current velocity is refused.
+        assert!(plane.violation(Vec2::new(1.0, 0.0)) > 0.0);
+        assert!((plane.direction.length() - 1.0).abs() < 1e-6);
+        // The closest way out is a leg of the cone: sin(angle to the axis) = 1/4.
+        let angle = plane.direction.y.abs().atan2(plane.direction.x.abs());
+        assert!((angle - 0.25f32.asin()).abs() < 1e-5, "{angle}");
+        // B's half-plane is A's mirrored through the origin: they turn to opposite sides.
+        let mirrored = NeighbourBatch {
+            offset_x: [-4.0; NEIGHBOURS_CAPACITY],
+            relative_velocity_x: [-2.0; NEIGHBOURS_CAPACITY],
+            ..batch
+        };
+        let mut other = ConstraintLanes::default();
+        orca_constraints_scalar(Vec2::new(-1.0, 0.0), 0.5, 30.0, &mirrored, &mut other);
+        assert!((other.point_x[0] + out.point_x[0]).abs() < 1e-6);
+        assert!((other.point_z[0] + out.point_z[0]).abs() < 1e-6);
+        assert!((other.direction_x[0] + out.direction_x[0]).abs() < 1e-6);
+        assert!((other.direction_z[0] + out.direction_z[0]).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_program_finds_the_closest_admissible_velocity() {
+        let bounds = VelocityBounds::new(Vec2::new(1.0, 0.0), 2.0, 10.0);
+        // Direction (0, 1) through (0.5, 0): admissible is x <= 0.5.
+        let plane = HalfPlane {
+            point: Vec2::new(0.5, 0.0),
+            direction: Vec2::new(0.0, 1.0),
+        };
+        let result = solve_velocity(&[plane], 0, &bounds, Vec2::new(1.5, 0.3));
+        assert!(result.distance(Vec2::new(0.5, 0.3)) < 1e-6, "{result}");
+        // Acceleration disk of 0.2 around (1, 0) cannot reach x <= 0.5: the soft plane is
+        // violated as little as possible, at x = 0.8.
+        let tight = VelocityBounds::new(Vec2::new(1.0, 0.0), 2.0, 0.2);
+        let result = solve_velocity(&[plane], 0, &tight, Vec2::new(1.5, 0.0));
+        assert!(result.distance(Vec2::new(0.8, 0.0)) < 1e-5, "{result}");
+        // Two contradicting soft planes (x <= -1 and x >= 1): the middle, x = 0.
+        let other = HalfPlane {
+            point: Vec2::new(1.0, 0.0),
+            direction: Vec2::new(0.0, -1.0),
+        };
+        let left = HalfPlane {
+            point: Vec2::new(-1.0, 0.0),
+            direction: Vec2::new(0.0, 1.0),
+        };
+        let result = solve_velocity(&[left, other], 0, &bounds, Vec2::new(0.0, 1.0));
+        assert!(result.x.abs() < 1e-5, "{result}");
+    }
+
+    #[test]
+    fn a_wall_ahead_limits_the_closing_speed_and_a_wall_behind_a_corner_does_not() {
+        // Wall along z = 0 from x = 0 to 10 walked so walkable space (right of the edge) is
+        // z > 0: edge from (10, 0) to (0, 0) has right-hand normal (0, 1).
+        let walls = [[Vec2::new(10.0, 0.0), Vec2::new(0.0, 0.0)]];
+        let mut out = [HalfPlane {
+            point: Vec2::ZERO,
+            direction: Vec2::X,
+        }; 4];
+        let count = wall_constraints(&walls, Vec2::new(5.0, 0.5), 3.0, 1.0, &mut out);
+        assert_eq!(count, 1);
+        // Closing at 0.5 m/s (0.5 m in 1 s) is the limit.
+        assert!(out[0].violation(Vec2::new(0.0, -0.5)).abs() < 1e-6);
+        assert!(out[0].violation(Vec2::new(3.0, -0.6)) > 0.0);
+        assert!(out[0].violation(Vec2::new(3.0, 0.0)) < 0.0);
+        // Beyond the wall's end (x = -1): going round the corner is not held back.
+        assert_eq!(
+            wall_constraints(&walls, Vec2::new(-1.0, 0.5), 3.0, 1.0, &mut out),
+            0
+        );
+    }
+}

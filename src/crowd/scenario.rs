@@ -1,0 +1,418 @@
+//! Standard crowd scenarios with measured quality: circle swap, two-way corridor traffic and
+//! a bottleneck, plus the per-frame quality measure any crowd run can use.
+//!
+//! Stage: crowd, for tests, benchmarks and the CLI (`waymark scenario`). Input: a scenario
+//! kind and an agent count. Output: a [`Scenario`] (a hand-built navigation mesh, agent
+//! parameters, starts and targets, step length) and, run, a [`ScenarioReport`]: overlapping
+//! agent pairs per frame, the deepest overlap, agents outside the mesh, completion time and
+//! agents that never arrive.
+//!
+//! The meshes describe where agent centres may go (the walkable space already shrunk by the
+//! agent radius, as a bake would leave it): a wall with a 2 m door is a 2 m - 2r gap.
+
+use std::time::Instant;
+
+use glam::Vec3;
+
+use super::{AgentParams, AvoidanceConfig, Crowd, CrowdConfig, CrowdError, CrowdEvent};
+use super::{KinematicController, NeighbourGrid};
+use crate::mesh::blob::BakeParams;
+use crate::mesh::{NavMesh, TileData, WalkablePolygon};
+
+/// The scenarios of the suite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScenarioKind {
+    /// RVO2's circle example: agents evenly on a ring walk to the antipode, on a plane.
+    Circle,
+    /// Two groups swap ends of a corridor, passing each other.
+    Corridor,
+    /// A crowd leaves one room for another through a 2 m door.
+    Bottleneck,
+}
+
+/// A scenario ready to run.
+pub struct Scenario {
+    /// Which scenario.
+    pub kind: ScenarioKind,
+    /// Walkable space for agent centres.
+    pub mesh: NavMesh,
+    /// Every agent's parameters.
+    pub params: AgentParams,
+    /// Crowd settings (avoidance included).
+    pub config: CrowdConfig,
+    /// Step length, seconds.
+    pub dt_s: f32,
+    /// Start and target of each agent.
+    pub agents: Vec<(Vec3, Vec3)>,
+    /// The run stops here if not everyone arrived, seconds.
+    pub time_limit_s: f32,
+    /// The longest start-to-target straight line at the preferred speed, seconds.
+    pub straight_line_s: f32,
+}
+
+/// A scenario's agent count out of range.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ScenarioError {
+    /// Too few or too many agents for the scenario's layout.
+    #[error("scenario {kind:?} takes {low} to {high} agents, not {agents}")]
+    AgentCount {
+        /// The scenario.
+        kind: ScenarioKind,
+        /// Asked for.
+        agents: usize,
+        /// Fewest.
+        low: usize,
+        /// Most.
+        high: usize,
+    },
+    /// The crowd refused the scenario (a bug in the scenario, reported rather than hidden).
+    #[error(transparent)]
+    Crowd(#[from] CrowdError),
+}
+
+fn rectangle(x0: f32, z0: f32, x1: f32, z1: f32) -> WalkablePolygon {
+    WalkablePolygon::ground(vec![
+        Vec3::new(x0, 0.0, z0),
+        Vec3::new(x1, 0.0, z0),
+        Vec3::new(x1, 0.0, z1),
+        Vec3::new(x0, 0.0, z1),
+    ])
+}
+
+fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
+    let mut mesh = NavMesh::new(BakeParams::default());
+    let tile = TileData::from_walkable_polygons(polygons).expect("scenario polygons are valid");
+    mesh.add_tiles(vec![tile])
+        .expect("one tile fits an empty mesh");
+    mesh
+}
+
+/// Human-sized walkers for the corridor and the bottleneck.
+const WALKER: AgentParams = AgentParams {
+    radius_m: 0.4,
+    height_m: 1.8,
+    max_speed_mps: 2.0,
+    preferred_speed_mps: 1.4,
+    max_acceleration_mps2: 4.0,
+};
+
+impl Scenario {
+    /// Builds scenario `kind` for `agents` agents.
+    pub fn new(kind: ScenarioKind, agents: usize) -> Result<Scenario, ScenarioError> {
+        let (low, high) = match kind {
+            ScenarioKind::Circle => (2, 20_000),
+            ScenarioKind::Corridor => (2, 2_000),
+            ScenarioKind::Bottleneck => (1, 400),
+        };
+        if !(low..=high).contains(&agents) {
+            return Err(ScenarioError::AgentCount {
+                kind,
+                agents,
+                low,
+                high,
+            });
+        }
+        Ok(match kind {
+            ScenarioKind::Circle => circle(agents),
+            ScenarioKind::Corridor => corridor(agents),
+            ScenarioKind::Bottleneck => bottleneck(agents),
+        })
+    }
+}
+
+/// RVO2's example scaled: ring radius 0.8 m per agent (800 m for 1,000), radius 1.5,
+/// preferred speed 1, max speed 2, neighbour distance 15, K 10, horizon 10, step 0.25 s.
+fn circle(agents: usize) -> Scenario {
+    let ring_m = 0.8 * agents as f32;
+    let half = ring_m + 20.0;
+    let params = AgentParams {
+        radius_m: 1.5,
+        height_m: 2.0,
+        max_speed_mps: 2.0,
+        preferred_speed_mps: 1.0,
+        // RVO2 changes velocity at will; 8 m/s² reaches any admissible velocity in a step.
+        max_acceleration_mps2: 8.0,
+    };
+    let starts: Vec<(Vec3, Vec3)> = (0..agents)
+        .map(|i| {
+            let angle = i as f32 * std::f32::consts::TAU / agents as f32;
+            let start = Vec3::new(angle.cos() * ring_m, 0.0, angle.sin() * ring_m);
+            (start, Vec3::new(-start.x, 0.0, -start.z))
+        })
+        .collect();
+    Scenario {
+        kind: ScenarioKind::Circle,
+        mesh: mesh_of(&[rectangle(-half, -half, half, half)]),
+        params,
+        config: CrowdConfig {
+            arrive_tolerance_m: params.radius_m,
+            avoidance: AvoidanceConfig {
+                neighbours_max: 10,
+                neighbour_range_m: 15.0,
+                time_horizon_s: 10.0,
+                wall_time_horizon_s: 10.0,
+                ..AvoidanceConfig::default()
+            },
+            ..CrowdConfig::default()
+        },
+        dt_s: 0.25,
+        agents: starts,
+        time_limit_s: 4.0 * 2.0 * ring_m / params.preferred_speed_mps,
+        straight_line_s: 2.0 * ring_m / params.preferred_speed_mps,
+    }
+}
+
+/// Agents in blocks `rows` deep across, `spacing_m` apart, the first column at `x0` going
+/// in direction `step` (+1 or -1) along x, centred on `z_centre`.
+fn block(
+    count: usize,
+    rows: usize,
+    spacing_m: f32,
+    x0: f32,
+    step: f32,
+    z_centre: f32,
+) -> Vec<Vec3> {
+    (0..count)
+        .map(|i| {
+            let (column, row) = (i / rows, i % rows);
+            let z = z_centre + (row as f32 - (rows - 1) as f32 * 0.5) * spacing_m;
+            Vec3::new(x0 + step * column as f32 * spacing_m, 0.0, z)
+        })
+        .collect()
+}
+
+/// A 6 m wide (for centres: 6 - 2r) corridor, 30 m plus room for the two groups; half the
+/// agents start at each end and walk to the same place at the other end.
+fn corridor(agents: usize) -> Scenario {
+    let radius = WALKER.radius_m;
+    let spacing = 1.2;
+    let rows = 4;
+    let half_count = agents.div_ceil(2);
+    let block_m = half_count.div_ceil(rows) as f32 * spacing;
+    let length = 30.0 + 2.0 * block_m;
+    let (z0, z1) = (radius, 6.0 - radius);
+    let z_centre = 3.0;
+    let left = block(half_count, rows, spacing, 1.0, 1.0, z_centre);
+    let right = block(
+        agents - half_count,
+        rows,
+        spacing,
+        length - 1.0,
+        -1.0,
+        z_centre,
+    );
+    let mut pairs: Vec<(Vec3, Vec3)> = Vec::with_capacity(agents);
+    for (index, &start) in left.iter().enumerate() {
+        // Keep formation: the front of the group aims at the far end.
+        let target = Vec3::new(length - start.x, 0.0, start.z);
+        pairs.push((start, target));
+        if let Some(&other) = right.get(index) {
+            pairs.push((other, Vec3::new(length - other.x, 0.0, other.z)));
+        }
+    }
+    Scenario {
+        kind: ScenarioKind::Corridor,
+        mesh: mesh_of(&[rectangle(0.0, z0, length, z1)]),
+        params: WALKER,
+        config: CrowdConfig::default(),
+        dt_s: 0.1,
+        straight_line_s: (length - 2.0) / WALKER.preferred_speed_mps,
+        time_limit_s: 10.0 * (length - 2.0) / WALKER.preferred_speed_mps,
+        agents: pairs,
+    }
+}
+
+/// Two 20 m rooms joined by a 2 m door in a 0.5 m wall; everyone starts in the left room in
+/// a grid and has a place in the right room.
+fn bottleneck(agents: usize) -> Scenario {
+    let radius = WALKER.radius_m;
+    let room = 20.0;
+    let wall = 0.5;
+    let door = 2.0;
+    let (door_low, door_high) = (
+        room * 0.5 - door * 0.5 + radius,
+        room * 0.5 + door * 0.5 - radius,
+    );
+    let (left_end, right_start) = (room - radius, room + wall + radius);
+    let right_end = 2.0 * room + wall - radius;
+    let (low, high) = (radius, room - radius);
+    let polygons = [
+        rectangle(low, low, left_end, door_low),
+        rectangle(low, door_low, left_end, door_high),
+        rectangle(low, door_high, left_end, high),
+        rectangle(left_end, door_low, right_start, door_high),
+        rectangle(right_start, low, right_end, door_low),
+        rectangle(right_start, door_low, right_end, door_high),
+        rectangle(right_start, door_high, right_end, high),
+    ];
+    let spacing = 1.0;
+    let rows = 18;
+    // The crowd fills the left room from the wall backwards; places fill the right room
+    // from its far wall.
+    let starts = block(agents, rows, spacing, left_end - 1.0, -1.0, room * 0.5);
+    let places = block(agents, rows, spacing, right_end - 1.0, -1.0, room * 0.5);
+    Scenario {
+        kind: ScenarioKind::Bottleneck,
+        mesh: mesh_of(&polygons),
+        params: WALKER,
+        config: CrowdConfig::default(),
+        dt_s: 0.1,
+        straight_line_s: (room + wall) / WALKER.preferred_speed_mps,
+        time_limit_s: 60.0 + 4.0 * agents as f32,
+        agents: starts.into_iter().zip(places).collect(),
+    }
+}
+
+/// Quality of one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameQuality {
+    /// Agent pairs closer than the sum of their radii (by more than 1 mm).
+    pub overlap_pairs: u32,
+    /// The deepest overlap, metres.
+    pub max_overlap_m: f32,
+    /// Agents whose foot is not over their polygon (more than 1 mm outside), or whose
+    /// polygon is gone.
+    pub off_mesh_agents: u32,
+}
+
+/// Overlaps are counted beyond this depth: feet resting against each other after a
+/// resolved contact differ from touching by rounding only.
+const OVERLAP_SLACK_M: f32 = 1e-3;
+
+/// Measures one frame of `crowd`; `grid` is scratch, rebuilt here.
+pub fn measure_quality(crowd: &Crowd, grid: &mut NeighbourGrid) -> FrameQuality {
+    let lanes = crowd.lanes();
+    let widest = lanes.radius.iter().copied().fold(0.0f32, f32::max);
+    let mut quality = FrameQuality::default();
+    if lanes.is_empty() {
+        return quality;
+    }
+    grid.rebuild(
+        [&lanes.position_x, &lanes.position_y, &lanes.position_z],
+        2.0 * widest.max(1e-3),
+        crowd.config().avoidance.vertical_range_m,
+        0,
+    );
+    grid.for_each_pair_within(2.0 * widest, |a, b, distance| {
+        let overlap = lanes.radius[a as usize] + lanes.radius[b as usize] - distance;
+        if overlap > OVERLAP_SLACK_M {
+            quality.overlap_pairs += 1;
+            quality.max_overlap_m = quality.max_overlap_m.max(overlap);
+        }
+    });
+    let snapshot = crowd.snapshot();
+    for slot in 0..lanes.len() {
+        let polygon = lanes.polygon[slot];
+        let position = lanes.position(slot);
+        let on = snapshot.tile(polygon).is_some_and(|tile| {
+            let (closest, _) = tile.closest_point(polygon.polygon(), position);
+            glam::Vec2::new(closest.x - position.x, closest.z - position.z).length() <= 1e-3
+        });
+        quality.off_mesh_agents += u32::from(!on);
+    }
+    quality
+}
+
+/// What a scenario run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioReport {
+    /// Agents.
+    pub agents: usize,
+    /// Agent radius, metres.
+    pub radius_m: f32,
+    /// Frames stepped.
+    pub frames: usize,
+    /// Step length, seconds.
+    pub dt_s: f32,
+    /// When the last agent arrived, seconds (None: not everyone did).
+    pub completion_s: Option<f32>,
+    /// Completion time over the longest straight-line time at the preferred speed.
+    pub completion_ratio: Option<f32>,
+    /// Agents that had not arrived at the end.
+    pub stuck_agents: usize,
+    /// Mean over frames of overlapping pairs.
+    pub overlap_pairs_per_frame: f64,
+    /// The deepest overlap of the run, metres.
+    pub max_overlap_m: f32,
+    /// The most agents off the mesh in any frame (must be 0).
+    pub off_mesh_agents: u32,
+    /// Median step time, milliseconds.
+    pub ms_per_frame_median: f64,
+    /// Agents over the median step time.
+    pub agents_per_ms: f64,
+    /// Median time of the avoid pass, milliseconds.
+    pub avoid_ms_median: f64,
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Runs `scenario` until everyone arrived or the time limit; `on_frame` sees the crowd
+/// after every step (drawing, extra checks). Returns the report and the final crowd.
+pub fn run_scenario(
+    scenario: &Scenario,
+    mut on_frame: impl FnMut(&Crowd),
+) -> Result<(ScenarioReport, Crowd), ScenarioError> {
+    let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
+    let mut waiting = std::collections::HashSet::new();
+    for &(start, target) in &scenario.agents {
+        let agent = crowd.add_agent(start, scenario.params)?;
+        crowd.request_move(agent, target)?;
+        waiting.insert(agent);
+    }
+    let mut controller = KinematicController;
+    let mut grid = NeighbourGrid::default();
+    let frames_max = (scenario.time_limit_s / scenario.dt_s).ceil() as usize;
+    let (mut frame_ms, mut avoid_ms) = (Vec::new(), Vec::new());
+    let (mut overlap_sum, mut max_overlap_m, mut off_mesh) = (0u64, 0.0f32, 0u32);
+    let mut completion_s = None;
+    let mut frames = 0;
+    while frames < frames_max && !waiting.is_empty() {
+        let clock = Instant::now();
+        let events = crowd.step(scenario.dt_s, &mut controller)?;
+        frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
+        avoid_ms.push(crowd.stats().avoid.time_ms);
+        frames += 1;
+        for event in events {
+            if let CrowdEvent::Arrived { entity, .. } | CrowdEvent::PartialArrived { entity, .. } =
+                event
+            {
+                waiting.remove(&entity);
+            }
+        }
+        let quality = measure_quality(&crowd, &mut grid);
+        overlap_sum += u64::from(quality.overlap_pairs);
+        max_overlap_m = max_overlap_m.max(quality.max_overlap_m);
+        off_mesh = off_mesh.max(quality.off_mesh_agents);
+        on_frame(&crowd);
+        if waiting.is_empty() {
+            completion_s = Some(frames as f32 * scenario.dt_s);
+        }
+    }
+    let ms_per_frame_median = median(&mut frame_ms);
+    let report = ScenarioReport {
+        agents: scenario.agents.len(),
+        radius_m: scenario.params.radius_m,
+        frames,
+        dt_s: scenario.dt_s,
+        completion_s,
+        completion_ratio: completion_s.map(|s| s / scenario.straight_line_s),
+        stuck_agents: waiting.len(),
+        overlap_pairs_per_frame: overlap_sum as f64 / frames.max(1) as f64,
+        max_overlap_m,
+        off_mesh_agents: off_mesh,
+        ms_per_frame_median,
+        agents_per_ms: if ms_per_frame_median > 0.0 {
+            scenario.agents.len() as f64 / ms_per_frame_median
+        } else {
+            0.0
+        },
+        avoid_ms_median: median(&mut avoid_ms),
+    };
+    Ok((report, crowd))
+}

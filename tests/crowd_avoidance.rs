@@ -1,0 +1,120 @@
+//! Local avoidance (the avoid pass): the scenario suite with its quality figures, and the
+//! guarantees the pass owes the rest of the crowd (never off the mesh, the same at any
+//! thread count, a configuration error named by its field).
+
+use waymark::crowd::scenario::{Scenario, ScenarioKind, run_scenario};
+use waymark::crowd::{AvoidanceConfig, Crowd, CrowdConfig, CrowdError};
+
+fn run(kind: ScenarioKind, agents: usize) -> waymark::crowd::scenario::ScenarioReport {
+    let scenario = Scenario::new(kind, agents).unwrap();
+    run_scenario(&scenario, |_| {}).unwrap().0
+}
+
+#[test]
+fn circle_swap_of_250_agents_everyone_arrives_on_the_mesh() {
+    // RVO2's own example size (250 agents, ring 200 m, radius 1.5, step 0.25 s).
+    let report = run(ScenarioKind::Circle, 250);
+    assert_eq!(report.stuck_agents, 0, "{report:?}");
+    assert_eq!(report.off_mesh_agents, 0);
+    let ratio = report.completion_ratio.expect("everyone arrived");
+    // Straight line 400 s; measured 1.82x (RVO2 on its example: 1.77x).
+    assert!(ratio < 2.2, "{report:?}");
+    // Overlap is rare: pairs per frame against 250 agents.
+    assert!(report.overlap_pairs_per_frame < 40.0, "{report:?}");
+}
+
+#[test]
+fn bottleneck_everyone_passes_in_a_time_that_grows_linearly() {
+    let times: Vec<f32> = [50, 100, 200]
+        .iter()
+        .map(|&agents| {
+            let report = run(ScenarioKind::Bottleneck, agents);
+            assert_eq!(report.stuck_agents, 0, "{agents}: {report:?}");
+            assert_eq!(report.off_mesh_agents, 0);
+            report.completion_s.expect("everyone passed")
+        })
+        .collect();
+    // Linear, not worse: time per agent does not grow with the crowd (flow through the door
+    // is steady once a queue has formed).
+    let per_agent: Vec<f32> = times
+        .iter()
+        .zip([50.0, 100.0, 200.0])
+        .map(|(t, n)| t / n)
+        .collect();
+    assert!(per_agent[2] <= per_agent[0] * 1.25, "{times:?}");
+    assert!(times[2] > times[0], "{times:?}");
+}
+
+#[test]
+fn corridor_traffic_both_groups_get_through() {
+    let report = run(ScenarioKind::Corridor, 100);
+    assert_eq!(report.stuck_agents, 0, "{report:?}");
+    assert_eq!(report.off_mesh_agents, 0);
+}
+
+#[test]
+fn without_avoidance_the_circle_walks_through_itself() {
+    let mut scenario = Scenario::new(ScenarioKind::Circle, 100).unwrap();
+    scenario.config.avoidance.enabled = false;
+    let (without, _) = run_scenario(&scenario, |_| {}).unwrap();
+    let with = run(ScenarioKind::Circle, 100);
+    // Straight through the centre: fast, and everyone overlaps there.
+    assert!(without.completion_ratio.unwrap() < 1.05, "{without:?}");
+    assert!(without.max_overlap_m > 2.5, "{without:?}");
+    assert!(with.max_overlap_m < without.max_overlap_m * 0.5, "{with:?}");
+}
+
+#[test]
+fn avoidance_settings_out_of_range_are_refused_by_name() {
+    let scenario = Scenario::new(ScenarioKind::Bottleneck, 4).unwrap();
+    for (avoidance, field) in [
+        (
+            AvoidanceConfig {
+                neighbours_max: 33,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.neighbours_max",
+        ),
+        (
+            AvoidanceConfig {
+                time_horizon_s: f32::NAN,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.time_horizon_s",
+        ),
+        (
+            AvoidanceConfig {
+                neighbour_range_m: 0.0,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.neighbour_range_m",
+        ),
+        (
+            AvoidanceConfig {
+                squeeze_fraction: 1.0,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.squeeze_fraction",
+        ),
+    ] {
+        let config = CrowdConfig {
+            avoidance,
+            ..CrowdConfig::default()
+        };
+        match Crowd::new(&scenario.mesh, config) {
+            Err(CrowdError::BadConfig { field: named, .. }) => assert_eq!(named, field),
+            other => panic!("{field}: {:?}", other.err()),
+        }
+    }
+    let config = CrowdConfig {
+        heuristic_weight: 0.5,
+        ..CrowdConfig::default()
+    };
+    assert!(matches!(
+        Crowd::new(&scenario.mesh, config),
+        Err(CrowdError::BadConfig {
+            field: "heuristic_weight",
+            ..
+        })
+    ));
+}
