@@ -1,7 +1,8 @@
 //! Crowd passes on the shared dungeon agents (1,000, DetourCrowd's parameters, default bake),
 //! after 60 frames so that agents are moving along their corridors: the follow pass, the
-//! slope pass (and its limits kernel, scalar against `wide` SIMD), the kinematic controller,
-//! and a whole step.
+//! slope pass (and its limits kernel, scalar against `wide` SIMD), the neighbour grid and the
+//! avoid pass (and its ORCA constraint kernel, scalar against `wide`), the kinematic
+//! controller, and a whole step.
 //!
 //! `cargo bench --bench crowd`. The scaling runs on the generated city are in
 //! `stress/crowd_scaling.sh`.
@@ -12,9 +13,12 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::crowd::avoid::{
+    ConstraintLanes, NeighbourBatch, avoid_pass, orca_constraints_scalar, orca_constraints_simd,
+};
 use waymark::crowd::passes::{follow_pass, slope_limits_scalar, slope_limits_simd, slope_pass};
 use waymark::crowd::{
-    AgentParams, Controller, Crowd, CrowdConfig, KinematicController, StepRequest,
+    AgentParams, Controller, Crowd, CrowdConfig, KinematicController, NeighbourGrid, StepRequest,
 };
 use waymark::mesh::NavMesh;
 use waymark::query::QueryFilter;
@@ -90,6 +94,28 @@ fn crowd_benches(criterion: &mut Criterion) {
         })
     });
 
+    // The avoid pass alone: the grid rebuild and the negotiated velocities.
+    let avoidance = crowd.config().avoidance;
+    let mut grid = NeighbourGrid::default();
+    let mut velocities = Vec::new();
+    group.bench_function("neighbour_grid", |bench| {
+        bench.iter(|| {
+            grid.rebuild(
+                [&lanes.position_x, &lanes.position_y, &lanes.position_z],
+                avoidance.neighbour_range_m,
+                avoidance.vertical_range_m,
+                avoidance.neighbours_max,
+            );
+            grid.neighbours_of(0).len()
+        })
+    });
+    group.bench_function("avoid_pass", |bench| {
+        bench.iter(|| {
+            avoid_pass(lanes, &grid, &snapshot, &avoidance, DT, &mut velocities);
+            velocities.len()
+        })
+    });
+
     group.bench_function("whole_step", |bench| {
         bench.iter(|| crowd.step(DT, &mut controller).unwrap().len())
     });
@@ -125,6 +151,46 @@ fn crowd_benches(criterion: &mut Criterion) {
                 &mut speed_limit,
                 &mut acceleration_limit,
             )
+        })
+    });
+    group.finish();
+
+    // The ORCA half-planes of 10 neighbours, 1,000 agents' worth: scalar against `wide`.
+    let mut random = waymark::geom::SplitMix64::new(3);
+    let batches: Vec<NeighbourBatch> = (0..1000)
+        .map(|_| {
+            let mut batch = NeighbourBatch {
+                count: 10,
+                ..NeighbourBatch::default()
+            };
+            for i in 0..10 {
+                batch.offset_x[i] = random.next_f32() * 10.0 - 5.0;
+                batch.offset_z[i] = random.next_f32() * 10.0 - 5.0;
+                batch.relative_velocity_x[i] = random.next_f32() * 4.0 - 2.0;
+                batch.relative_velocity_z[i] = random.next_f32() * 4.0 - 2.0;
+                batch.radius_sum[i] = 1.2;
+                batch.share[i] = 0.5;
+            }
+            batch
+        })
+        .collect();
+    let mut out = ConstraintLanes::default();
+    let mut group = criterion.benchmark_group("orca_constraints_1000x10");
+    let velocity = glam::Vec2::new(1.0, 0.5);
+    group.bench_function("scalar", |bench| {
+        bench.iter(|| {
+            for batch in &batches {
+                orca_constraints_scalar(velocity, 0.4, 30.0, black_box(batch), &mut out);
+            }
+            out.point_x[0]
+        })
+    });
+    group.bench_function("simd", |bench| {
+        bench.iter(|| {
+            for batch in &batches {
+                orca_constraints_simd(velocity, 0.4, 30.0, black_box(batch), &mut out);
+            }
+            out.point_x[0]
         })
     });
     group.finish();

@@ -2,6 +2,8 @@
 # Crowd scaling on the generated city: agents/ms and ms per frame against N, per pass.
 # Writes stress/results/crowd_scaling.csv and, with python3, stress/results/crowd_scaling.svg.
 # Usage: stress/crowd_scaling.sh [FRAMES] [N ...]   (default: 300 frames; 1k..100k agents)
+# AVOIDANCE=off runs without local avoidance (default on); results go to
+# crowd_scaling.csv / crowd_scaling_no_avoidance.csv.
 # Every run is its own process: peak_rss_mib is that run's peak (bake + navmesh + crowd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,20 +14,23 @@ if [ ${#sizes[@]} -eq 0 ]; then
   sizes=(1000 2000 5000 10000 20000 50000 100000)
 fi
 cargo build --release --quiet
-out=stress/results/crowd_scaling.csv
-echo "agents,frames,ms_per_frame_median,ms_per_frame_max,agents_per_ms,waiting_for_path,path_wait_frames_p95,nodes_expanded_max_frame,node_budget,ingest_ms,schedule_ms,adopt_ms,follow_ms,slope_ms,move_ms,feedback_ms,peak_rss_mib,lane_bytes_per_agent,level" > "$out"
+avoidance=${AVOIDANCE:-on}
+name=crowd_scaling
+if [ "$avoidance" = off ]; then name=crowd_scaling_no_avoidance; fi
+out=stress/results/$name.csv
+echo "agents,frames,ms_per_frame_median,ms_per_frame_max,agents_per_ms,waiting_for_path,path_wait_frames_p95,nodes_expanded_max_frame,node_budget,ingest_ms,schedule_ms,adopt_ms,follow_ms,slope_ms,avoid_ms,move_ms,feedback_ms,peak_rss_mib,lane_bytes_per_agent,level" > "$out"
 for n in "${sizes[@]}"; do
-  json=$(target/release/waymark crowd city --agents "$n" --frames "$frames" --json)
+  json=$(target/release/waymark crowd city --agents "$n" --frames "$frames" --avoidance "$avoidance" --json)
   python3 - "$json" >> "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
 p = r["pass_ms"]
 row = [r["agents"], r["frames"], r["ms_per_frame_median"], r["ms_per_frame_max"], r["agents_per_ms"],
        r["waiting_for_path"], r["path_wait_frames_p95"], r["nodes_expanded_max_frame"], r["node_budget"],
-       p["ingest"], p["schedule"], p["adopt"], p["follow"], p["slope"], p["move"], p["feedback"],
+       p["ingest"], p["schedule"], p["adopt"], p["follow"], p["slope"], p["avoid"], p["move"], p["feedback"],
        r["peak_rss_mib"], r["lane_bytes_per_agent"], '"' + r["level"] + '"']
 print(",".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
 PY
   tail -1 "$out"
 done
-python3 stress/plot.py "$out" stress/results/crowd_scaling.svg && echo "plot: stress/results/crowd_scaling.svg"
+python3 stress/plot.py "$out" "stress/results/$name.svg" && echo "plot: stress/results/$name.svg"
