@@ -3,30 +3,50 @@
 //! Stage: crowd, first half of the avoid pass. Input: the agents' foot positions (lanes), a
 //! horizontal query range, a vertical range and K. Output: per agent up to K neighbour
 //! slots within both ranges (agents on another floor are not neighbours however close they
-//! look from above), nearest first, in a flat array of `K` entries per agent plus a count.
+//! look from above), nearest first.
 //!
-//! The grid is a spatial hash rebuilt by counting sort: each agent's cell (a third of the
-//! query range wide) is hashed into a table about twice the agent count, agents are
-//! bucketed by one prefix sum, and their cells and positions copied into bucket order so a
-//! query reads contiguous memory. A query scans rings of cells outwards and stops as soon as
-//! its K nearest are closer than the next ring can be: in a dense crowd it reads the 3 x 3
-//! cells around the agent, not the whole range. Hashing keeps the table small however far
-//! apart the agents are (a bounding-box grid over two distant groups would be mostly empty
-//! cells); a bucket shared by two cells is filtered by the stored cell.
+//! The grid is dense and row-major over the agents' bounding box, rebuilt by counting sort:
+//! agents are sorted by cell id (row * columns + column) with one prefix sum, and their
+//! positions copied into that order. Cells of one row are then contiguous in memory, so a
+//! query reads a block of cells as one slice per row (no per-cell lookup), and queries run
+//! in sorted order, so neighbouring queries read the same cache lines. A query grows its
+//! block from 3 x 3 cells outwards and stops as soon as its K nearest are closer than
+//! anything outside the block can be: in a dense crowd it reads the cells around the agent,
+//! not its whole range. The cell count is capped at a few per agent; agents spread very far
+//! apart (two groups kilometres away) get coarser cells rather than a huge empty grid.
 //!
-//! Invariants: the result depends only on the positions, the range and K, never on thread
+//! Invariants: the result depends only on the positions, the ranges and K, never on thread
 //! count or on the order candidates are met: candidates are ranked by (squared distance,
 //! slot), a total order.
 
 use rayon::prelude::*;
 
+/// Most neighbours a query keeps.
+pub const NEIGHBOURS_MAX: usize = 64;
+
 /// Agents per parallel work item of the query.
 const QUERY_CHUNK_AGENTS: usize = 256;
 
-/// Cells per query range: a query scans rings of cells outwards and stops once the K found
-/// are closer than anything in the next ring, so in a dense crowd it reads a few cells
-/// around the agent instead of all of its range.
+/// Cells per query range before anything is known about the crowd's density (the first
+/// rebuild, and a grid without K).
 const CELLS_PER_RANGE: f32 = 3.0;
+
+/// Cell size as a fraction of the typical distance to the K-th nearest neighbour: measured
+/// best for both a street crowd (1 agent per 10 m²) and a packed dungeon (0.6 per m²).
+const CELL_PER_KTH_DISTANCE: f32 = 0.64;
+
+/// Most cells per agent (and at least this many cells in all) before cells grow.
+const CELLS_PER_AGENT_MAX: usize = 4;
+const CELLS_MIN: usize = 4096;
+
+/// One agent in cell order.
+#[derive(Clone, Copy, Debug, Default)]
+struct SortedAgent {
+    x: f32,
+    y: f32,
+    z: f32,
+    slot: u32,
+}
 
 /// The per-frame grid and its query results.
 #[derive(Clone, Debug, Default)]
@@ -34,34 +54,28 @@ pub struct NeighbourGrid {
     range_m: f32,
     vertical_range_m: f32,
     cell_size_m: f32,
-    bucket_mask: usize,
-    /// Start of each bucket in the sorted arrays, plus the end.
-    bucket_start: Vec<u32>,
-    /// Bucket of each agent (scratch of the counting sort).
-    agent_bucket: Vec<u32>,
-    /// Per sorted agent: slot, cell and foot position.
-    sorted_slot: Vec<u32>,
-    sorted_cell: Vec<(i32, i32)>,
-    sorted_x: Vec<f32>,
-    sorted_y: Vec<f32>,
-    sorted_z: Vec<f32>,
-    /// `neighbours_max` entries per agent; the first `neighbour_count[slot]` are used.
+    origin_x: f32,
+    origin_z: f32,
+    columns: i32,
+    rows: i32,
+    /// Start of each cell in the sorted arrays, plus the end.
+    cell_start: Vec<u32>,
+    /// Cell of each agent by slot (scratch of the counting sort).
+    agent_cell: Vec<u32>,
+    /// Sorted position of each slot.
+    sorted_index_of_slot: Vec<u32>,
+    /// Per sorted agent: foot position and slot, together, so a query's run of cells is
+    /// one stream of memory.
+    sorted: Vec<SortedAgent>,
+    /// `neighbours_max` entries per sorted agent; the first `neighbour_count[index]` used.
     neighbours: Vec<u32>,
     neighbour_count: Vec<u8>,
     neighbours_max: usize,
-}
-
-fn cell_of(coordinate: f32, cell_size_m: f32) -> i32 {
-    // Positions are finite (the crowd refuses others); saturating casts keep absurd ones
-    // in some cell instead of wrapping.
-    (coordinate / cell_size_m).floor() as i32
-}
-
-fn bucket_of((cell_x, cell_z): (i32, i32), mask: usize) -> usize {
-    // Two large odd multipliers mix the cell coordinates; the high bits are the best mixed.
-    let hash = (cell_x as u32 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (cell_z as u32 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    ((hash >> 32) as usize) & mask
+    /// Squared distance to the K-th neighbour per sorted agent (infinite: fewer than K).
+    kth_distance_squared: Vec<f32>,
+    /// The median distance to the K-th neighbour at the last rebuild, if any agent had K:
+    /// sizes the next rebuild's cells (it changes speed only, never results).
+    typical_kth_m: Option<f32>,
 }
 
 impl NeighbourGrid {
@@ -71,7 +85,8 @@ impl NeighbourGrid {
     ///
     /// # Panics
     /// If the position slices differ in length, a range is not positive and finite, or
-    /// `neighbours_max` exceeds 255 (the crowd validates its configuration first).
+    /// `neighbours_max` exceeds [`NEIGHBOURS_MAX`] (the crowd validates its configuration
+    /// first).
     pub fn rebuild(
         &mut self,
         [position_x, position_y, position_z]: [&[f32]; 3],
@@ -83,83 +98,142 @@ impl NeighbourGrid {
         assert_eq!(position_x.len(), position_y.len());
         assert!(range_m.is_finite() && range_m > 0.0);
         assert!(vertical_range_m.is_finite() && vertical_range_m > 0.0);
-        assert!(neighbours_max <= usize::from(u8::MAX));
+        assert!(neighbours_max <= NEIGHBOURS_MAX);
         let agents = position_x.len();
         self.range_m = range_m;
         self.vertical_range_m = vertical_range_m;
-        self.cell_size_m = range_m / CELLS_PER_RANGE;
-        let buckets = (agents * 2).next_power_of_two().max(64);
-        self.bucket_mask = buckets - 1;
         self.neighbours_max = neighbours_max;
+        self.lay_out(position_x, position_z);
 
-        // Counting sort by bucket.
-        self.bucket_start.clear();
-        self.bucket_start.resize(buckets + 1, 0);
-        self.agent_bucket.clear();
+        // Counting sort by cell.
+        let cells = (self.columns as usize) * (self.rows as usize);
+        self.cell_start.clear();
+        self.cell_start.resize(cells + 1, 0);
+        self.agent_cell.clear();
         for (&x, &z) in position_x.iter().zip(position_z) {
-            let cell = (cell_of(x, self.cell_size_m), cell_of(z, self.cell_size_m));
-            let bucket = bucket_of(cell, self.bucket_mask);
-            self.agent_bucket.push(bucket as u32);
-            self.bucket_start[bucket + 1] += 1;
+            let (column, row) = self.cell_of(x, z);
+            let cell = (row * self.columns + column) as u32;
+            self.agent_cell.push(cell);
+            self.cell_start[cell as usize + 1] += 1;
         }
-        for bucket in 0..buckets {
-            self.bucket_start[bucket + 1] += self.bucket_start[bucket];
+        for cell in 0..cells {
+            self.cell_start[cell + 1] += self.cell_start[cell];
         }
-        self.sorted_slot.resize(agents, 0);
-        self.sorted_cell.resize(agents, (0, 0));
-        self.sorted_x.resize(agents, 0.0);
-        self.sorted_y.resize(agents, 0.0);
-        self.sorted_z.resize(agents, 0.0);
-        // Filling each bucket from its end walking slots backwards keeps slots ascending
-        // within a bucket.
-        let mut fill = self.bucket_start[1..].to_vec();
+        self.sorted.resize(agents, SortedAgent::default());
+        self.sorted_index_of_slot.resize(agents, 0);
+        // Filling each cell from its end walking slots backwards keeps slots ascending
+        // within a cell.
+        let mut fill = self.cell_start[1..].to_vec();
         for slot in (0..agents).rev() {
-            let bucket = self.agent_bucket[slot] as usize;
-            fill[bucket] -= 1;
-            let at = fill[bucket] as usize;
-            let (x, z) = (position_x[slot], position_z[slot]);
-            self.sorted_slot[at] = slot as u32;
-            self.sorted_cell[at] = (cell_of(x, self.cell_size_m), cell_of(z, self.cell_size_m));
-            self.sorted_x[at] = x;
-            self.sorted_y[at] = position_y[slot];
-            self.sorted_z[at] = z;
+            let cell = self.agent_cell[slot] as usize;
+            fill[cell] -= 1;
+            let at = fill[cell] as usize;
+            self.sorted[at] = SortedAgent {
+                x: position_x[slot],
+                y: position_y[slot],
+                z: position_z[slot],
+                slot: slot as u32,
+            };
+            self.sorted_index_of_slot[slot] = at as u32;
         }
 
         self.neighbours.clear();
         self.neighbours.resize(agents * neighbours_max, 0);
         self.neighbour_count.clear();
         self.neighbour_count.resize(agents, 0);
+        self.kth_distance_squared.clear();
+        self.kth_distance_squared.resize(agents, f32::INFINITY);
         if neighbours_max == 0 {
+            self.typical_kth_m = None;
             return;
         }
         let mut neighbours = std::mem::take(&mut self.neighbours);
         let mut counts = std::mem::take(&mut self.neighbour_count);
+        let mut kth = std::mem::take(&mut self.kth_distance_squared);
         let grid = &*self;
         neighbours
             .par_chunks_mut(QUERY_CHUNK_AGENTS * neighbours_max)
             .zip(counts.par_chunks_mut(QUERY_CHUNK_AGENTS))
+            .zip(kth.par_chunks_mut(QUERY_CHUNK_AGENTS))
             .enumerate()
-            .for_each(|(chunk, (neighbours, counts))| {
+            .for_each(|(chunk, ((neighbours, counts), kth))| {
                 let first = chunk * QUERY_CHUNK_AGENTS;
-                for (offset, count) in counts.iter_mut().enumerate() {
-                    let slot = first + offset;
+                for (offset, (count, kth)) in counts.iter_mut().zip(kth).enumerate() {
                     let out =
                         &mut neighbours[offset * neighbours_max..(offset + 1) * neighbours_max];
-                    let position = [position_x[slot], position_y[slot], position_z[slot]];
-                    *count = grid.nearest(slot, position, out);
+                    (*count, *kth) = grid.nearest(first + offset, out);
                 }
             });
         self.neighbours = neighbours;
         self.neighbour_count = counts;
+        // The median over agents with K neighbours (the infinite rest sort last).
+        let mut sorted = kth;
+        let full = sorted.iter().filter(|d| d.is_finite()).count();
+        self.typical_kth_m = (full > 0).then(|| {
+            let (_, median, _) = sorted.select_nth_unstable_by(full / 2, f32::total_cmp);
+            median.sqrt()
+        });
+        self.kth_distance_squared = sorted;
+    }
+
+    /// Chooses the cell size and the grid's extent for this frame.
+    fn lay_out(&mut self, position_x: &[f32], position_z: &[f32]) {
+        let mut low = (f32::INFINITY, f32::INFINITY);
+        let mut high = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+        for (&x, &z) in position_x.iter().zip(position_z) {
+            low = (low.0.min(x), low.1.min(z));
+            high = (high.0.max(x), high.1.max(z));
+        }
+        if position_x.is_empty() {
+            (low, high) = ((0.0, 0.0), (0.0, 0.0));
+        }
+        let cells_max = (position_x.len() * CELLS_PER_AGENT_MAX).max(CELLS_MIN) as f64;
+        let (width, depth) = (f64::from(high.0 - low.0), f64::from(high.1 - low.1));
+        // Cells about two thirds of the typical K-th neighbour distance: a query then ends
+        // after a block of 5 x 5 cells or so, dense crowd or sparse.
+        let from_density = self
+            .typical_kth_m
+            .map(|kth| (kth * CELL_PER_KTH_DISTANCE).clamp(self.range_m / 8.0, self.range_m / 2.0));
+        let mut cell = f64::from(from_density.unwrap_or(self.range_m / CELLS_PER_RANGE));
+        // Coarser cells when the box would need too many (agents spread very far apart).
+        let needed = (width / cell + 1.0) * (depth / cell + 1.0);
+        if needed > cells_max {
+            cell *= (needed / cells_max).sqrt() * 1.01;
+        }
+        self.cell_size_m = cell as f32;
+        self.origin_x = low.0;
+        self.origin_z = low.1;
+        self.columns = (width / cell) as i32 + 1;
+        self.rows = (depth / cell) as i32 + 1;
+    }
+
+    /// The (column, row) of a horizontal point, clamped to the grid.
+    #[inline]
+    fn cell_of(&self, x: f32, z: f32) -> (i32, i32) {
+        let column = ((x - self.origin_x) / self.cell_size_m) as i32;
+        let row = ((z - self.origin_z) / self.cell_size_m) as i32;
+        (
+            column.clamp(0, self.columns - 1),
+            row.clamp(0, self.rows - 1),
+        )
+    }
+
+    /// The cell size of the last rebuild, metres.
+    pub fn cell_size_m(&self) -> f32 {
+        self.cell_size_m
     }
 
     /// The neighbours of `slot` found by the last rebuild, nearest first (none for a slot
     /// the rebuild did not cover).
     pub fn neighbours_of(&self, slot: usize) -> &[u32] {
-        let Some(&count) = self.neighbour_count.get(slot) else {
+        let Some(&index) = self.sorted_index_of_slot.get(slot) else {
             return &[];
         };
-        let first = slot * self.neighbours_max;
+        let index = index as usize;
+        let Some(&count) = self.neighbour_count.get(index) else {
+            return &[];
+        };
+        let first = index * self.neighbours_max;
         &self.neighbours[first..first + usize::from(count)]
     }
 
@@ -169,109 +243,156 @@ impl NeighbourGrid {
     pub fn for_each_pair_within(&self, range_m: f32, mut visit: impl FnMut(u32, u32, f32)) {
         let range_m = range_m.min(self.range_m);
         let range_squared = range_m * range_m;
-        let rings = (range_m / self.cell_size_m).ceil() as i32;
-        for index in 0..self.sorted_slot.len() {
-            let (slot, x, y, z) = (
-                self.sorted_slot[index],
-                self.sorted_x[index],
-                self.sorted_y[index],
-                self.sorted_z[index],
-            );
-            let centre = self.sorted_cell[index];
-            for ring in 0..=rings {
-                self.for_each_in_ring(centre, ring, |other, other_x, other_y, other_z| {
-                    if other > slot && (other_y - y).abs() < self.vertical_range_m {
-                        let distance_squared = (other_x - x).powi(2) + (other_z - z).powi(2);
-                        if distance_squared < range_squared {
-                            visit(slot, other, distance_squared.sqrt());
-                        }
+        let reach = (range_m / self.cell_size_m).ceil() as i32;
+        for agent in &self.sorted {
+            let centre = self.cell_of(agent.x, agent.z);
+            self.for_each_in_block(centre, reach, |other| {
+                let other = self.sorted[other];
+                if other.slot > agent.slot && (other.y - agent.y).abs() < self.vertical_range_m {
+                    let distance_squared =
+                        (other.x - agent.x).powi(2) + (other.z - agent.z).powi(2);
+                    if distance_squared < range_squared {
+                        visit(agent.slot, other.slot, distance_squared.sqrt());
                     }
-                });
-            }
-        }
-    }
-
-    /// Calls `visit(slot, x, y, z)` for every agent in the cells at Chebyshev distance
-    /// exactly `ring` from `centre`.
-    #[inline]
-    fn for_each_in_ring(
-        &self,
-        (centre_x, centre_z): (i32, i32),
-        ring: i32,
-        mut visit: impl FnMut(u32, f32, f32, f32),
-    ) {
-        let mut cell = |cell: (i32, i32)| {
-            let bucket = bucket_of(cell, self.bucket_mask);
-            let range = self.bucket_start[bucket] as usize..self.bucket_start[bucket + 1] as usize;
-            for index in range {
-                // A bucket holds every cell that hashes to it: keep this cell's agents.
-                if self.sorted_cell[index] == cell {
-                    visit(
-                        self.sorted_slot[index],
-                        self.sorted_x[index],
-                        self.sorted_y[index],
-                        self.sorted_z[index],
-                    );
                 }
-            }
-        };
-        if ring == 0 {
-            cell((centre_x, centre_z));
-            return;
-        }
-        let (low_x, high_x) = (centre_x.saturating_sub(ring), centre_x.saturating_add(ring));
-        let (low_z, high_z) = (centre_z.saturating_sub(ring), centre_z.saturating_add(ring));
-        for x in low_x..=high_x {
-            cell((x, low_z));
-            cell((x, high_z));
-        }
-        for z in low_z + 1..high_z {
-            cell((low_x, z));
-            cell((high_x, z));
-        }
-    }
-
-    /// The nearest others of agent `slot` with feet at `[x, y, z]`, written to `out`; returns
-    /// how many.
-    fn nearest(&self, slot: usize, [x, y, z]: [f32; 3], out: &mut [u32]) -> u8 {
-        let capacity = out.len();
-        let range_squared = self.range_m * self.range_m;
-        let mut distance = [0.0f32; u8::MAX as usize];
-        let distance = &mut distance[..capacity];
-        let mut count = 0usize;
-        let centre = (cell_of(x, self.cell_size_m), cell_of(z, self.cell_size_m));
-        let rings = CELLS_PER_RANGE as i32;
-        for ring in 0..=rings {
-            self.for_each_in_ring(centre, ring, |other, other_x, other_y, other_z| {
-                if other as usize == slot || (other_y - y).abs() >= self.vertical_range_m {
-                    return;
-                }
-                let distance_squared = (other_x - x).powi(2) + (other_z - z).powi(2);
-                if distance_squared >= range_squared {
-                    return;
-                }
-                let key = (distance_squared, other);
-                if count == capacity && (distance[count - 1], out[count - 1]) <= key {
-                    return;
-                }
-                // Insertion into the sorted list, dropping the farthest when full.
-                let mut at = count.min(capacity - 1);
-                while at > 0 && (distance[at - 1], out[at - 1]) > key {
-                    distance[at] = distance[at - 1];
-                    out[at] = out[at - 1];
-                    at -= 1;
-                }
-                distance[at] = distance_squared;
-                out[at] = other;
-                count = (count + 1).min(capacity);
             });
-            // Everything in the next ring is at least `ring` cells away.
-            let next_ring_m = ring as f32 * self.cell_size_m;
-            if count == capacity && distance[count - 1] < next_ring_m * next_ring_m {
-                break;
+        }
+    }
+
+    /// Calls `visit(sorted index)` for every agent in the cells within `reach` cells of
+    /// `centre` (a square block), one contiguous slice per row.
+    #[inline]
+    fn for_each_in_block(&self, centre: (i32, i32), reach: i32, mut visit: impl FnMut(usize)) {
+        let (low_column, high_column) = (
+            (centre.0 - reach).max(0),
+            (centre.0 + reach).min(self.columns - 1),
+        );
+        for row in (centre.1 - reach).max(0)..=(centre.1 + reach).min(self.rows - 1) {
+            self.run(row, low_column, high_column).for_each(&mut visit);
+        }
+    }
+
+    /// The sorted indices of the agents in cells `first..=last` of `row` (one slice).
+    #[inline]
+    fn run(&self, row: i32, first: i32, last: i32) -> std::ops::Range<usize> {
+        if first > last {
+            return 0..0;
+        }
+        let base = (row * self.columns) as usize;
+        let start = self.cell_start[base + first as usize] as usize;
+        let end = self.cell_start[base + last as usize + 1] as usize;
+        start..end
+    }
+
+    /// The nearest others of the agent at sorted index `index`, written to `out`; returns
+    /// how many, and the squared distance to the K-th (infinite if fewer).
+    fn nearest(&self, index: usize, out: &mut [u32]) -> (u8, f32) {
+        let mut best = Nearest {
+            range_squared: self.range_m * self.range_m,
+            vertical_range_m: self.vertical_range_m,
+            slot: self.sorted[index].slot,
+            position: [
+                self.sorted[index].x,
+                self.sorted[index].y,
+                self.sorted[index].z,
+            ],
+            keys: [0; NEIGHBOURS_MAX],
+            capacity: out.len(),
+            count: 0,
+        };
+        let (column, row) = self.cell_of(best.position[0], best.position[2]);
+        for block_row in (row - 1).max(0)..=(row + 1).min(self.rows - 1) {
+            let (first, last) = ((column - 1).max(0), (column + 1).min(self.columns - 1));
+            best.consider_run(self, self.run(block_row, first, last));
+        }
+        let reach_max = (self.range_m / self.cell_size_m).ceil() as i32;
+        let mut reach = 1;
+        // Everything outside the block is at least `reach` cells away.
+        while reach < reach_max && !best.closer_than(reach as f32 * self.cell_size_m) {
+            reach += 1;
+            // The block's new ring: a full row above and below, one cell each side between.
+            let (low_column, high_column) = (column - reach, column + reach);
+            let (first, last) = (low_column.max(0), high_column.min(self.columns - 1));
+            for edge_row in [row - reach, row + reach] {
+                if (0..self.rows).contains(&edge_row) {
+                    best.consider_run(self, self.run(edge_row, first, last));
+                }
+            }
+            for middle_row in (row - reach + 1).max(0)..=(row + reach - 1).min(self.rows - 1) {
+                for side_column in [low_column, high_column] {
+                    if (0..self.columns).contains(&side_column) {
+                        best.consider_run(self, self.run(middle_row, side_column, side_column));
+                    }
+                }
             }
         }
-        count as u8
+        for (slot, &key) in out.iter_mut().zip(&best.keys[..best.count]) {
+            *slot = key as u32;
+        }
+        let kth = if best.count == best.capacity {
+            f32::from_bits((best.keys[best.count - 1] >> 32) as u32)
+        } else {
+            f32::INFINITY
+        };
+        (best.count as u8, kth)
+    }
+}
+
+/// One query's K best so far, nearest first, each as one sortable key: the squared
+/// distance's bits (a non-negative float orders like its bits) above the slot, so ranking
+/// by (distance, slot) is one integer comparison.
+struct Nearest {
+    range_squared: f32,
+    vertical_range_m: f32,
+    slot: u32,
+    position: [f32; 3],
+    keys: [u64; NEIGHBOURS_MAX],
+    capacity: usize,
+    count: usize,
+}
+
+fn key_of(distance_squared: f32, slot: u32) -> u64 {
+    (u64::from(distance_squared.to_bits()) << 32) | u64::from(slot)
+}
+
+impl Nearest {
+    /// Offers the agents at sorted indices `run`: a tight distance loop, with the sorted
+    /// insertion only for those that beat the current K-th.
+    #[inline]
+    fn consider_run(&mut self, grid: &NeighbourGrid, run: std::ops::Range<usize>) {
+        let [x, y, z] = self.position;
+        for other in &grid.sorted[run] {
+            let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
+            if distance_squared >= self.range_squared
+                || other.slot == self.slot
+                || (other.y - y).abs() >= self.vertical_range_m
+            {
+                continue;
+            }
+            let key = key_of(distance_squared, other.slot);
+            if self.count == self.capacity && key >= self.keys[self.capacity - 1] {
+                continue;
+            }
+            self.insert(key);
+        }
+    }
+
+    /// Inserts a key into the sorted list, dropping the farthest when full.
+    #[inline]
+    fn insert(&mut self, key: u64) {
+        let mut at = self.count.min(self.capacity - 1);
+        while at > 0 && self.keys[at - 1] > key {
+            self.keys[at] = self.keys[at - 1];
+            at -= 1;
+        }
+        self.keys[at] = key;
+        self.count = (self.count + 1).min(self.capacity);
+    }
+
+    /// Whether all K are found and closer than `distance_m`.
+    fn closer_than(&self, distance_m: f32) -> bool {
+        self.count == self.capacity
+            && f32::from_bits((self.keys[self.capacity - 1] >> 32) as u32) < distance_m * distance_m
     }
 }
 
