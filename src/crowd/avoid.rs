@@ -64,6 +64,10 @@ pub struct AvoidanceConfig {
     /// The largest fraction of their radii two stalled agents give up to squeeze past each
     /// other (0: bodies never give; a pair in a corridor too narrow to pass then waits).
     pub squeeze_fraction: f32,
+    /// Whether overlapping agents are pushed apart after the move (a correction, reported
+    /// as such in the step feedback). Turn off when the host's controller resolves body
+    /// contacts itself.
+    pub separation: bool,
 }
 
 impl Default for AvoidanceConfig {
@@ -78,6 +82,7 @@ impl Default for AvoidanceConfig {
             time_horizon_s: 2.5,
             wall_time_horizon_s: 1.0,
             squeeze_fraction: 0.0,
+            separation: true,
         }
     }
 }
@@ -412,11 +417,14 @@ pub fn solve_velocity(
     hard_count: usize,
     bounds: &VelocityBounds,
     preferred: Vec2,
-) -> Vec2 {
+) -> Solved {
     let mut result = Vec2::ZERO;
     let satisfied = solve_planes(planes, bounds, Goal::Closest(preferred), &mut result);
     if satisfied == planes.len() {
-        return result;
+        return Solved {
+            velocity: result,
+            jammed: false,
+        };
     }
     if satisfied < hard_count {
         // The boundary cannot be kept within one step's reach (an agent carried into a
@@ -424,7 +432,20 @@ pub fn solve_velocity(
         return solve_velocity(&planes[hard_count..], 0, bounds, preferred);
     }
     solve_least_violation(planes, hard_count, satisfied, bounds, &mut result);
-    result
+    Solved {
+        velocity: result,
+        jammed: true,
+    }
+}
+
+/// The answer of [`solve_velocity`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Solved {
+    /// The admissible velocity.
+    pub velocity: Vec2,
+    /// Whether the neighbours' half-planes left nothing admissible (the least violating
+    /// velocity was taken): the agent cannot do its share of avoidance this step.
+    pub jammed: bool,
 }
 
 /// One agent's neighbours, relative to it, as lanes (first `count` used).
@@ -689,11 +710,11 @@ pub fn avoid_pass(
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     dt: f32,
-    velocities: &mut Vec<Vec2>,
+    velocities: &mut Vec<Solved>,
 ) {
     let agents = lanes.len();
     velocities.clear();
-    velocities.resize(agents, Vec2::ZERO);
+    velocities.resize(agents, Solved::default());
     velocities
         .par_chunks_mut(AVOID_CHUNK_AGENTS)
         .enumerate()
@@ -705,7 +726,7 @@ pub fn avoid_pass(
         });
 }
 
-/// One agent's new requested velocity.
+/// One agent's new requested velocity, and whether it is jammed.
 pub fn avoid_one(
     lanes: &AgentLanes,
     grid: &NeighbourGrid,
@@ -713,10 +734,14 @@ pub fn avoid_one(
     config: &AvoidanceConfig,
     dt: f32,
     slot: usize,
-) -> Vec2 {
+) -> Solved {
     let preferred = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]);
     if !lanes.velocity_valid[slot] {
-        return preferred; // vUnknown: the agent is paused, nothing to negotiate from
+        // vUnknown: the agent is paused, nothing to negotiate from.
+        return Solved {
+            velocity: preferred,
+            jammed: false,
+        };
     }
     // Agents meeting in perfect symmetry (a ring of agents walking to the antipodes) get
     // symmetric half-planes and would all slow down together forever; a nudge of a
@@ -807,6 +832,122 @@ pub fn avoid_one(
     )
 }
 
+/// Overlap left alone by the separation pass, metres (rounding, not contact).
+const SEPARATION_SLACK_M: f32 = 1e-3;
+
+/// Relaxation rounds of the separation pass per step.
+const SEPARATION_ROUNDS: usize = 4;
+
+/// The share of an agent's mean overlap removed per round: under 1, so pushes from several
+/// sides settle instead of overshooting into third agents.
+const SEPARATION_FACTOR: f32 = 0.7;
+
+/// The separation pass (depenetration): after the move, overlapping agents are pushed
+/// apart along the surface (so they stay on the mesh), in [`SEPARATION_ROUNDS`] relaxation
+/// rounds: each agent moves by [`SEPARATION_FACTOR`] times half its mean overlap with its
+/// neighbours, away from them. ORCA keeps agents apart when it can; in a crush (its
+/// fallback minimises violations, it cannot remove them) and when the acceleration limit
+/// keeps an agent from dodging in time, this keeps bodies from sinking into each other. The
+/// move is written to the feedback as `displacement_correction`, so it does not count as
+/// walking (vAverage).
+///
+/// `grid` holds the neighbours found at the start of the step (agents move a fraction of
+/// the neighbour range in one step). Each round reads the feedback as the last round left
+/// it and writes after, so the pass is the same at any thread count.
+pub fn separation_pass(
+    lanes: &AgentLanes,
+    grid: &NeighbourGrid,
+    snapshot: &Snapshot,
+    filter: &crate::query::QueryFilter,
+    feedback: &mut [super::StepFeedback],
+    corrected: &mut Vec<Option<(glam::Vec3, crate::mesh::PolyRef)>>,
+) {
+    // The first round looks at everyone; later rounds only at the agents that were in
+    // contact (most of a crowd touches nobody, and rounds are for settling crushes).
+    let mut active: Vec<u32> = (0..lanes.len() as u32).collect();
+    // Feet as a dense array: the neighbour reads stay in cache (a feedback record is ~100
+    // bytes).
+    let mut feet: Vec<Vec2> = feedback
+        .iter()
+        .map(|f| Vec2::new(f.foot.x, f.foot.z))
+        .collect();
+    for _ in 0..SEPARATION_ROUNDS {
+        let (feedback_read, feet_read) = (&*feedback, &feet);
+        active
+            .par_iter()
+            .map(|&slot| {
+                separation_move(
+                    lanes,
+                    grid,
+                    snapshot,
+                    filter,
+                    feedback_read,
+                    feet_read,
+                    slot,
+                )
+            })
+            .collect_into_vec(corrected);
+        let mut still = Vec::new();
+        for (&slot, correction) in active.iter().zip(corrected.iter()) {
+            if let Some((position, polygon)) = *correction {
+                let step = &mut feedback[slot as usize];
+                feet[slot as usize] = Vec2::new(position.x, position.z);
+                let moved = position - step.foot;
+                step.foot = position;
+                step.polygon = polygon;
+                step.displacement += moved;
+                step.displacement_correction += moved;
+                still.push(slot);
+            }
+        }
+        if still.is_empty() {
+            break;
+        }
+        active = still;
+    }
+}
+
+/// One agent's move out of its overlaps in one separation round, if it has any.
+fn separation_move(
+    lanes: &AgentLanes,
+    grid: &NeighbourGrid,
+    snapshot: &Snapshot,
+    filter: &crate::query::QueryFilter,
+    feedback: &[super::StepFeedback],
+    feet: &[Vec2],
+    slot: u32,
+) -> Option<(glam::Vec3, crate::mesh::PolyRef)> {
+    let slot = slot as usize;
+    let here = feet[slot];
+    let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
+    for &other in grid.neighbours_of(slot) {
+        let other = other as usize;
+        let offset = here - feet[other];
+        let distance = offset.length();
+        let overlap = lanes.radius[slot] + lanes.radius[other] - distance;
+        if overlap <= SEPARATION_SLACK_M {
+            continue;
+        }
+        // Two feet on the same spot part along a direction fixed by slot order.
+        let away = if distance > 1e-6 {
+            offset / distance
+        } else if slot < other {
+            Vec2::X
+        } else {
+            -Vec2::X
+        };
+        push += away * (overlap * 0.5);
+        contacts += 1;
+    }
+    if contacts == 0 {
+        return None;
+    }
+    let push = push * (SEPARATION_FACTOR / contacts as f32);
+    let own = &feedback[slot];
+    let target = own.foot + glam::Vec3::new(push.x, 0.0, push.y);
+    super::move_foot(snapshot, filter, own.polygon, own.foot, target)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -895,12 +1036,14 @@ mod tests {
             point: Vec2::new(0.5, 0.0),
             direction: Vec2::new(0.0, 1.0),
         };
-        let result = solve_velocity(&[plane], 0, &bounds, Vec2::new(1.5, 0.3));
+        let result = solve_velocity(&[plane], 0, &bounds, Vec2::new(1.5, 0.3)).velocity;
         assert!(result.distance(Vec2::new(0.5, 0.3)) < 1e-6, "{result}");
         // Acceleration disk of 0.2 around (1, 0) cannot reach x <= 0.5: the soft plane is
         // violated as little as possible, at x = 0.8.
         let tight = VelocityBounds::new(Vec2::new(1.0, 0.0), 2.0, 0.2);
         let result = solve_velocity(&[plane], 0, &tight, Vec2::new(1.5, 0.0));
+        assert!(result.jammed);
+        let result = result.velocity;
         assert!(result.distance(Vec2::new(0.8, 0.0)) < 1e-5, "{result}");
         // Two contradicting soft planes (x <= -1 and x >= 1): the middle, x = 0.
         let other = HalfPlane {
@@ -911,7 +1054,7 @@ mod tests {
             point: Vec2::new(-1.0, 0.0),
             direction: Vec2::new(0.0, 1.0),
         };
-        let result = solve_velocity(&[left, other], 0, &bounds, Vec2::new(0.0, 1.0));
+        let result = solve_velocity(&[left, other], 0, &bounds, Vec2::new(0.0, 1.0)).velocity;
         assert!(result.x.abs() < 1e-5, "{result}");
     }
 

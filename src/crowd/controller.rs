@@ -12,7 +12,7 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use crate::mesh::{PolyRef, Snapshot};
-use crate::query::{QueryFilter, SurfaceMove, move_along_surface};
+use crate::query::{QueryFilter, move_along_surface};
 
 /// One agent's request for one step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,6 +115,25 @@ fn inside_same_polygon(snapshot: &Snapshot, polygon: PolyRef, point: Vec3) -> Op
         .then(|| tile.height_at(polygon.polygon(), flat))
 }
 
+/// Moves a foot on the navigation mesh from `foot` (over `polygon`) towards `target`: the
+/// end point and its polygon, the height from the detail mesh, clamped to walkable space.
+/// `None` when the start polygon is stale. Most moves end in the polygon they start in and
+/// are answered without the surface walk.
+pub fn move_foot(
+    snapshot: &Snapshot,
+    filter: &QueryFilter,
+    polygon: PolyRef,
+    foot: Vec3,
+    target: Vec3,
+) -> Option<(Vec3, PolyRef)> {
+    if let Some(height) = inside_same_polygon(snapshot, polygon, target) {
+        return Some((Vec3::new(target.x, height, target.z), polygon));
+    }
+    move_along_surface(snapshot, polygon, foot, target, filter)
+        .ok()
+        .map(|moved| (moved.position, moved.polygon))
+}
+
 impl KinematicController {
     /// Steps one agent.
     pub fn step_one(
@@ -146,21 +165,12 @@ impl KinematicController {
                 ..stale
             };
         }
-        // Most steps end in the polygon they start in: answer those without the surface walk.
-        let moved = match inside_same_polygon(snapshot, request.polygon, target) {
-            Some(height) => SurfaceMove {
-                position: Vec3::new(target.x, height, target.z),
-                polygon: request.polygon,
-                visited: Vec::new(),
-            },
-            None => {
-                match move_along_surface(snapshot, request.polygon, request.foot, target, filter) {
-                    Ok(moved) => moved,
-                    Err(_) => return stale,
-                }
-            }
+        let Some((position, polygon)) =
+            move_foot(snapshot, filter, request.polygon, request.foot, target)
+        else {
+            return stale;
         };
-        let reached = Vec2::new(moved.position.x, moved.position.z);
+        let reached = Vec2::new(position.x, position.z);
         let wanted = Vec2::new(target.x, target.z);
         let shortfall = wanted - reached;
         let mut velocity = end_velocity;
@@ -177,9 +187,9 @@ impl KinematicController {
         let vertical = request.gradient.dot(velocity);
         StepFeedback {
             dt: request.dt,
-            foot: moved.position,
-            polygon: moved.polygon,
-            displacement: moved.position - request.foot,
+            foot: position,
+            polygon,
+            displacement: position - request.foot,
             displacement_support: Vec3::ZERO,
             displacement_correction: Vec3::ZERO,
             support: request.support,

@@ -112,6 +112,7 @@ pub struct AgentLanes {
     pub anchor_z: Vec<f32>,
     /// Whether the current stall was reported.
     pub blocked: Vec<bool>,
+
     /// Status.
     pub status: Vec<AgentStatus>,
     /// Whether the agent's request waits in the ingest list.

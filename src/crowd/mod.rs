@@ -6,7 +6,7 @@
 //! requests with their logical id, attempt and epoch; statuses) live in a `hecs::World`;
 //! the hot per-frame state lives in [`AgentLanes`], dense struct-of-arrays indexed by slot.
 //! [`Crowd::step`] runs the passes in the order written once in `step.rs`: ingest ->
-//! schedule -> adopt -> follow -> slope -> avoid -> move -> feedback, each timed and
+//! schedule -> adopt -> follow -> slope -> avoid -> move -> separate -> feedback, each timed and
 //! counted in [`StepStats`]. The avoid pass ([`avoid`]) negotiates velocities between
 //! neighbours found by a per-frame grid ([`neighbours`]).
 //!
@@ -59,6 +59,7 @@ mod step;
 pub use avoid::AvoidanceConfig;
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
+    move_foot,
 };
 pub use corridor::{Corridor, CorridorCache, CorridorKey};
 pub use lanes::{AgentLanes, AgentStatus};
@@ -245,6 +246,9 @@ struct MoveRequest {
     request: RequestId,
     /// Whether the result must be adopted (false once adopted or finished).
     awaiting: bool,
+    /// Attempts since a corridor was last adopted: an agent pushed off its corridor many
+    /// times over a long walk is not failing, one whose paths keep being rejected is.
+    attempts_since_adopted: u32,
 }
 
 /// The crowd.
@@ -267,7 +271,8 @@ pub struct Crowd {
     step_feedback: Vec<StepFeedback>,
     follow_outputs: Vec<Option<passes::FollowOutput>>,
     neighbour_grid: NeighbourGrid,
-    avoid_velocities: Vec<glam::Vec2>,
+    avoid_velocities: Vec<avoid::Solved>,
+    separation_moves: Vec<Option<(Vec3, crate::mesh::PolyRef)>>,
 }
 
 impl Crowd {
@@ -298,6 +303,7 @@ impl Crowd {
             follow_outputs: Vec::new(),
             neighbour_grid: NeighbourGrid::default(),
             avoid_velocities: Vec::new(),
+            separation_moves: Vec::new(),
         })
     }
 
@@ -513,6 +519,7 @@ impl Crowd {
                     target,
                     request,
                     awaiting: true,
+                    attempts_since_adopted: 0,
                 },
             )
             .expect("a known agent");

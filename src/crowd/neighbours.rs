@@ -284,6 +284,31 @@ impl NeighbourGrid {
         start..end
     }
 
+    /// How far `position` is from everything outside the block of cells within `reach` of
+    /// `centre`: the nearest block side that has cells beyond it (infinite once the block
+    /// covers the grid or the query range).
+    fn outside_distance(&self, [x, _, z]: [f32; 3], (column, row): (i32, i32), reach: i32) -> f32 {
+        let size = self.cell_size_m;
+        let mut nearest = f32::INFINITY;
+        if column - reach > 0 {
+            nearest = nearest.min(x - (self.origin_x + (column - reach) as f32 * size));
+        }
+        if column + reach < self.columns - 1 {
+            nearest = nearest.min(self.origin_x + (column + reach + 1) as f32 * size - x);
+        }
+        if row - reach > 0 {
+            nearest = nearest.min(z - (self.origin_z + (row - reach) as f32 * size));
+        }
+        if row + reach < self.rows - 1 {
+            nearest = nearest.min(self.origin_z + (row + reach + 1) as f32 * size - z);
+        }
+        if nearest >= self.range_m {
+            f32::INFINITY
+        } else {
+            nearest.max(0.0)
+        }
+    }
+
     /// The nearest others of the agent at sorted index `index`, written to `out`; returns
     /// how many, and the squared distance to the K-th (infinite if fewer).
     fn nearest(&self, index: usize, out: &mut [u32]) -> (u8, f32) {
@@ -305,10 +330,8 @@ impl NeighbourGrid {
             let (first, last) = ((column - 1).max(0), (column + 1).min(self.columns - 1));
             best.consider_run(self, self.run(block_row, first, last));
         }
-        let reach_max = (self.range_m / self.cell_size_m).ceil() as i32;
         let mut reach = 1;
-        // Everything outside the block is at least `reach` cells away.
-        while reach < reach_max && !best.closer_than(reach as f32 * self.cell_size_m) {
+        while !best.closer_than(self.outside_distance(best.position, (column, row), reach)) {
             reach += 1;
             // The block's new ring: a full row above and below, one cell each side between.
             let (low_column, high_column) = (column - reach, column + reach);
@@ -389,10 +412,13 @@ impl Nearest {
         self.count = (self.count + 1).min(self.capacity);
     }
 
-    /// Whether all K are found and closer than `distance_m`.
+    /// Whether nothing farther than `distance_m` can change the list: all K are found and
+    /// closer, or nothing lies beyond (`distance_m` infinite).
     fn closer_than(&self, distance_m: f32) -> bool {
-        self.count == self.capacity
-            && f32::from_bits((self.keys[self.capacity - 1] >> 32) as u32) < distance_m * distance_m
+        distance_m == f32::INFINITY
+            || (self.count == self.capacity
+                && f32::from_bits((self.keys[self.capacity - 1] >> 32) as u32)
+                    < distance_m * distance_m)
     }
 }
 

@@ -1,8 +1,8 @@
 //! One crowd step: the pass order, written once.
 //!
-//! ingest -> schedule -> adopt -> follow -> slope -> avoid -> move -> feedback. Each pass is
-//! timed and counted; the parallel ones (follow, slope, avoid, move) collect their results
-//! in slot order.
+//! ingest -> schedule -> adopt -> follow -> slope -> avoid -> move -> separate -> feedback.
+//! Each pass is timed and counted; the parallel ones (follow, slope, avoid, move, separate)
+//! collect their results in slot order.
 
 use std::time::Instant;
 
@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use glam::{Vec2, Vec3};
 
-use super::avoid::avoid_pass;
+use super::avoid::{avoid_pass, separation_pass};
 use super::controller::Controller;
 use super::lanes::AgentStatus;
 use super::passes::{
@@ -24,7 +24,7 @@ use crate::query::{Validity, nearest_polygon};
 /// few hundred a frame under its node budget anyway).
 const INGEST_PER_FRAME_MAX: usize = 1024;
 
-/// Attempts after which a request that keeps failing to become a corridor is given up.
+/// Attempts in a row without an adopted corridor after which a request is given up.
 const ATTEMPTS_MAX: u32 = 4;
 
 /// Time and work of one pass in one step.
@@ -51,6 +51,8 @@ pub struct StepStats {
     pub slope: PassStats,
     /// Local avoidance (the neighbour grid included).
     pub avoid: PassStats,
+    /// Separation of overlapping agents after the move.
+    pub separate: PassStats,
     /// The controller.
     pub movement: PassStats,
     /// Feedback, statuses and events.
@@ -63,6 +65,9 @@ pub struct StepStats {
     pub rejected: u32,
     /// Agents whose funnel ran this step (the others kept their corner).
     pub funnel_runs: u32,
+    /// Agents for which avoidance found no admissible velocity (it took the least violating
+    /// one): how crowded the step was.
+    pub jammed_agents: u32,
 }
 
 fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
@@ -125,7 +130,7 @@ impl Crowd {
             slope_pass(&snapshot, &mut self.lanes)
         });
         if self.config.avoidance.enabled {
-            timed(&mut stats.avoid, agents, || self.avoid(dt));
+            stats.jammed_agents = timed(&mut stats.avoid, agents, || self.avoid(dt));
         }
         // Per-frame buffers live in the crowd: megabytes allocated and freed every frame
         // would go to the system allocator's mmap path and fault their pages in again.
@@ -138,6 +143,20 @@ impl Crowd {
                 .collect_into_vec(&mut requests);
             controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
         });
+        if self.config.avoidance.enabled && self.config.avoidance.separation {
+            let mut corrected = std::mem::take(&mut self.separation_moves);
+            timed(&mut stats.separate, agents, || {
+                separation_pass(
+                    &self.lanes,
+                    &self.neighbour_grid,
+                    &snapshot,
+                    &self.filter,
+                    &mut feedback,
+                    &mut corrected,
+                )
+            });
+            self.separation_moves = corrected;
+        }
         timed(&mut stats.feedback, agents, || {
             self.feedback(&feedback, &mut events)
         });
@@ -162,6 +181,7 @@ impl Crowd {
             return;
         };
         request.request.attempt += 1;
+        request.attempts_since_adopted += 1;
         request.awaiting = true;
         drop(request);
         if let Ok(slot) = self.slot(entity) {
@@ -204,7 +224,7 @@ impl Crowd {
                 self.pending.push(entity);
                 continue;
             }
-            if request.request.attempt > ATTEMPTS_MAX {
+            if request.attempts_since_adopted > ATTEMPTS_MAX {
                 self.fail(entity, slot, events);
                 continue;
             }
@@ -296,6 +316,7 @@ impl Crowd {
             lanes.status[slot] = AgentStatus::Moving;
             if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.entity) {
                 request.awaiting = false;
+                request.attempts_since_adopted = 0;
             }
         }
         rejected
@@ -387,8 +408,8 @@ impl Crowd {
     }
 
     /// Avoid: the neighbour grid, then a negotiated velocity for every agent, which becomes
-    /// its request to the controller.
-    fn avoid(&mut self, dt: f32) {
+    /// its request to the controller. Returns how many agents were jammed.
+    fn avoid(&mut self, dt: f32) -> u32 {
         let avoidance = self.config.avoidance;
         self.neighbour_grid.rebuild(
             [
@@ -409,11 +430,14 @@ impl Crowd {
             dt,
             &mut velocities,
         );
-        for (slot, velocity) in velocities.iter().enumerate() {
-            self.lanes.desired_x[slot] = velocity.x;
-            self.lanes.desired_z[slot] = velocity.y;
+        let mut jammed = 0;
+        for (slot, solved) in velocities.iter().enumerate() {
+            self.lanes.desired_x[slot] = solved.velocity.x;
+            self.lanes.desired_z[slot] = solved.velocity.y;
+            jammed += u32::from(solved.jammed);
         }
         self.avoid_velocities = velocities;
+        jammed
     }
 
     /// Feedback: positions, vEnd, vAverage, stalls, arrivals.

@@ -197,7 +197,7 @@ pub struct CrowdRun {
     pub agents: usize,
     pub frames: usize,
     pub frame_ms: Vec<f64>,
-    pub pass_ms: Vec<[f64; 8]>,
+    pub pass_ms: Vec<[f64; 9]>,
     pub arrivals: usize,
     pub blocked: usize,
     pub no_path: usize,
@@ -321,6 +321,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             stats.slope.time_ms,
             stats.avoid.time_ms,
             stats.movement.time_ms,
+            stats.separate.time_ms,
             stats.feedback.time_ms,
         ]);
         run.nodes_expanded_max_frame = run
@@ -366,9 +367,19 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     Ok(run)
 }
 
-const PASS_NAMES: [&str; 8] = [
-    "ingest", "schedule", "adopt", "follow", "slope", "avoid", "move", "feedback",
+const PASS_NAMES: [&str; 9] = [
+    "ingest", "schedule", "adopt", "follow", "slope", "avoid", "move", "separate", "feedback",
 ];
+
+/// Draws the crowd (mesh, corridors, agents, velocities) to an SVG file.
+pub fn write_svg(crowd: &Crowd, path: &Path, caption: &str) -> Result<(), CliError> {
+    let mut drawer = SvgDrawer::new();
+    draw_crowd(crowd, &mut drawer);
+    std::fs::write(path, drawer.finish(1200.0, caption)).map_err(|source| CliError::Write {
+        path: path.to_owned(),
+        source,
+    })
+}
 
 /// Agents following a path but Blocked (no progress for 0.5 s) at the last frame.
 fn stuck_agents(crowd: &Crowd) -> usize {
@@ -396,18 +407,14 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         0.0
     };
     if let Some(path) = &command.svg {
-        let mut drawer = SvgDrawer::new();
-        draw_crowd(&run.crowd, &mut drawer);
-        let caption = format!(
-            "{}: {} agents after {} frames",
-            run.level, run.agents, run.frames
-        );
-        std::fs::write(path, drawer.finish(1200.0, &caption)).map_err(|source| {
-            CliError::Write {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        write_svg(
+            &run.crowd,
+            path,
+            &format!(
+                "{}: {} agents after {} frames",
+                run.level, run.agents, run.frames
+            ),
+        )?;
     }
     let mut out = std::io::stdout().lock();
     if command.json {

@@ -4,13 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use serde_json::json;
-use waymark::crowd::scenario::{Scenario, ScenarioKind, run_scenario};
-use waymark::debug::{draw_crowd, svg::SvgDrawer};
-
 use crate::CliError;
 use crate::bake::with_threads;
-use crate::crowd::Switch;
+use crate::crowd::{Switch, write_svg};
+use serde_json::json;
+use waymark::crowd::scenario::{Scenario, ScenarioKind, run_scenario};
 
 /// Which scenario.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,18 +56,11 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let name = format!("{:?}", command.scenario).to_lowercase();
     if let Some(path) = &command.svg {
-        let mut drawer = SvgDrawer::new();
-        draw_crowd(&crowd, &mut drawer);
         let caption = format!(
             "{name}: {} agents after {} frames",
             report.agents, report.frames
         );
-        std::fs::write(path, drawer.finish(1200.0, &caption)).map_err(|source| {
-            CliError::Write {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        write_svg(&crowd, path, &caption)?;
     }
     let mut out = std::io::stdout().lock();
     if command.json {
