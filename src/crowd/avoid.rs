@@ -838,14 +838,15 @@ const SEPARATION_SLACK_M: f32 = 1e-3;
 /// Relaxation rounds of the separation pass per step.
 const SEPARATION_ROUNDS: usize = 4;
 
-/// The share of an agent's mean overlap removed per round: under 1, so pushes from several
-/// sides settle instead of overshooting into third agents.
-const SEPARATION_FACTOR: f32 = 0.7;
+/// The share of an agent's mean overlap removed per round (averaging over contacts already
+/// keeps pushes from several sides from overshooting; 0.7 and 8 rounds measured no better
+/// on the circle).
+const SEPARATION_FACTOR: f32 = 1.0;
 
 /// The separation pass (depenetration): after the move, overlapping agents are pushed
 /// apart along the surface (so they stay on the mesh), in [`SEPARATION_ROUNDS`] relaxation
-/// rounds: each agent moves by [`SEPARATION_FACTOR`] times half its mean overlap with its
-/// neighbours, away from them. ORCA keeps agents apart when it can; in a crush (its
+/// rounds: each agent moves by half its mean overlap with its neighbours, away from them
+/// (a lone pair is apart after one round). ORCA keeps agents apart when it can; in a crush (its
 /// fallback minimises violations, it cannot remove them) and when the acceleration limit
 /// keeps an agent from dodging in time, this keeps bodies from sinking into each other. The
 /// move is written to the feedback as `displacement_correction`, so it does not count as
