@@ -720,10 +720,41 @@ pub fn avoid_pass(
         .enumerate()
         .for_each(|(chunk, out)| {
             let first = chunk * AVOID_CHUNK_AGENTS;
+            let mut scratch = AvoidScratch::default();
             for (offset, velocity) in out.iter_mut().enumerate() {
-                *velocity = avoid_one(lanes, grid, snapshot, config, dt, first + offset);
+                *velocity = avoid_one(
+                    lanes,
+                    grid,
+                    snapshot,
+                    config,
+                    dt,
+                    first + offset,
+                    &mut scratch,
+                );
             }
         });
+}
+
+/// Per-agent working memory of the avoid pass, reused across the agents of a chunk (about
+/// 2 KB that would otherwise be zeroed for every agent).
+#[derive(Clone, Debug)]
+pub struct AvoidScratch {
+    batch: NeighbourBatch,
+    constraints: ConstraintLanes,
+    planes: [HalfPlane; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
+}
+
+impl Default for AvoidScratch {
+    fn default() -> Self {
+        AvoidScratch {
+            batch: NeighbourBatch::default(),
+            constraints: ConstraintLanes::default(),
+            planes: [HalfPlane {
+                point: Vec2::ZERO,
+                direction: Vec2::X,
+            }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
+        }
+    }
 }
 
 /// One agent's new requested velocity, and whether it is jammed.
@@ -734,6 +765,7 @@ pub fn avoid_one(
     config: &AvoidanceConfig,
     dt: f32,
     slot: usize,
+    scratch: &mut AvoidScratch,
 ) -> Solved {
     let preferred = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]);
     if !lanes.velocity_valid[slot] {
@@ -767,10 +799,11 @@ pub fn avoid_one(
         lanes.acceleration_limit[slot] * dt,
     );
 
-    let mut planes = [HalfPlane {
-        point: Vec2::ZERO,
-        direction: Vec2::X,
-    }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY];
+    let AvoidScratch {
+        batch,
+        constraints,
+        planes,
+    } = scratch;
     let walls = snapshot.tile(lanes.polygon[slot]).map_or(&[][..], |tile| {
         tile.walls_near(lanes.polygon[slot].polygon())
     });
@@ -783,7 +816,7 @@ pub fn avoid_one(
         &mut planes[..WALLS_CAPACITY],
     );
 
-    let mut batch = NeighbourBatch::default();
+    batch.count = 0;
     for &other in grid.neighbours_of(slot) {
         let other = other as usize;
         let i = batch.count;
@@ -810,13 +843,12 @@ pub fn avoid_one(
         batch.share[i] = share(agent_walking, neighbour_walking);
         batch.count += 1;
     }
-    let mut constraints = ConstraintLanes::default();
     orca_constraints_simd(
         velocity,
         1.0 / config.time_horizon_s,
         1.0 / dt,
-        &batch,
-        &mut constraints,
+        batch,
+        constraints,
     );
     for i in 0..batch.count {
         planes[hard_count + i] = HalfPlane {
