@@ -20,9 +20,11 @@
 //! closest to the preferred velocity; when the neighbours' half-planes leave nothing, a 3-D
 //! fallback minimises the largest violation of them while the boundary stays hard.
 //!
-//! The half-planes over one agent's neighbours are built eight neighbours at a time with
-//! `wide` ([`orca_constraints_simd`]); [`orca_constraints_scalar`] is its twin, the same
-//! operations in the same order, and the two agree bit for bit (tested).
+//! The half-planes over one agent's neighbours come from [`orca_constraints_scalar`]; its
+//! `wide` twin [`orca_constraints_simd`] (eight neighbours at a time, the same operations
+//! in the same order, bit-identical: tested) computes every case for every lane and
+//! measured slower on the default target and no faster on x86-64-v3 at K = 10, so the pass
+//! uses the scalar one (figures in docs/benchmarks.md).
 //!
 //! Invariants: each agent's result depends only on the lanes, the grid and the mesh, so the
 //! pass runs over chunks of agents in parallel and is the same at any thread count.
@@ -843,7 +845,10 @@ pub fn avoid_one(
         batch.share[i] = share(agent_walking, neighbour_walking);
         batch.count += 1;
     }
-    orca_constraints_simd(
+    // The scalar kernel: its `wide` twin computes every case for all eight lanes and
+    // measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10
+    // (docs/benchmarks.md).
+    orca_constraints_scalar(
         velocity,
         1.0 / config.time_horizon_s,
         1.0 / dt,
