@@ -67,15 +67,15 @@ fn crowd_benches(criterion: &mut Criterion) {
     group.sample_size(30);
 
     let mut outputs = Vec::new();
+    let snapshot = crowd.snapshot().clone();
     group.bench_function("follow_pass", |bench| {
         bench.iter(|| {
-            follow_pass(black_box(crowd.lanes()), DT, 0.25, &mut outputs);
+            follow_pass(&snapshot, black_box(crowd.lanes()), DT, 0.25, &mut outputs);
             outputs.len()
         })
     });
 
     let mut lanes = crowd.lanes().clone();
-    let snapshot = crowd.snapshot().clone();
     group.bench_function("slope_pass", |bench| {
         bench.iter(|| slope_pass(black_box(&snapshot), &mut lanes))
     });

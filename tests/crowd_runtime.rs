@@ -287,6 +287,7 @@ fn the_cursor_follows_the_actual_position_back_and_forth() {
     assert_eq!(corridor.polygons.len(), 4);
     let follow = |cursor: usize, x: f32| {
         follow_one(
+            &snapshot,
             &corridor,
             cursor,
             Vec3::new(x, 0.0, 1.0),
@@ -309,6 +310,70 @@ fn the_cursor_follows_the_actual_position_back_and_forth() {
     let output = follow(1, 3.0);
     assert!(close(output.stop_distance, 4.0, 1e-5));
     assert!(output.desired.x > 0.0 && close(output.desired.y, 0.0, 1e-6));
+}
+
+#[test]
+fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
+    // A 4-square strip along +x with a side square (2..4, 2..4) north of the second one.
+    let mut polygons: Vec<WalkablePolygon> = (0..4)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    polygons.push(quad(2.0, 4.0, 2.0, 4.0, |_| 0.0));
+    let mesh = mesh_of(&polygons);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let at = |x: f32, z: f32| {
+        nearest_polygon(&snapshot, Vec3::new(x, 0.0, z), Vec3::ONE, &filter)
+            .unwrap()
+            .unwrap()
+            .polygon
+    };
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let goal = Vec3::new(7.0, 0.0, 1.0);
+    let path = find_path(
+        &snapshot,
+        at(1.0, 1.0),
+        Vec3::new(1.0, 0.0, 1.0),
+        at(7.0, 1.0),
+        goal,
+        &filter,
+        &mut pool,
+    )
+    .unwrap();
+    let corridor = Corridor::from_path(&snapshot, &path).unwrap();
+    assert_eq!(corridor.polygons.len(), 4);
+    // Shoved into the side square at (3, 3): beside corridor polygon 1.
+    let side = at(3.0, 3.0);
+    assert!(!corridor.polygons.contains(&side));
+    let output = follow_one(
+        &snapshot,
+        &corridor,
+        1,
+        Vec3::new(3.0, 0.0, 3.0),
+        side,
+        goal,
+        Vec2::ZERO,
+        3.5,
+        8.0,
+        0.1,
+        0.25,
+    );
+    assert!(!output.off_corridor);
+    assert_eq!(output.cursor, 1);
+    // Back through the shared edge (z = 2, x in 2..4) first: the corner lies on it.
+    assert!(close(output.corner.y, 2.0, 1e-4), "{:?}", output.corner);
+    assert!(output.desired.y < 0.0);
+    // Two squares away from the corridor there is no edge to walk back through.
+    let far = quad(2.0, 4.0, 4.0, 6.0, |_| 0.0);
+    polygons.push(far);
+    let mesh = mesh_of(&polygons);
+    let snapshot = mesh.snapshot();
+    let corridor = Corridor::from_path(&snapshot, &path).unwrap();
+    let far = nearest_polygon(&snapshot, Vec3::new(3.0, 0.0, 5.0), Vec3::ONE, &filter)
+        .unwrap()
+        .unwrap()
+        .polygon;
+    assert!(waymark::crowd::passes::rejoin(&snapshot, &corridor, 1, far).is_none());
 }
 
 fn dungeon() -> NavMesh {

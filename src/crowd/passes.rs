@@ -10,7 +10,7 @@ use super::corridor::Corridor;
 use super::lanes::{AgentLanes, AgentStatus};
 use crate::mesh::runtime_tile::triangle_gradient;
 use crate::mesh::{PolyRef, Snapshot};
-use crate::query::pull;
+use crate::query::{portal, pull};
 
 /// Portals ahead of the cursor the follow pass pulls the string through.
 pub const LOOKAHEAD_PORTALS: usize = 12;
@@ -81,6 +81,7 @@ pub struct FollowOutput {
 /// and requests a velocity towards the first corner with a speed that can stop at the goal.
 #[allow(clippy::too_many_arguments)]
 pub fn follow_one(
+    snapshot: &Snapshot,
     corridor: &Corridor,
     cursor: usize,
     position: Vec3,
@@ -93,7 +94,13 @@ pub fn follow_one(
     arrive_tolerance_m: f32,
 ) -> FollowOutput {
     let flat = Vec2::new(position.x, position.z);
-    let Some(cursor) = corridor.find_near(cursor, polygon, 4, 8) else {
+    let found = match corridor.find_near(cursor, polygon, 4, 8) {
+        Some(cursor) => Some((cursor, None)),
+        None => {
+            rejoin(snapshot, corridor, cursor, polygon).map(|(cursor, entry)| (cursor, Some(entry)))
+        }
+    };
+    let Some((cursor, entry)) = found else {
         return FollowOutput {
             cursor: cursor as u32,
             corner: flat,
@@ -110,6 +117,9 @@ pub fn follow_one(
     let reaches_goal = window_end == last;
     let mut portals: Vec<(Vec3, Vec3)> = Vec::with_capacity(window_end - cursor + 2);
     portals.push((position, position));
+    // Beside the corridor (pushed into a neighbouring polygon): back in through the shared
+    // edge first.
+    portals.extend(entry);
     portals.extend_from_slice(&corridor.portals[cursor..window_end]);
     let end = if reaches_goal {
         goal
@@ -155,6 +165,21 @@ pub fn follow_one(
         horizon: first_is_end && !reaches_goal,
         off_corridor: false,
     }
+}
+
+/// An agent pushed out of its corridor into a polygon beside it (avoidance, a shove) can
+/// walk back in instead of asking for a new path: the first corridor polygon near `cursor`
+/// (one back, three ahead) that shares an edge with `polygon`, and that edge as a portal.
+pub fn rejoin(
+    snapshot: &Snapshot,
+    corridor: &Corridor,
+    cursor: usize,
+    polygon: PolyRef,
+) -> Option<(usize, (Vec3, Vec3))> {
+    let last = corridor.polygons.len().min(cursor + 4);
+    (cursor.saturating_sub(1)..last).find_map(|index| {
+        portal(snapshot, polygon, corridor.polygons[index]).map(|edge| (index, edge))
+    })
 }
 
 /// The kept corner, if it still serves: the agent is in the same corridor polygon and has
@@ -253,6 +278,7 @@ pub fn cap_for_slowdown(
 
 /// The follow pass over every moving agent (parallel; results in slot order).
 pub fn follow_pass(
+    snapshot: &Snapshot,
     lanes: &AgentLanes,
     dt: f32,
     arrive_tolerance_m: f32,
@@ -298,6 +324,7 @@ pub fn follow_pass(
             }
             let corridor = lanes.corridor[slot].as_ref()?;
             Some(follow_one(
+                snapshot,
                 corridor,
                 lanes.cursor[slot] as usize,
                 lanes.position(slot),

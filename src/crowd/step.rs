@@ -14,7 +14,8 @@ use super::avoid::{avoid_pass, separation_pass};
 use super::controller::Controller;
 use super::lanes::AgentStatus;
 use super::passes::{
-    cap_for_slowdown, feedback_velocities, follow_pass, next_slowdown, slope_pass, track_progress,
+    cap_for_slowdown, feedback_velocities, follow_pass, next_slowdown, rejoin, slope_pass,
+    track_progress,
 };
 use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
 use super::{Crowd, CrowdError, CrowdEvent, MoveRequest};
@@ -286,8 +287,13 @@ impl Crowd {
                 continue;
             };
             let (goal_polygon_snapped, goal_position) = job.goal.expect("a corridor has a goal");
-            // The agent kept moving while it waited: it must still be on the corridor.
-            let Some(cursor) = corridor.find_near(0, self.lanes.polygon[slot], 0, 16) else {
+            // The agent kept moving while it waited: it must still be on the corridor, or
+            // beside it (the follow pass walks it back in).
+            let polygon = self.lanes.polygon[slot];
+            let cursor = corridor.find_near(0, polygon, 0, 16).or_else(|| {
+                rejoin(&self.snapshot, &corridor, 0, polygon).map(|(cursor, _)| cursor)
+            });
+            let Some(cursor) = cursor else {
                 rejected += 1;
                 self.reissue(job.entity);
                 continue;
@@ -328,6 +334,7 @@ impl Crowd {
         let mut funnel_runs = 0;
         let mut outputs = std::mem::take(&mut self.follow_outputs);
         follow_pass(
+            &self.snapshot,
             &self.lanes,
             dt,
             self.config.arrive_tolerance_m,
