@@ -881,13 +881,13 @@ const SEPARATION_ROUNDS: usize = 4;
 const SEPARATION_FACTOR: f32 = 1.0;
 
 /// The separation pass (depenetration): after the move, overlapping agents are pushed
-/// apart along the surface (so they stay on the mesh), in [`SEPARATION_ROUNDS`] relaxation
-/// rounds: each agent moves by half its mean overlap with its neighbours, away from them
-/// (a lone pair is apart after one round). ORCA keeps agents apart when it can; in a crush (its
-/// fallback minimises violations, it cannot remove them) and when the acceleration limit
-/// keeps an agent from dodging in time, this keeps bodies from sinking into each other. The
-/// move is written to the feedback as `displacement_correction`, so it does not count as
-/// walking (vAverage).
+/// apart along the surface (so they stay on the mesh), in four relaxation rounds: each
+/// agent moves by half its mean overlap with its neighbours, away from them (a lone pair is
+/// apart after one round). ORCA keeps agents apart when it can; in a crush (its fallback
+/// minimises violations, it cannot remove them) and when the acceleration limit keeps an
+/// agent from dodging in time, this keeps bodies from sinking into each other. The move is
+/// written to the feedback as `displacement_correction`, so it does not count as walking
+/// (vAverage).
 ///
 /// `grid` holds the neighbours found at the start of the step (agents move a fraction of
 /// the neighbour range in one step). Each round reads the feedback as the last round left
