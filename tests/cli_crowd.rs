@@ -18,6 +18,29 @@ fn asset(name: &str) -> String {
     format!("{}/assets/levels/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The first 1,000 shared agents on dungeon.obj with DetourCrowd's parameters, as JSON.
+fn shared_dungeon_agents(avoidance: &str) -> Value {
+    let output = waymark(&[
+        "crowd",
+        &asset("dungeon.obj"),
+        "--preset",
+        "recast",
+        "--agents-csv",
+        &asset("dungeon_crowd_agents.csv"),
+        "--agents",
+        "1000",
+        "--avoidance",
+        avoidance,
+        "--json",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 #[test]
 fn the_main_job_is_a_crowd_on_the_built_in_level() {
     let output = waymark(&[]);
@@ -47,25 +70,7 @@ fn the_main_job_is_a_crowd_on_the_built_in_level() {
 
 #[test]
 fn the_shared_dungeon_agents_through_the_cli() {
-    let output = waymark(&[
-        "crowd",
-        &asset("dungeon.obj"),
-        "--preset",
-        "recast",
-        "--agents-csv",
-        &asset("dungeon_crowd_agents.csv"),
-        "--agents",
-        "1000",
-        "--avoidance",
-        "off",
-        "--json",
-    ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = shared_dungeon_agents("off");
     assert_eq!(report["agents"], 1000);
     assert_eq!(report["frames"], 300);
     assert!(report["arrivals"].as_u64().unwrap() > 300, "{report}");
@@ -92,19 +97,7 @@ fn the_shared_dungeon_agents_through_the_cli() {
 
 #[test]
 fn avoidance_cuts_the_overlaps_of_the_shared_dungeon_agents() {
-    let output = waymark(&[
-        "crowd",
-        &asset("dungeon.obj"),
-        "--preset",
-        "recast",
-        "--agents-csv",
-        &asset("dungeon_crowd_agents.csv"),
-        "--agents",
-        "1000",
-        "--json",
-    ]);
-    assert!(output.status.success());
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = shared_dungeon_agents("on");
     assert_eq!(report["avoidance"], true);
     for field in ["completion_s", "stuck_agents", "max_overlap_m"] {
         assert!(report.get(field).is_some(), "{field}");

@@ -43,6 +43,24 @@ fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
     mesh
 }
 
+/// The corridor from (1, 0, 1) to (7, 0, 1) on `mesh` (a strip of squares along +x, maybe
+/// with more polygons beside it), and the goal.
+fn corridor_along_strip(mesh: &NavMesh) -> (Corridor, Vec3) {
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let at = |x: f32| {
+        nearest_polygon(&snapshot, Vec3::new(x, 0.0, 1.0), Vec3::ONE, &filter)
+            .unwrap()
+            .unwrap()
+            .polygon
+    };
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let goal = Vec3::new(7.0, 0.0, 1.0);
+    let start = Vec3::new(1.0, 0.0, 1.0);
+    let path = find_path(&snapshot, at(1.0), start, at(7.0), goal, &filter, &mut pool).unwrap();
+    (Corridor::from_path(&snapshot, &path).unwrap(), goal)
+}
+
 /// A straight corridor of `count` 2 m x 2 m squares along +x.
 fn strip(count: usize) -> NavMesh {
     let polygons: Vec<WalkablePolygon> = (0..count)
@@ -271,19 +289,7 @@ fn the_cursor_follows_the_actual_position_back_and_forth() {
             .unwrap()
             .polygon
     };
-    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
-    let goal = Vec3::new(7.0, 0.0, 1.0);
-    let path = find_path(
-        &snapshot,
-        at(1.0),
-        Vec3::new(1.0, 0.0, 1.0),
-        at(7.0),
-        goal,
-        &filter,
-        &mut pool,
-    )
-    .unwrap();
-    let corridor = Corridor::from_path(&snapshot, &path).unwrap();
+    let (corridor, goal) = corridor_along_strip(&mesh);
     assert_eq!(corridor.polygons.len(), 4);
     let follow = |cursor: usize, x: f32| {
         follow_one(
@@ -328,19 +334,7 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
             .unwrap()
             .polygon
     };
-    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
-    let goal = Vec3::new(7.0, 0.0, 1.0);
-    let path = find_path(
-        &snapshot,
-        at(1.0, 1.0),
-        Vec3::new(1.0, 0.0, 1.0),
-        at(7.0, 1.0),
-        goal,
-        &filter,
-        &mut pool,
-    )
-    .unwrap();
-    let corridor = Corridor::from_path(&snapshot, &path).unwrap();
+    let (corridor, goal) = corridor_along_strip(&mesh);
     assert_eq!(corridor.polygons.len(), 4);
     // Shoved into the side square at (3, 3): beside corridor polygon 1.
     let side = at(3.0, 3.0);
@@ -368,7 +362,7 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
     polygons.push(far);
     let mesh = mesh_of(&polygons);
     let snapshot = mesh.snapshot();
-    let corridor = Corridor::from_path(&snapshot, &path).unwrap();
+    let (corridor, _) = corridor_along_strip(&mesh);
     let far = nearest_polygon(&snapshot, Vec3::new(3.0, 0.0, 5.0), Vec3::ONE, &filter)
         .unwrap()
         .unwrap()
