@@ -13,7 +13,7 @@ use waymark::crowd::{
     KinematicController, StepFeedback, StepRequest, integrate_velocity,
 };
 use waymark::mesh::blob::BakeParams;
-use waymark::mesh::{NavMesh, Snapshot, TileData, WalkablePolygon};
+use waymark::mesh::{NavMesh, PolyRef, Snapshot, TileData, WalkablePolygon};
 use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon};
 use waymark::scene::obj::{ObjOptions, load_obj};
 
@@ -43,21 +43,32 @@ fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
     mesh
 }
 
+/// The polygon under the ground point (x, 0, z).
+fn polygon_at(snapshot: &Snapshot, x: f32, z: f32) -> PolyRef {
+    nearest_polygon(
+        snapshot,
+        Vec3::new(x, 0.0, z),
+        Vec3::ONE,
+        &QueryFilter::new(),
+    )
+    .unwrap()
+    .unwrap()
+    .polygon
+}
+
 /// The corridor from (1, 0, 1) to (7, 0, 1) on `mesh` (a strip of squares along +x, maybe
 /// with more polygons beside it), and the goal.
 fn corridor_along_strip(mesh: &NavMesh) -> (Corridor, Vec3) {
     let snapshot = mesh.snapshot();
-    let filter = QueryFilter::new();
-    let at = |x: f32| {
-        nearest_polygon(&snapshot, Vec3::new(x, 0.0, 1.0), Vec3::ONE, &filter)
-            .unwrap()
-            .unwrap()
-            .polygon
-    };
     let mut pool = NodePool::new(NODE_POOL_DEFAULT);
     let goal = Vec3::new(7.0, 0.0, 1.0);
     let start = Vec3::new(1.0, 0.0, 1.0);
-    let path = find_path(&snapshot, at(1.0), start, at(7.0), goal, &filter, &mut pool).unwrap();
+    let (from, to) = (
+        polygon_at(&snapshot, 1.0, 1.0),
+        polygon_at(&snapshot, 7.0, 1.0),
+    );
+    let filter = QueryFilter::new();
+    let path = find_path(&snapshot, from, start, to, goal, &filter, &mut pool).unwrap();
     (Corridor::from_path(&snapshot, &path).unwrap(), goal)
 }
 
@@ -129,7 +140,7 @@ fn m2_belt_carry_and_relative_velocity() {
     let feedback = StepFeedback {
         dt: 0.1,
         foot: Vec3::ZERO,
-        polygon: waymark::mesh::PolyRef::new(
+        polygon: PolyRef::new(
             waymark::mesh::TileGeneration(1),
             waymark::mesh::TileSlot(0),
             0,
@@ -282,13 +293,7 @@ fn h2_blocked_after_half_a_second_without_progress() {
 fn the_cursor_follows_the_actual_position_back_and_forth() {
     let mesh = strip(4);
     let snapshot = mesh.snapshot();
-    let filter = QueryFilter::new();
-    let at = |x: f32| {
-        nearest_polygon(&snapshot, Vec3::new(x, 0.0, 1.0), Vec3::ONE, &filter)
-            .unwrap()
-            .unwrap()
-            .polygon
-    };
+    let at = |x: f32| polygon_at(&snapshot, x, 1.0);
     let (corridor, goal) = corridor_along_strip(&mesh);
     assert_eq!(corridor.polygons.len(), 4);
     let follow = |cursor: usize, x: f32| {
@@ -327,17 +332,10 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
     polygons.push(quad(2.0, 4.0, 2.0, 4.0, |_| 0.0));
     let mesh = mesh_of(&polygons);
     let snapshot = mesh.snapshot();
-    let filter = QueryFilter::new();
-    let at = |x: f32, z: f32| {
-        nearest_polygon(&snapshot, Vec3::new(x, 0.0, z), Vec3::ONE, &filter)
-            .unwrap()
-            .unwrap()
-            .polygon
-    };
     let (corridor, goal) = corridor_along_strip(&mesh);
     assert_eq!(corridor.polygons.len(), 4);
     // Shoved into the side square at (3, 3): beside corridor polygon 1.
-    let side = at(3.0, 3.0);
+    let side = polygon_at(&snapshot, 3.0, 3.0);
     assert!(!corridor.polygons.contains(&side));
     let output = follow_one(
         &snapshot,
@@ -363,10 +361,7 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
     let mesh = mesh_of(&polygons);
     let snapshot = mesh.snapshot();
     let (corridor, _) = corridor_along_strip(&mesh);
-    let far = nearest_polygon(&snapshot, Vec3::new(3.0, 0.0, 5.0), Vec3::ONE, &filter)
-        .unwrap()
-        .unwrap()
-        .polygon;
+    let far = polygon_at(&snapshot, 3.0, 5.0);
     assert!(waymark::crowd::passes::rejoin(&snapshot, &corridor, 1, far).is_none());
 }
 
