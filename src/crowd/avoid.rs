@@ -635,10 +635,15 @@ pub fn orca_constraints_simd(
     }
 }
 
-/// The share of avoidance agent A takes against B: half between equals; a walking agent
-/// takes three quarters against one that holds still (waiting, arrived, idle).
-fn share(agent_walking: bool, neighbour_walking: bool) -> f32 {
-    match (agent_walking, neighbour_walking) {
+/// The share of avoidance an agent takes against a neighbour: all of it against one
+/// crossing a link (an obstacle on a fixed course, not a negotiator); half between equals;
+/// a walking agent takes three quarters against one that holds still (waiting, arrived,
+/// idle).
+fn share(agent: AgentStatus, neighbour: AgentStatus) -> f32 {
+    if neighbour == AgentStatus::CrossingLink {
+        return 1.0;
+    }
+    match (walking(agent), walking(neighbour)) {
         (true, false) => 0.75,
         (false, true) => 0.25,
         _ => 0.5,
@@ -770,7 +775,8 @@ pub fn avoid_one(
     scratch: &mut AvoidScratch,
 ) -> Solved {
     let preferred = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]);
-    if !lanes.velocity_valid[slot] {
+    if !lanes.velocity_valid[slot] || lanes.status[slot] == AgentStatus::CrossingLink {
+        // A crossing agent follows its link, whatever is around it.
         // vUnknown: the agent is paused, nothing to negotiate from.
         return Solved {
             velocity: preferred,
@@ -842,7 +848,7 @@ pub fn avoid_one(
         let stall = lanes.stalled_s[slot].max(lanes.stalled_s[other]) / STALL_S;
         let give = 1.0 - config.squeeze_fraction * stall.min(1.0);
         batch.radius_sum[i] = (radius + lanes.radius[other]) * give;
-        batch.share[i] = share(agent_walking, neighbour_walking);
+        batch.share[i] = share(lanes.status[slot], lanes.status[other]);
         batch.count += 1;
     }
     // The scalar kernel: its `wide` twin computes every case for all eight lanes and
@@ -956,6 +962,9 @@ fn separation_move(
     slot: u32,
 ) -> Option<(glam::Vec3, crate::mesh::PolyRef)> {
     let slot = slot as usize;
+    if lanes.status[slot] == AgentStatus::CrossingLink {
+        return None; // carried along its link; the others make room
+    }
     let here = feet[slot];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
     for &other in grid.neighbours_of(slot) {
@@ -974,7 +983,13 @@ fn separation_move(
         } else {
             -Vec2::X
         };
-        push += away * (overlap * 0.5);
+        // Half each, all of it against an agent crossing a link.
+        let part = if lanes.status[other] == AgentStatus::CrossingLink {
+            1.0
+        } else {
+            0.5
+        };
+        push += away * (overlap * part);
         contacts += 1;
     }
     if contacts == 0 {

@@ -14,6 +14,8 @@ pub enum AgentStatus {
     WaitingForPath,
     /// Following a corridor.
     Moving,
+    /// Crossing an off-mesh link (carried by the crowd from its entry to its exit).
+    CrossingLink,
     /// Reached the target (within the tolerance, stopped).
     Arrived,
     /// Reached the end of a partial corridor: the target is unreachable.

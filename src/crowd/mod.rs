@@ -118,6 +118,8 @@ pub struct CrowdConfig {
     pub heuristic_weight: f32,
     /// Local avoidance.
     pub avoidance: AvoidanceConfig,
+    /// Whether paths may cross off-mesh links (open ones; a closed link is never crossed).
+    pub use_links: bool,
 }
 
 impl Default for CrowdConfig {
@@ -131,6 +133,7 @@ impl Default for CrowdConfig {
             // for paths 0.8% longer (docs/benchmarks.md).
             heuristic_weight: 1.5,
             avoidance: AvoidanceConfig::default(),
+            use_links: true,
         }
     }
 }
@@ -187,6 +190,21 @@ pub enum CrowdEvent {
         entity: hecs::Entity,
         /// The request.
         request: RequestId,
+    },
+    /// The agent reached the entry of an off-mesh link on its path and starts crossing it
+    /// (the host plays the link's action; the crowd carries the agent to the exit).
+    LinkStarted {
+        /// The agent.
+        entity: hecs::Entity,
+        /// The link.
+        link: crate::mesh::LinkId,
+    },
+    /// The agent landed at the link's exit and walks on.
+    LinkFinished {
+        /// The agent.
+        entity: hecs::Entity,
+        /// The link.
+        link: crate::mesh::LinkId,
     },
     /// The request cannot be served: no walkable polygon near the target.
     NoPath {
@@ -251,6 +269,22 @@ struct MoveRequest {
     attempts_since_adopted: u32,
 }
 
+/// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the
+/// crossing's state stays out of the lanes).
+#[derive(Clone, Copy, Debug)]
+struct LinkCrossing {
+    link: crate::mesh::LinkId,
+    /// Foot position where the crossing started.
+    from: Vec3,
+    /// The link's exit.
+    to: Vec3,
+    elapsed_s: f32,
+    duration_s: f32,
+    /// The corridor polygon the link lands in, and its index.
+    landing: crate::mesh::PolyRef,
+    landing_index: u32,
+}
+
 /// The crowd.
 pub struct Crowd {
     world: hecs::World,
@@ -283,8 +317,7 @@ impl Crowd {
             return Err(CrowdError::BadConfig { field, value });
         }
         let mut filter = QueryFilter::new();
-        // Agents walk polygons; off-mesh link actions belong to the host.
-        filter.set_links_allowed(false);
+        filter.set_links_allowed(config.use_links);
         Ok(Crowd {
             world: hecs::World::new(),
             lanes: AgentLanes::default(),
@@ -324,6 +357,9 @@ impl Crowd {
         self.cache.evict_stale(&self.snapshot, &self.filter);
         let mut replan = Vec::new();
         for slot in 0..self.lanes.len() {
+            if self.lanes.status[slot] == AgentStatus::CrossingLink {
+                continue; // checked when it lands
+            }
             // An agent on a replaced tile is found again on the new one.
             if self.snapshot.tile(self.lanes.polygon[slot]).is_none() {
                 let position = self.lanes.position(slot);
@@ -529,16 +565,23 @@ impl Crowd {
             self.lanes.ingest_pending[slot] = true;
             self.pending.push(entity);
         }
-        self.lanes.status[slot] = AgentStatus::WaitingForPath;
+        if self.lanes.status[slot] != AgentStatus::CrossingLink {
+            // (A crossing agent lands first; its new request is served from the exit.)
+            self.lanes.status[slot] = AgentStatus::WaitingForPath;
+        }
         self.lanes.blocked[slot] = false;
         self.lanes.stalled_s[slot] = 0.0;
         Ok(request)
     }
 
-    /// Cancels the agent's request: it brakes to a stop and goes idle.
+    /// Cancels the agent's request: it brakes to a stop and goes idle (an agent crossing a
+    /// link lands first).
     pub fn cancel(&mut self, entity: hecs::Entity) -> Result<(), CrowdError> {
         let slot = self.slot(entity)?;
         let _ = self.world.remove_one::<MoveRequest>(entity);
+        if self.lanes.status[slot] == AgentStatus::CrossingLink {
+            return Ok(());
+        }
         self.lanes.status[slot] = AgentStatus::Idle;
         self.lanes.corridor[slot] = None;
         Ok(())

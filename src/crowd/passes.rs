@@ -73,12 +73,16 @@ pub struct FollowOutput {
     pub horizon: bool,
     /// The agent is not on its corridor near the cursor: it needs a new path.
     pub off_corridor: bool,
+    /// The agent stands at the entry of the corridor's next off-mesh link (within the
+    /// arrival tolerance): it may start crossing.
+    pub link_ready: bool,
 }
 
 /// Follows the corridor for one agent: moves the cursor to the corridor polygon the agent
 /// actually stands in (forward only once it has crossed into the next polygon, backward
-/// when pushed back), pulls the string through the next [`LOOKAHEAD_PORTALS`] portals,
-/// and requests a velocity towards the first corner with a speed that can stop at the goal.
+/// when pushed back), pulls the string through the next [`LOOKAHEAD_PORTALS`] portals (up
+/// to the next off-mesh link), and requests a velocity towards the first corner with a
+/// speed that can stop at the goal or at the link's entry.
 #[allow(clippy::too_many_arguments)]
 pub fn follow_one(
     snapshot: &Snapshot,
@@ -110,19 +114,23 @@ pub fn follow_one(
             refreshed: true,
             horizon: true,
             off_corridor: true,
+            link_ready: false,
         };
     };
-    let last = corridor.polygons.len() - 1;
-    let window_end = (cursor + LOOKAHEAD_PORTALS).min(last);
-    let reaches_goal = window_end == last;
+    // The walk ends at the goal or at the entry of the next link, whichever comes first:
+    // the speed profile brakes for either.
+    let (_, piece_last) = corridor.walkable_piece(cursor);
+    let link = corridor.next_link(cursor);
+    let window_end = (cursor + LOOKAHEAD_PORTALS).min(piece_last);
+    let reaches_stop = window_end == piece_last;
     let mut portals: Vec<(Vec3, Vec3)> = Vec::with_capacity(window_end - cursor + 2);
     portals.push((position, position));
     // Beside the corridor (pushed into a neighbouring polygon): back in through the shared
     // edge first.
     portals.extend(entry);
     portals.extend_from_slice(&corridor.portals[cursor..window_end]);
-    let end = if reaches_goal {
-        goal
+    let end = if reaches_stop {
+        link.map_or(goal, |link| link.entry)
     } else {
         let (left, right) = corridor.portals[window_end - 1];
         (left + right) * 0.5
@@ -144,7 +152,7 @@ pub fn follow_one(
             first_is_end = index == corners.len() - 1;
         }
     }
-    let stop_distance = if reaches_goal { along } else { f32::INFINITY };
+    let stop_distance = if reaches_stop { along } else { f32::INFINITY };
     let corner = first.unwrap_or(flat);
     let corner_after = (stop_distance - corner.distance(flat)).max(0.0);
     let speed = goal_speed(
@@ -162,8 +170,9 @@ pub fn follow_one(
         stop_distance,
         corner_after,
         refreshed: true,
-        horizon: first_is_end && !reaches_goal,
+        horizon: first_is_end && !reaches_stop,
         off_corridor: false,
+        link_ready: link.is_some() && reaches_stop && stop_distance <= arrive_tolerance_m,
     }
 }
 
@@ -176,8 +185,9 @@ pub fn rejoin(
     cursor: usize,
     polygon: PolyRef,
 ) -> Option<(usize, (Vec3, Vec3))> {
-    let last = corridor.polygons.len().min(cursor + 4);
-    (cursor.saturating_sub(1)..last).find_map(|index| {
+    let (first, piece_last) = corridor.walkable_piece(cursor);
+    let last = (piece_last + 1).min(cursor + 4);
+    (cursor.saturating_sub(1).max(first)..last).find_map(|index| {
         portal(snapshot, polygon, corridor.polygons[index]).map(|edge| (index, edge))
     })
 }
@@ -205,6 +215,10 @@ pub fn follow_kept(
         return None;
     }
     let stop_distance = distance + corner_after;
+    if stop_distance <= arrive_tolerance_m {
+        // At the stop point: the funnel decides whether it is a link entry to cross.
+        return None;
+    }
     let speed = goal_speed(
         stop_distance,
         velocity.length(),
@@ -222,6 +236,7 @@ pub fn follow_kept(
         refreshed: false,
         horizon: false,
         off_corridor: false,
+        link_ready: false,
     })
 }
 

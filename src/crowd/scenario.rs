@@ -302,6 +302,9 @@ pub fn measure_quality(crowd: &Crowd, grid: &mut NeighbourGrid) -> FrameQuality 
     });
     let snapshot = crowd.snapshot();
     for slot in 0..lanes.len() {
+        if lanes.status[slot] == super::AgentStatus::CrossingLink {
+            continue; // between the link's ends, off the mesh by design
+        }
         let polygon = lanes.polygon[slot];
         let position = lanes.position(slot);
         let on = snapshot.tile(polygon).is_some_and(|tile| {

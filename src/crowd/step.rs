@@ -2,7 +2,9 @@
 //!
 //! ingest -> schedule -> adopt -> follow -> slope -> avoid -> move -> separate -> feedback.
 //! Each pass is timed and counted; the parallel ones (follow, slope, avoid, move, separate)
-//! collect their results in slot order.
+//! collect their results in slot order. Off-mesh links: the follow pass starts crossings
+//! (agents at a link's entry), the move pass carries crossing agents along their links in
+//! place of the controller.
 
 use std::time::Instant;
 
@@ -18,7 +20,7 @@ use super::passes::{
     track_progress,
 };
 use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
-use super::{Crowd, CrowdError, CrowdEvent, MoveRequest};
+use super::{Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest};
 use crate::query::{Validity, nearest_polygon};
 
 /// Requests turned into path jobs per step at most (the scheduler cannot serve more than a
@@ -126,7 +128,7 @@ impl Crowd {
         });
 
         let agents = self.lanes.len();
-        stats.funnel_runs = timed(&mut stats.follow, agents, || self.follow(dt));
+        stats.funnel_runs = timed(&mut stats.follow, agents, || self.follow(dt, &mut events));
         timed(&mut stats.slope, agents, || {
             slope_pass(&snapshot, &mut self.lanes)
         });
@@ -144,6 +146,7 @@ impl Crowd {
                 .collect_into_vec(&mut requests);
             controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
         });
+        self.advance_crossings(&mut feedback, dt, &mut events);
         if self.config.avoidance.enabled && self.config.avoidance.separation {
             let mut corrected = std::mem::take(&mut self.separation_moves);
             timed(&mut stats.separate, agents, || {
@@ -218,9 +221,12 @@ impl Crowd {
             let Some(request) = self.world.get::<&MoveRequest>(entity).ok().map(|m| *m) else {
                 continue;
             };
-            if !self.lanes.velocity_valid[slot] {
+            if !self.lanes.velocity_valid[slot]
+                || self.lanes.status[slot] == AgentStatus::CrossingLink
+            {
                 // vUnknown: no new solve until the controller reports a valid velocity; the
-                // request keeps its ownership and waits.
+                // request keeps its ownership and waits. A crossing agent's path starts
+                // where it lands.
                 self.lanes.ingest_pending[slot] = true;
                 self.pending.push(entity);
                 continue;
@@ -330,7 +336,7 @@ impl Crowd {
 
     /// Follow: cursor, corner and preferred velocity for every moving agent. Returns how
     /// many agents ran the funnel.
-    fn follow(&mut self, dt: f32) -> u32 {
+    fn follow(&mut self, dt: f32, events: &mut Vec<CrowdEvent>) -> u32 {
         let mut funnel_runs = 0;
         let mut outputs = std::mem::take(&mut self.follow_outputs);
         follow_pass(
@@ -341,6 +347,7 @@ impl Crowd {
             &mut outputs,
         );
         let mut lost = Vec::new();
+        let mut at_link = Vec::new();
         for (slot, &output) in outputs.iter().enumerate() {
             let lanes = &mut self.lanes;
             match output {
@@ -390,6 +397,9 @@ impl Crowd {
                     } else {
                         lanes.corner_age[slot].saturating_add(1)
                     };
+                    if output.link_ready {
+                        at_link.push(slot);
+                    }
                 }
                 Some(_) => {
                     lanes.desired_x[slot] = 0.0;
@@ -410,8 +420,186 @@ impl Crowd {
             }
             self.reissue(entity);
         }
+        for slot in at_link {
+            self.start_crossing(slot, dt, events);
+        }
         self.follow_outputs = outputs;
         funnel_runs
+    }
+
+    /// An agent at the entry of its corridor's next link starts crossing it, if the link is
+    /// still open in the version its path read; otherwise it asks for a new path (a door
+    /// closed in its face is never walked through).
+    fn start_crossing(&mut self, slot: usize, dt: f32, events: &mut Vec<CrowdEvent>) {
+        let entity = self.lanes.entity[slot];
+        let Some(corridor) = self.lanes.corridor[slot].clone() else {
+            return;
+        };
+        let Some(&next) = corridor.next_link(self.lanes.cursor[slot] as usize) else {
+            return;
+        };
+        let open_as_read = corridor.read_set.links.iter().any(|&(id, version)| {
+            id == next.link
+                && self
+                    .snapshot
+                    .link(id)
+                    .is_some_and(|link| link.open && link.version == version)
+        });
+        if !open_as_read {
+            self.lanes.corridor[slot] = None;
+            self.reissue(entity);
+            return;
+        }
+        let from = self.lanes.position(slot);
+        // Crossed at the agent's cruising speed, in at least one step.
+        let duration_s = (from.distance(next.exit) / self.lanes.preferred_speed[slot]).max(dt);
+        let crossing = LinkCrossing {
+            link: next.link,
+            from,
+            to: next.exit,
+            elapsed_s: 0.0,
+            duration_s,
+            landing: corridor.polygons[next.index as usize],
+            landing_index: next.index,
+        };
+        self.world
+            .insert_one(entity, crossing)
+            .expect("a known agent");
+        let velocity = (next.exit - from) / duration_s;
+        let lanes = &mut self.lanes;
+        lanes.status[slot] = AgentStatus::CrossingLink;
+        // Neighbours see the crossing's velocity; the agent does not negotiate.
+        lanes.velocity_x[slot] = velocity.x;
+        lanes.velocity_z[slot] = velocity.z;
+        lanes.desired_x[slot] = 0.0;
+        lanes.desired_z[slot] = 0.0;
+        events.push(CrowdEvent::LinkStarted {
+            entity,
+            link: next.link,
+        });
+    }
+
+    /// Carries every crossing agent along its link for one step, replacing the controller's
+    /// feedback for it (the controller was asked to stand still); an agent reaching the
+    /// exit lands in the corridor polygon after the link and walks on.
+    fn advance_crossings(
+        &mut self,
+        feedback: &mut [super::StepFeedback],
+        dt: f32,
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        for (slot, step) in feedback.iter_mut().enumerate() {
+            if self.lanes.status[slot] != AgentStatus::CrossingLink {
+                continue;
+            }
+            let entity = self.lanes.entity[slot];
+            let Ok(mut crossing) = self.world.get::<&mut LinkCrossing>(entity).map(|c| *c) else {
+                // Cannot happen (the component lives as long as the status); recover by
+                // walking on from where the agent is.
+                self.lanes.status[slot] = AgentStatus::Moving;
+                continue;
+            };
+            crossing.elapsed_s += dt;
+            let landed = crossing.elapsed_s >= crossing.duration_s;
+            let before = self.lanes.position(slot);
+            let (foot, polygon) = if landed {
+                self.landing(&crossing)
+            } else {
+                let t = crossing.elapsed_s / crossing.duration_s;
+                (crossing.from.lerp(crossing.to, t), self.lanes.polygon[slot])
+            };
+            let velocity = if landed {
+                Vec3::ZERO
+            } else {
+                (crossing.to - crossing.from) / crossing.duration_s
+            };
+            *step = super::StepFeedback {
+                dt,
+                foot,
+                polygon,
+                displacement: foot - before,
+                displacement_support: Vec3::ZERO,
+                displacement_correction: Vec3::ZERO,
+                support: 0,
+                contact: landed,
+                velocity_world_end: velocity,
+                velocity_support_end: Vec3::ZERO,
+                velocity_valid: true,
+                blocked: None,
+            };
+            if !landed {
+                *self
+                    .world
+                    .get::<&mut LinkCrossing>(entity)
+                    .expect("read above") = crossing;
+                continue;
+            }
+            let _ = self.world.remove_one::<LinkCrossing>(entity);
+            events.push(CrowdEvent::LinkFinished {
+                entity,
+                link: crossing.link,
+            });
+            self.land(slot, &crossing);
+        }
+    }
+
+    /// Where a crossing ends: the exit on the landing polygon (or, if that polygon's tile
+    /// was replaced meanwhile, on the nearest polygon).
+    fn landing(&self, crossing: &LinkCrossing) -> (Vec3, crate::mesh::PolyRef) {
+        if let Some(tile) = self.snapshot.tile(crossing.landing) {
+            return (
+                tile.closest_point(crossing.landing.polygon(), crossing.to)
+                    .0,
+                crossing.landing,
+            );
+        }
+        nearest_polygon(
+            &self.snapshot,
+            crossing.to,
+            self.config.snap_half_extents,
+            &self.filter,
+        )
+        .ok()
+        .flatten()
+        .map_or((crossing.to, crossing.landing), |nearest| {
+            (nearest.point, nearest.polygon)
+        })
+    }
+
+    /// The agent's state after landing: walking on along its corridor from the landing
+    /// polygon, or serving what changed while it was in the air (a new request, a cancel,
+    /// a corridor gone stale).
+    fn land(&mut self, slot: usize, crossing: &LinkCrossing) {
+        let entity = self.lanes.entity[slot];
+        let request = self.world.get::<&MoveRequest>(entity).ok().map(|m| *m);
+        let lanes = &mut self.lanes;
+        lanes.cursor[slot] = crossing.landing_index;
+        lanes.cursor_polygon[slot] = crossing.landing;
+        lanes.corner_age[slot] = u8::MAX;
+        lanes.corner_is_horizon[slot] = true;
+        lanes.stalled_s[slot] = 0.0;
+        let Some(request) = request else {
+            lanes.status[slot] = AgentStatus::Idle; // cancelled during the crossing
+            lanes.corridor[slot] = None;
+            return;
+        };
+        if request.awaiting {
+            // A new request arrived during the crossing; its ingest was deferred to now.
+            lanes.status[slot] = AgentStatus::WaitingForPath;
+            lanes.corridor[slot] = None;
+            return;
+        }
+        lanes.status[slot] = AgentStatus::Moving;
+        let stale = lanes.corridor[slot].as_ref().is_none_or(|corridor| {
+            corridor
+                .read_set
+                .still_valid_in(&self.snapshot, &self.filter, |_| None)
+                != Validity::Valid
+        });
+        if stale {
+            lanes.corridor[slot] = None;
+            self.reissue(entity);
+        }
     }
 
     /// Avoid: the neighbour grid, then a negotiated velocity for every agent, which becomes

@@ -348,6 +348,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                     run.blocked += 1;
                     continue;
                 }
+                CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => continue,
             };
             // On to the next target.
             let index = index_of[&entity];

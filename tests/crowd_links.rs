@@ -1,0 +1,326 @@
+//! Crowd agents on off-mesh links: a path may cross an open link; the follow pass brakes
+//! for its entry; the crowd carries the agent over it on a fixed course (neighbours make
+//! room); a link closed before the agent reaches it is never crossed; one closed during the
+//! crossing still lands the agent.
+
+use glam::Vec3;
+use waymark::crowd::{
+    AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdEvent, KinematicController,
+};
+use waymark::mesh::blob::BakeParams;
+use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
+
+const DT: f32 = 1.0 / 30.0;
+
+/// Where the jump starts (on the upper platform) and lands (on the lower one).
+const ENTRY: Vec3 = Vec3::new(9.6, 0.0, 1.0);
+const EXIT: Vec3 = Vec3::new(12.4, -1.0, 1.0);
+
+fn quad(x0: f32, x1: f32, height: f32) -> WalkablePolygon {
+    WalkablePolygon::ground(vec![
+        Vec3::new(x0, height, 0.0),
+        Vec3::new(x1, height, 0.0),
+        Vec3::new(x1, height, 2.0),
+        Vec3::new(x0, height, 2.0),
+    ])
+}
+
+/// Two 10 m x 2 m platforms of 2 m squares, the upper one at height 0 over x 0..10, the
+/// lower one at height -1 over x 12..22, a 2 m gap between them; joined only by a link of
+/// `kind` from ENTRY to EXIT.
+fn platforms(kind: LinkKind, bidirectional: bool) -> (NavMesh, LinkId) {
+    let mut polygons: Vec<WalkablePolygon> = (0..5)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0))
+        .collect();
+    polygons.extend((0..5).map(|i| quad(12.0 + 2.0 * i as f32, 14.0 + 2.0 * i as f32, -1.0)));
+    let params = BakeParams {
+        agent_radius_m: 0.3,
+        agent_height_m: 1.8,
+        agent_max_climb_m: 0.3,
+        ..BakeParams::default()
+    };
+    let mut mesh = NavMesh::new(params);
+    mesh.add_tiles(vec![TileData::from_walkable_polygons(&polygons).unwrap()])
+        .unwrap();
+    let link = mesh
+        .add_link(LinkDesc {
+            kind,
+            start: ENTRY,
+            end: EXIT,
+            bidirectional,
+            radius_m: 0.5,
+            open: true,
+        })
+        .unwrap();
+    (mesh, link)
+}
+
+fn walker() -> AgentParams {
+    AgentParams {
+        radius_m: 0.3,
+        height_m: 1.8,
+        max_speed_mps: 2.0,
+        preferred_speed_mps: 1.5,
+        max_acceleration_mps2: 4.0,
+    }
+}
+
+/// Horizontal distance from `point` to the segment from `a` to `b`, and how far along it
+/// (0..1) the closest point is, in 3-D.
+fn off_segment(point: Vec3, a: Vec3, b: Vec3) -> (f32, f32) {
+    let t = ((point - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
+    (point.distance(a.lerp(b, t)), t)
+}
+
+/// What one agent did in a run: its events in order and, per frame, status and position.
+struct Trace {
+    events: Vec<CrowdEvent>,
+    frames: Vec<(AgentStatus, Vec3, f32)>,
+}
+
+fn run(crowd: &mut Crowd, agent: hecs::Entity, frames: usize) -> Trace {
+    let mut trace = Trace {
+        events: Vec::new(),
+        frames: Vec::new(),
+    };
+    let mut controller = KinematicController;
+    for _ in 0..frames {
+        let events = crowd.step(DT, &mut controller).unwrap();
+        trace.events.extend(events.into_iter().filter(|event| {
+            matches!(event,
+                CrowdEvent::Arrived { entity, .. }
+                | CrowdEvent::PartialArrived { entity, .. }
+                | CrowdEvent::LinkStarted { entity, .. }
+                | CrowdEvent::LinkFinished { entity, .. }
+                | CrowdEvent::NoPath { entity, .. } if *entity == agent)
+        }));
+        let slot = crowd.slot_of(agent).unwrap();
+        let lanes = crowd.lanes();
+        let speed = glam::Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length();
+        trace.frames.push((
+            crowd.status(agent).unwrap(),
+            crowd.position(agent).unwrap(),
+            speed,
+        ));
+    }
+    trace
+}
+
+fn kinds(events: &[CrowdEvent]) -> Vec<&'static str> {
+    events
+        .iter()
+        .map(|event| match event {
+            CrowdEvent::Arrived { .. } => "arrived",
+            CrowdEvent::PartialArrived { .. } => "partial",
+            CrowdEvent::LinkStarted { .. } => "link started",
+            CrowdEvent::LinkFinished { .. } => "link finished",
+            CrowdEvent::NoPath { .. } => "no path",
+            CrowdEvent::Blocked { .. } => "blocked",
+        })
+        .collect()
+}
+
+#[test]
+fn an_agent_brakes_for_a_jump_link_crosses_it_and_walks_on_to_its_target() {
+    let (mesh, link) = platforms(LinkKind::Jump, false);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
+    let target = Vec3::new(20.0, -1.0, 1.0);
+    crowd.request_move(agent, target).unwrap();
+    let trace = run(&mut crowd, agent, 600);
+    assert_eq!(
+        kinds(&trace.events),
+        ["link started", "link finished", "arrived"]
+    );
+    assert!(matches!(trace.events[0], CrowdEvent::LinkStarted { link: l, .. } if l == link));
+
+    let crossing: Vec<usize> = (0..trace.frames.len())
+        .filter(|&frame| trace.frames[frame].0 == AgentStatus::CrossingLink)
+        .collect();
+    // It braked for the entry: slow and within the arrival tolerance when it started.
+    let (_, before, speed_before) = trace.frames[crossing[0] - 1];
+    // About 3 m at the cruising speed of 1.5 m/s: two seconds in the air, the last step
+    // of which lands.
+    let expected_frames = (before.distance(EXIT) / 1.5 / DT).ceil() as usize - 1;
+    assert!(
+        crossing.len().abs_diff(expected_frames) <= 1,
+        "{} crossing frames, expected {expected_frames}",
+        crossing.len()
+    );
+    assert!(
+        before.distance(ENTRY) <= 0.25 + 1e-3,
+        "started {before} from the entry"
+    );
+    // Braking at A = 4 m/s² to stop at the entry: at most sqrt(2 A d) (plus one step's
+    // change), well under the cruising 1.5 m/s.
+    let braking_bound = (2.0 * 4.0 * before.distance(ENTRY)).sqrt() + 4.0 * DT;
+    assert!(
+        speed_before <= braking_bound && speed_before < 0.75,
+        "reached the entry at {speed_before} m/s (bound {braking_bound})"
+    );
+    // On its fixed course: every crossing frame on the segment, moving forward.
+    let mut along = 0.0;
+    for &frame in &crossing {
+        let (distance, t) = off_segment(trace.frames[frame].1, before, EXIT);
+        assert!(distance < 1e-3, "frame {frame}: {distance} m off the link");
+        assert!(t > along, "frame {frame}: went back along the link");
+        along = t;
+    }
+    // Landed at the exit, on the lower platform, walking again.
+    let (status, landed, _) = trace.frames[*crossing.last().unwrap() + 1];
+    assert!(landed.distance(EXIT) < 0.2, "landed at {landed}");
+    assert_ne!(status, AgentStatus::CrossingLink);
+    let last = trace.frames.last().unwrap();
+    assert_eq!(last.0, AgentStatus::Arrived);
+    assert!(last.1.distance(target) < 0.3, "ended at {}", last.1);
+}
+
+#[test]
+fn a_link_closed_before_the_request_is_never_crossed() {
+    let (mut mesh, link) = platforms(LinkKind::Door, false);
+    mesh.set_link_open(link, false).unwrap();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
+    crowd
+        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
+        .unwrap();
+    let trace = run(&mut crowd, agent, 600);
+    assert_eq!(kinds(&trace.events), ["partial"]);
+    // It waits at the end of its platform nearest the target, never beyond it.
+    let last = trace.frames.last().unwrap();
+    assert_eq!(last.0, AgentStatus::PartialArrived);
+    assert!((9.0..=10.0).contains(&last.1.x), "ended at {}", last.1);
+    assert!(trace.frames.iter().all(|frame| frame.1.x <= 10.0));
+}
+
+#[test]
+fn a_link_closed_while_the_agent_walks_to_it_is_not_crossed() {
+    let (mut mesh, link) = platforms(LinkKind::Door, false);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
+    crowd
+        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
+        .unwrap();
+    let approach = run(&mut crowd, agent, 90);
+    let (status, halfway, _) = *approach.frames.last().unwrap();
+    assert_eq!(status, AgentStatus::Moving);
+    assert!((3.0..8.0).contains(&halfway.x), "at {halfway} after 3 s");
+    // The door closes in the agent's face.
+    mesh.set_link_open(link, false).unwrap();
+    crowd.set_mesh(&mesh);
+    let trace = run(&mut crowd, agent, 600);
+    assert_eq!(kinds(&trace.events), ["partial"]);
+    assert!(trace.frames.iter().all(|frame| frame.1.x <= 10.0));
+}
+
+#[test]
+fn a_link_closed_during_the_crossing_still_lands_the_agent() {
+    let (mut mesh, link) = platforms(LinkKind::Jump, false);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
+    let target = Vec3::new(20.0, -1.0, 1.0);
+    crowd.request_move(agent, target).unwrap();
+    let mut controller = KinematicController;
+    while crowd.status(agent).unwrap() != AgentStatus::CrossingLink {
+        crowd.step(DT, &mut controller).unwrap();
+        assert!(crowd.frame() < 600, "never reached the link");
+    }
+    mesh.set_link_open(link, false).unwrap();
+    crowd.set_mesh(&mesh);
+    // The crossing finishes; the corridor read the link's old version, so the agent asks
+    // for a new path from where it landed, which needs no link.
+    let trace = run(&mut crowd, agent, 600);
+    assert_eq!(kinds(&trace.events), ["link finished", "arrived"]);
+    assert!(trace.frames.last().unwrap().1.distance(target) < 0.3);
+}
+
+#[test]
+fn a_bidirectional_link_is_crossed_backwards_from_its_end() {
+    let (mesh, link) = platforms(LinkKind::Ladder, true);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(20.0, -1.0, 1.0), walker())
+        .unwrap();
+    let target = Vec3::new(1.0, 0.0, 1.0);
+    crowd.request_move(agent, target).unwrap();
+    let trace = run(&mut crowd, agent, 600);
+    assert_eq!(
+        kinds(&trace.events),
+        ["link started", "link finished", "arrived"]
+    );
+    assert!(matches!(trace.events[1], CrowdEvent::LinkFinished { link: l, .. } if l == link));
+    let landed = trace
+        .frames
+        .windows(2)
+        .find(|pair| {
+            pair[0].0 == AgentStatus::CrossingLink && pair[1].0 != AgentStatus::CrossingLink
+        })
+        .map(|pair| pair[1].1)
+        .unwrap();
+    assert!(landed.distance(ENTRY) < 0.2, "landed at {landed}");
+    assert!(trace.frames.last().unwrap().1.distance(target) < 0.3);
+}
+
+#[test]
+fn without_links_the_crowd_stops_at_the_gap() {
+    let (mesh, _) = platforms(LinkKind::Jump, false);
+    let config = CrowdConfig {
+        use_links: false,
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
+    crowd
+        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
+        .unwrap();
+    let trace = run(&mut crowd, agent, 600);
+    assert_eq!(kinds(&trace.events), ["partial"]);
+}
+
+#[test]
+fn walkers_make_room_for_an_agent_crossing_a_link() {
+    let (mesh, _) = platforms(LinkKind::Jump, false);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let jumper = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
+    crowd
+        .request_move(jumper, Vec3::new(20.0, -1.0, 1.0))
+        .unwrap();
+    // Agents standing on the landing spot and walking through it when the jumper lands.
+    let stander = crowd.add_agent(EXIT, walker()).unwrap();
+    let crosser = crowd
+        .add_agent(Vec3::new(21.0, -1.0, 1.0), walker())
+        .unwrap();
+    let mut controller = KinematicController;
+    let (mut started, mut landed_at) = (None, None);
+    let mut sent = false;
+    for _ in 0..900 {
+        let events = crowd.step(DT, &mut controller).unwrap();
+        for event in &events {
+            match *event {
+                CrowdEvent::LinkStarted { entity, .. } if entity == jumper => {
+                    started = Some(crowd.position(jumper).unwrap());
+                }
+                CrowdEvent::LinkFinished { entity, .. } if entity == jumper => {
+                    landed_at = Some(crowd.position(jumper).unwrap());
+                }
+                _ => {}
+            }
+        }
+        if started.is_some() && !sent {
+            crowd
+                .request_move(crosser, Vec3::new(12.5, -1.0, 1.0))
+                .unwrap();
+            sent = true;
+        }
+        if let (Some(from), None) = (started, landed_at) {
+            // Nobody pushes the jumper off its course.
+            let (distance, _) = off_segment(crowd.position(jumper).unwrap(), from, EXIT);
+            assert!(distance < 1e-3, "pushed {distance} m off the link");
+        }
+    }
+    let landed_at = landed_at.expect("the jumper landed");
+    assert!(landed_at.distance(EXIT) < 0.2, "landed at {landed_at}");
+    assert_eq!(crowd.status(jumper).unwrap(), AgentStatus::Arrived);
+    // The agent standing on the landing spot was pushed aside, not the jumper.
+    assert!(crowd.position(stander).unwrap().distance(EXIT) > 0.3);
+}
