@@ -14,7 +14,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::avoid::{
-    ConstraintLanes, NeighbourBatch, avoid_pass, orca_constraints_scalar, orca_constraints_simd,
+    ConstraintLanes, NeighbourBatch, avoid_pass, gather_bodies, orca_constraints_scalar,
+    orca_constraints_simd,
 };
 use waymark::crowd::passes::{follow_pass, slope_limits_scalar, slope_limits_simd, slope_pass};
 use waymark::crowd::{
@@ -97,7 +98,7 @@ fn crowd_benches(criterion: &mut Criterion) {
     // The avoid pass alone: the grid rebuild and the negotiated velocities.
     let avoidance = crowd.config().avoidance;
     let mut grid = NeighbourGrid::default();
-    let mut velocities = Vec::new();
+    let (mut velocities, mut bodies) = (Vec::new(), Vec::new());
     group.bench_function("neighbour_grid", |bench| {
         bench.iter(|| {
             grid.rebuild(
@@ -111,7 +112,16 @@ fn crowd_benches(criterion: &mut Criterion) {
     });
     group.bench_function("avoid_pass", |bench| {
         bench.iter(|| {
-            avoid_pass(lanes, &grid, &snapshot, &avoidance, DT, &mut velocities);
+            gather_bodies(lanes, &grid, &mut bodies);
+            avoid_pass(
+                lanes,
+                &grid,
+                &bodies,
+                &snapshot,
+                &avoidance,
+                DT,
+                &mut velocities,
+            );
             velocities.len()
         })
     });

@@ -55,7 +55,7 @@ fn main() {
                 let angle = random.next_f32() * std::f32::consts::TAU;
                 preferred += Vec2::from_angle(angle) * (random.next_f32() * 1e-4);
                 let mut batch = NeighbourBatch::default();
-                for &other in grid.neighbours_of(i) {
+                for other in grid.neighbours_of(i) {
                     let (other, k) = (other as usize, batch.count);
                     let offset = position[other] - position[i];
                     let relative = velocity[i] - velocity[other];

@@ -70,6 +70,25 @@ pub struct AvoidanceConfig {
     /// as such in the step feedback). Turn off when the host's controller resolves body
     /// contacts itself.
     pub separation: bool,
+    /// What a contact does to the velocity of the agents pushed apart.
+    pub contact: ContactModel,
+    /// The most a slowed walker turns its preferred velocity, radians (0: never). A walker
+    /// moving slower than it wants with a neighbour close ahead turns its wish to the right
+    /// by this angle times how much slower it goes; every agent turns the same way, so a
+    /// crush starts to circulate.
+    pub slow_turn_rad: f32,
+}
+
+/// What the separation pass does to the velocity of agents it pushes apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContactModel {
+    /// Positions are corrected, velocities kept: bodies slide past each other, which keeps
+    /// two-way traffic in narrow corridors flowing at the cost of overlap in a crush.
+    Slide,
+    /// The end velocity also loses its component into the push (an inelastic contact): a
+    /// crush stops sinking in, but two streams meeting head-on in a corridor can deadlock
+    /// (measured in docs/benchmarks.md).
+    Inelastic,
 }
 
 impl Default for AvoidanceConfig {
@@ -85,6 +104,8 @@ impl Default for AvoidanceConfig {
             wall_time_horizon_s: 1.0,
             squeeze_fraction: 0.0,
             separation: true,
+            contact: ContactModel::Slide,
+            slow_turn_rad: 0.0,
         }
     }
 }
@@ -110,6 +131,9 @@ impl AvoidanceConfig {
         }
         if !positive(self.wall_time_horizon_s) {
             return Some(("avoidance.wall_time_horizon_s", self.wall_time_horizon_s));
+        }
+        if !(0.0..=std::f32::consts::FRAC_PI_2).contains(&self.slow_turn_rad) {
+            return Some(("avoidance.slow_turn_rad", self.slow_turn_rad));
         }
         None
     }
@@ -704,24 +728,90 @@ fn symmetry_nudge(entity: hecs::Entity) -> Vec2 {
     Vec2::new(angle.cos(), angle.sin()) * NUDGE_MPS
 }
 
+/// A neighbour closer than this many radius sums ahead makes a slowed walker turn (farther
+/// ones leave room to slow down instead, and an agent accelerating from rest in the open
+/// does not turn).
+const SLOW_TURN_CONTACT_RADII: f32 = 1.5;
+
+/// The preferred velocity of a walker going at `velocity`, turned to the right by up to
+/// `most_rad` in proportion to how much slower than preferred it goes, when a neighbour of
+/// `batch` is close ahead ([`AvoidanceConfig::slow_turn_rad`]).
+fn slow_turn(preferred: Vec2, velocity: Vec2, batch: &NeighbourBatch, most_rad: f32) -> Vec2 {
+    let wanted = preferred.length();
+    if most_rad == 0.0 || wanted <= EPSILON {
+        return preferred;
+    }
+    let slowness = (1.0 - velocity.length() / wanted).clamp(0.0, 1.0);
+    let blocked = (0..batch.count).any(|i| {
+        let offset = Vec2::new(batch.offset_x[i], batch.offset_z[i]);
+        offset.dot(preferred) > 0.0
+            && offset.length_squared() < (batch.radius_sum[i] * SLOW_TURN_CONTACT_RADII).powi(2)
+    });
+    if slowness > 0.0 && blocked {
+        Vec2::from_angle(-most_rad * slowness).rotate(preferred)
+    } else {
+        preferred
+    }
+}
+
 /// Whether the agent in this status walks (negotiates) rather than holds still.
 fn walking(status: AgentStatus) -> bool {
     status == AgentStatus::Moving
 }
 
+/// What the avoid pass reads about an agent, as itself and as a neighbour, gathered once
+/// per frame in the grid's cell order. Read straight from the lanes, each neighbour costs
+/// a cache line per lane (ten lanes, ten neighbours: a hundred lines per agent); gathered,
+/// an agent's neighbours lie in a few nearby records.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AvoidBody {
+    /// Foot position (x, z), metres.
+    pub position: Vec2,
+    /// vEnd, m/s.
+    pub velocity: Vec2,
+    /// Preferred velocity from the follow pass, m/s.
+    pub desired: Vec2,
+    /// Radius, metres.
+    pub radius: f32,
+    /// Seconds stalled.
+    pub stalled_s: f32,
+    /// Status.
+    pub status: AgentStatus,
+}
+
+/// Gathers every agent's [`AvoidBody`] in the grid's cell order (parallel).
+pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<AvoidBody>) {
+    (0..grid.len())
+        .into_par_iter()
+        .map(|index| {
+            let slot = grid.slot_at(index);
+            AvoidBody {
+                position: Vec2::new(lanes.position_x[slot], lanes.position_z[slot]),
+                velocity: Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]),
+                desired: Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]),
+                radius: lanes.radius[slot],
+                stalled_s: lanes.stalled_s[slot],
+                status: lanes.status[slot],
+            }
+        })
+        .collect_into_vec(bodies);
+}
+
 /// The avoid pass: a new requested velocity for every agent, written to `velocities` in
-/// slot order. `grid` must have been rebuilt over the lanes' positions this frame.
+/// the grid's cell order (`grid.slot_at(index)` is the agent of `velocities[index]`).
+/// `grid` must have been rebuilt over the lanes' positions this frame, and `bodies`
+/// gathered from it ([`gather_bodies`]).
 pub fn avoid_pass(
     lanes: &AgentLanes,
     grid: &NeighbourGrid,
+    bodies: &[AvoidBody],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     dt: f32,
     velocities: &mut Vec<Solved>,
 ) {
-    let agents = lanes.len();
     velocities.clear();
-    velocities.resize(agents, Solved::default());
+    velocities.resize(bodies.len(), Solved::default());
     velocities
         .par_chunks_mut(AVOID_CHUNK_AGENTS)
         .enumerate()
@@ -732,6 +822,7 @@ pub fn avoid_pass(
                 *velocity = avoid_one(
                     lanes,
                     grid,
+                    bodies,
                     snapshot,
                     config,
                     dt,
@@ -764,18 +855,23 @@ impl Default for AvoidScratch {
     }
 }
 
-/// One agent's new requested velocity, and whether it is jammed.
+/// The new requested velocity of the agent at `index` in the grid's cell order, and
+/// whether it is jammed.
+#[allow(clippy::too_many_arguments)]
 pub fn avoid_one(
     lanes: &AgentLanes,
     grid: &NeighbourGrid,
+    bodies: &[AvoidBody],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     dt: f32,
-    slot: usize,
+    index: usize,
     scratch: &mut AvoidScratch,
 ) -> Solved {
-    let preferred = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]);
-    if !lanes.velocity_valid[slot] || lanes.status[slot] == AgentStatus::CrossingLink {
+    let slot = grid.slot_at(index);
+    let own = bodies[index];
+    let preferred = own.desired;
+    if !lanes.velocity_valid[slot] || own.status == AgentStatus::CrossingLink {
         // A crossing agent follows its link, whatever is around it.
         // vUnknown: the agent is paused, nothing to negotiate from.
         return Solved {
@@ -791,16 +887,14 @@ pub fn avoid_one(
     // A stalled walker turns its wish sideways, every agent to the same side, by up to
     // STALL_TURN_RAD as the stall grows: a ring of agents stopped around an empty centre
     // starts to circulate, two walkers nose to nose pass each other on the same side.
-    let stall = (lanes.stalled_s[slot] / STALL_S).min(1.0);
+    let stall = (own.stalled_s / STALL_S).min(1.0);
     let preferred = if stall > 0.0 {
         Vec2::from_angle(-STALL_TURN_RAD * stall).rotate(preferred)
     } else {
         preferred
     };
-    let position = Vec2::new(lanes.position_x[slot], lanes.position_z[slot]);
-    let velocity = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]);
-    let radius = lanes.radius[slot];
-    let agent_walking = walking(lanes.status[slot]);
+    let (position, velocity) = (own.position, own.velocity);
+    let agent_walking = walking(own.status);
     let bounds = VelocityBounds::new(
         velocity,
         lanes.speed_limit[slot],
@@ -825,19 +919,18 @@ pub fn avoid_one(
     );
 
     batch.count = 0;
-    for &other in grid.neighbours_of(slot) {
-        let other = other as usize;
+    for &other in grid.neighbours_at(index) {
+        let other = &bodies[other as usize];
         let i = batch.count;
-        batch.offset_x[i] = lanes.position_x[other] - position.x;
-        batch.offset_z[i] = lanes.position_z[other] - position.y;
-        let neighbour_walking = walking(lanes.status[other]);
+        batch.offset_x[i] = other.position.x - position.x;
+        batch.offset_z[i] = other.position.y - position.y;
         // A holding agent answers a walker's intent (its preferred velocity), not its
         // current velocity: a walker stopped against it, wanting through, still makes it
         // step aside, where the current velocities (both zero) would leave both standing.
-        let neighbour_velocity = if !agent_walking && neighbour_walking {
-            Vec2::new(lanes.desired_x[other], lanes.desired_z[other])
+        let neighbour_velocity = if !agent_walking && walking(other.status) {
+            other.desired
         } else {
-            Vec2::new(lanes.velocity_x[other], lanes.velocity_z[other])
+            other.velocity
         };
         batch.relative_velocity_x[i] = velocity.x - neighbour_velocity.x;
         batch.relative_velocity_z[i] = velocity.y - neighbour_velocity.y;
@@ -845,12 +938,13 @@ pub fn avoid_one(
         // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
         // with the longer stall, by the squeeze fraction after STALL_S, so the pair
         // squeezes past at the cost of a bounded overlap instead of standing forever.
-        let stall = lanes.stalled_s[slot].max(lanes.stalled_s[other]) / STALL_S;
+        let stall = own.stalled_s.max(other.stalled_s) / STALL_S;
         let give = 1.0 - config.squeeze_fraction * stall.min(1.0);
-        batch.radius_sum[i] = (radius + lanes.radius[other]) * give;
-        batch.share[i] = share(lanes.status[slot], lanes.status[other]);
+        batch.radius_sum[i] = (own.radius + other.radius) * give;
+        batch.share[i] = share(own.status, other.status);
         batch.count += 1;
     }
+    let preferred = slow_turn(preferred, velocity, batch, config.slow_turn_rad);
     // The scalar kernel: its `wide` twin computes every case for all eight lanes and
     // measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10
     // (docs/benchmarks.md).
@@ -899,50 +993,64 @@ const SEPARATION_FACTOR: f32 = 1.0;
 /// the neighbour range in one step). Each round reads the feedback as the last round left
 /// it and writes after, so the pass is the same at any thread count.
 pub fn separation_pass(
-    lanes: &AgentLanes,
     grid: &NeighbourGrid,
+    bodies: &[AvoidBody],
+    contact: ContactModel,
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
     feedback: &mut [super::StepFeedback],
-    corrected: &mut Vec<Option<(glam::Vec3, crate::mesh::PolyRef)>>,
+    corrected: &mut Vec<Option<SeparationMove>>,
 ) {
-    // The first round looks at everyone; later rounds only at the agents that were in
-    // contact (most of a crowd touches nobody, and rounds are for settling crushes).
-    let mut active: Vec<u32> = (0..lanes.len() as u32).collect();
-    // Feet as a dense array: the neighbour reads stay in cache (a feedback record is ~100
-    // bytes).
-    let mut feet: Vec<Vec2> = feedback
-        .iter()
-        .map(|f| Vec2::new(f.foot.x, f.foot.z))
-        .collect();
+    // Everything in the grid's cell order, like the avoid pass. The first round looks at
+    // everyone; later rounds only at the agents that were in contact (most of a crowd
+    // touches nobody, and rounds are for settling crushes).
+    let mut active: Vec<u32> = (0..grid.len() as u32).collect();
+    // Feet and end velocities as dense arrays: the neighbour reads stay in cache (a
+    // feedback record is ~100 bytes).
+    let mut feet: Vec<Vec2> = Vec::with_capacity(grid.len());
+    let mut ends: Vec<Vec2> = Vec::with_capacity(grid.len());
+    for index in 0..grid.len() {
+        let step = &feedback[grid.slot_at(index)];
+        feet.push(Vec2::new(step.foot.x, step.foot.z));
+        ends.push(Vec2::new(
+            step.velocity_world_end.x,
+            step.velocity_world_end.z,
+        ));
+    }
     for _ in 0..SEPARATION_ROUNDS {
-        let (feedback_read, feet_read) = (&*feedback, &feet);
+        let (feedback_read, feet_read, ends_read) = (&*feedback, &feet, &ends);
         active
             .par_iter()
-            .map(|&slot| {
+            .map(|&index| {
                 separation_move(
-                    lanes,
                     grid,
+                    bodies,
+                    contact,
                     snapshot,
                     filter,
                     feedback_read,
-                    feet_read,
-                    slot,
+                    (feet_read, ends_read),
+                    index as usize,
                 )
             })
             .collect_into_vec(corrected);
         let mut still = Vec::new();
-        for (&slot, correction) in active.iter().zip(corrected.iter()) {
-            if let Some((position, polygon)) = *correction {
-                let step = &mut feedback[slot as usize];
-                feet[slot as usize] = Vec2::new(position.x, position.z);
-                let moved = position - step.foot;
-                step.foot = position;
-                step.polygon = polygon;
-                step.displacement += moved;
-                step.displacement_correction += moved;
-                still.push(slot);
-            }
+        for (&index, correction) in active.iter().zip(corrected.iter()) {
+            let Some(correction) = *correction else {
+                continue;
+            };
+            let step = &mut feedback[grid.slot_at(index as usize)];
+            let at = index as usize;
+            feet[at] = Vec2::new(correction.foot.x, correction.foot.z);
+            ends[at] += correction.velocity_change;
+            let moved = correction.foot - step.foot;
+            step.foot = correction.foot;
+            step.polygon = correction.polygon;
+            step.displacement += moved;
+            step.displacement_correction += moved;
+            step.velocity_world_end.x = ends[at].x;
+            step.velocity_world_end.z = ends[at].y;
+            still.push(index);
         }
         if still.is_empty() {
             break;
@@ -951,40 +1059,54 @@ pub fn separation_pass(
     }
 }
 
-/// One agent's move out of its overlaps in one separation round, if it has any.
+/// One agent's correction in a separation round.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SeparationMove {
+    /// New foot position.
+    pub foot: glam::Vec3,
+    /// Its polygon.
+    pub polygon: crate::mesh::PolyRef,
+    /// Change of the horizontal end velocity, m/s (zero for [`ContactModel::Slide`]).
+    pub velocity_change: Vec2,
+}
+
+/// One move out of its overlaps, in one separation round, for the agent at `index` in
+/// cell order, if it has any.
+#[allow(clippy::too_many_arguments)]
 fn separation_move(
-    lanes: &AgentLanes,
     grid: &NeighbourGrid,
+    bodies: &[AvoidBody],
+    contact: ContactModel,
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
     feedback: &[super::StepFeedback],
-    feet: &[Vec2],
-    slot: u32,
-) -> Option<(glam::Vec3, crate::mesh::PolyRef)> {
-    let slot = slot as usize;
-    if lanes.status[slot] == AgentStatus::CrossingLink {
+    (feet, ends): (&[Vec2], &[Vec2]),
+    index: usize,
+) -> Option<SeparationMove> {
+    let own = &bodies[index];
+    if own.status == AgentStatus::CrossingLink {
         return None; // carried along its link; the others make room
     }
-    let here = feet[slot];
+    let here = feet[index];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
-    for &other in grid.neighbours_of(slot) {
+    for &other in grid.neighbours_at(index) {
         let other = other as usize;
         let offset = here - feet[other];
         let distance = offset.length();
-        let overlap = lanes.radius[slot] + lanes.radius[other] - distance;
+        let overlap = own.radius + bodies[other].radius - distance;
         if overlap <= SEPARATION_SLACK_M {
             continue;
         }
-        // Two feet on the same spot part along a direction fixed by slot order.
+        // Two feet on the same spot part along a direction fixed by their order.
         let away = if distance > 1e-6 {
             offset / distance
-        } else if slot < other {
+        } else if index < other {
             Vec2::X
         } else {
             -Vec2::X
         };
         // Half each, all of it against an agent crossing a link.
-        let part = if lanes.status[other] == AgentStatus::CrossingLink {
+        let part = if bodies[other].status == AgentStatus::CrossingLink {
             1.0
         } else {
             0.5
@@ -996,9 +1118,24 @@ fn separation_move(
         return None;
     }
     let push = push * (SEPARATION_FACTOR / contacts as f32);
-    let own = &feedback[slot];
-    let target = own.foot + glam::Vec3::new(push.x, 0.0, push.y);
-    super::move_foot(snapshot, filter, own.polygon, own.foot, target)
+    // An inelastic contact: the end velocity keeps nothing that drives back into the
+    // agents it was pushed away from.
+    let velocity_change = match contact {
+        ContactModel::Slide => Vec2::ZERO,
+        ContactModel::Inelastic => {
+            let normal = push.normalize_or_zero();
+            -normal * ends[index].dot(normal).min(0.0)
+        }
+    };
+    let step = &feedback[grid.slot_at(index)];
+    let target = step.foot + glam::Vec3::new(push.x, 0.0, push.y);
+    super::move_foot(snapshot, filter, step.polygon, step.foot, target).map(|(foot, polygon)| {
+        SeparationMove {
+            foot,
+            polygon,
+            velocity_change,
+        }
+    })
 }
 
 #[cfg(test)]

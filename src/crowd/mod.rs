@@ -56,7 +56,7 @@ pub mod scenario;
 mod scheduler;
 mod step;
 
-pub use avoid::AvoidanceConfig;
+pub use avoid::{AvoidanceConfig, ContactModel};
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
     move_foot,
@@ -306,7 +306,8 @@ pub struct Crowd {
     follow_outputs: Vec<Option<passes::FollowOutput>>,
     neighbour_grid: NeighbourGrid,
     avoid_velocities: Vec<avoid::Solved>,
-    separation_moves: Vec<Option<(Vec3, crate::mesh::PolyRef)>>,
+    avoid_bodies: Vec<avoid::AvoidBody>,
+    separation_moves: Vec<Option<avoid::SeparationMove>>,
 }
 
 impl Crowd {
@@ -336,6 +337,7 @@ impl Crowd {
             follow_outputs: Vec::new(),
             neighbour_grid: NeighbourGrid::default(),
             avoid_velocities: Vec::new(),
+            avoid_bodies: Vec::new(),
             separation_moves: Vec::new(),
         })
     }

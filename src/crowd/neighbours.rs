@@ -67,7 +67,9 @@ pub struct NeighbourGrid {
     /// Per sorted agent: foot position and slot, together, so a query's run of cells is
     /// one stream of memory.
     sorted: Vec<SortedAgent>,
-    /// `neighbours_max` entries per sorted agent; the first `neighbour_count[index]` used.
+    /// `neighbours_max` entries per sorted agent, as sorted indices (so a pass working in
+    /// cell order reads its neighbours' data from nearby memory); the first
+    /// `neighbour_count[index]` used.
     neighbours: Vec<u32>,
     neighbour_count: Vec<u8>,
     neighbours_max: usize,
@@ -223,18 +225,51 @@ impl NeighbourGrid {
         self.cell_size_m
     }
 
-    /// The neighbours of `slot` found by the last rebuild, nearest first (none for a slot
-    /// the rebuild did not cover).
-    pub fn neighbours_of(&self, slot: usize) -> &[u32] {
-        let Some(&index) = self.sorted_index_of_slot.get(slot) else {
-            return &[];
-        };
-        let index = index as usize;
-        let Some(&count) = self.neighbour_count.get(index) else {
-            return &[];
-        };
+    /// Agents covered by the last rebuild.
+    pub fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    /// Whether the last rebuild covered no agent.
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    /// The slot of the agent at `index` in cell order (`index < len()`).
+    #[inline]
+    pub fn slot_at(&self, index: usize) -> usize {
+        self.sorted[index].slot as usize
+    }
+
+    /// The position in cell order of the agent in `slot`, if the rebuild covered it.
+    #[inline]
+    pub fn index_of_slot(&self, slot: usize) -> Option<usize> {
+        self.sorted_index_of_slot
+            .get(slot)
+            .map(|&index| index as usize)
+    }
+
+    /// The neighbours of the agent at `index` in cell order, nearest first, as indices in
+    /// cell order (`index < len()`).
+    #[inline]
+    pub fn neighbours_at(&self, index: usize) -> &[u32] {
+        let count = self
+            .neighbour_count
+            .get(index)
+            .map_or(0, |&count| usize::from(count));
         let first = index * self.neighbours_max;
-        &self.neighbours[first..first + usize::from(count)]
+        &self.neighbours[first..first + count]
+    }
+
+    /// The neighbours of `slot` found by the last rebuild, nearest first, as slots (none for
+    /// a slot the rebuild did not cover).
+    pub fn neighbours_of(&self, slot: usize) -> impl ExactSizeIterator<Item = u32> + '_ {
+        let neighbours = self
+            .index_of_slot(slot)
+            .map_or(&[][..], |index| self.neighbours_at(index));
+        neighbours
+            .iter()
+            .map(|&index| self.sorted[index as usize].slot)
     }
 
     /// Every agent pair closer than `range_m` horizontally (at most the rebuild's range) and
@@ -349,8 +384,8 @@ impl NeighbourGrid {
                 }
             }
         }
-        for (slot, &key) in out.iter_mut().zip(&best.keys[..best.count]) {
-            *slot = key as u32;
+        for (neighbour, &key) in out.iter_mut().zip(&best.keys[..best.count]) {
+            *neighbour = self.sorted_index_of_slot[key as u32 as usize];
         }
         let kth = if best.count == best.capacity {
             f32::from_bits((best.keys[best.count - 1] >> 32) as u32)
@@ -465,8 +500,8 @@ mod tests {
         grid.rebuild([&x, &y, &z], 7.0, 2.0, 10);
         for slot in 0..agents {
             assert_eq!(
-                grid.neighbours_of(slot),
-                brute_force(&x, &z, slot, 7.0, 10).as_slice(),
+                grid.neighbours_of(slot).collect::<Vec<_>>(),
+                brute_force(&x, &z, slot, 7.0, 10),
                 "slot {slot}"
             );
         }

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use glam::{Vec2, Vec3};
 
-use super::avoid::{avoid_pass, separation_pass};
+use super::avoid::{avoid_pass, gather_bodies, separation_pass};
 use super::controller::Controller;
 use super::lanes::AgentStatus;
 use super::passes::{
@@ -151,8 +151,9 @@ impl Crowd {
             let mut corrected = std::mem::take(&mut self.separation_moves);
             timed(&mut stats.separate, agents, || {
                 separation_pass(
-                    &self.lanes,
                     &self.neighbour_grid,
+                    &self.avoid_bodies,
+                    self.config.avoidance.contact,
                     &snapshot,
                     &self.filter,
                     &mut feedback,
@@ -617,21 +618,26 @@ impl Crowd {
             avoidance.neighbours_max,
         );
         let mut velocities = std::mem::take(&mut self.avoid_velocities);
+        let mut bodies = std::mem::take(&mut self.avoid_bodies);
+        gather_bodies(&self.lanes, &self.neighbour_grid, &mut bodies);
         avoid_pass(
             &self.lanes,
             &self.neighbour_grid,
+            &bodies,
             &self.snapshot,
             &avoidance,
             dt,
             &mut velocities,
         );
         let mut jammed = 0;
-        for (slot, solved) in velocities.iter().enumerate() {
+        for (index, solved) in velocities.iter().enumerate() {
+            let slot = self.neighbour_grid.slot_at(index);
             self.lanes.desired_x[slot] = solved.velocity.x;
             self.lanes.desired_z[slot] = solved.velocity.y;
             jammed += u32::from(solved.jammed);
         }
         self.avoid_velocities = velocities;
+        self.avoid_bodies = bodies;
         jammed
     }
 

@@ -9,8 +9,8 @@ use glam::Vec3;
 use serde_json::json;
 use waymark::crowd::scenario::measure_quality;
 use waymark::crowd::{
-    AgentParams, AvoidanceConfig, Crowd, CrowdConfig, CrowdEvent, FrameBudget, KinematicController,
-    NeighbourGrid, StepStats,
+    AgentParams, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
+    KinematicController, NeighbourGrid, StepStats,
 };
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 use waymark::mesh::NavMesh;
@@ -29,6 +29,42 @@ pub enum Switch {
     #[default]
     On,
     Off,
+}
+
+/// How bodies in contact behave (`AvoidanceConfig::contact`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContactArg {
+    /// Positions corrected, velocities kept.
+    Slide,
+    /// The velocity into a contact is removed too.
+    Inelastic,
+}
+
+/// Contact handling flags shared by `crowd` and `scenario`; unset flags keep the level's or
+/// scenario's own setting.
+#[derive(clap::Args, Debug, Default, Clone, Copy)]
+pub struct ContactArgs {
+    /// What a contact does to the velocities of the agents pushed apart.
+    #[arg(long, value_enum)]
+    pub contact: Option<ContactArg>,
+    /// The most a slowed walker with a neighbour close ahead turns right, radians (0-1.57).
+    #[arg(long, value_name = "RAD")]
+    pub slow_turn: Option<f32>,
+}
+
+impl ContactArgs {
+    /// Applies the flags that were given.
+    pub fn apply(&self, avoidance: &mut AvoidanceConfig) {
+        if let Some(contact) = self.contact {
+            avoidance.contact = match contact {
+                ContactArg::Slide => ContactModel::Slide,
+                ContactArg::Inelastic => ContactModel::Inelastic,
+            };
+        }
+        if let Some(turn) = self.slow_turn {
+            avoidance.slow_turn_rad = turn;
+        }
+    }
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -61,6 +97,8 @@ pub struct CrowdCommand {
     /// Local avoidance between agents.
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub avoidance: Switch,
+    #[command(flatten)]
+    pub contact: ContactArgs,
     #[command(flatten)]
     pub bake: BakeArgs,
     /// Print one JSON object instead of text.
@@ -245,6 +283,11 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             ..AgentParams::DETOUR_REFERENCE
         }
     };
+    let mut avoidance = AvoidanceConfig {
+        enabled: command.avoidance == Switch::On,
+        ..AvoidanceConfig::default()
+    };
+    command.contact.apply(&mut avoidance);
     let mut crowd = Crowd::new(
         &mesh,
         CrowdConfig {
@@ -252,10 +295,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                 node_expansions: command.node_budget,
             },
             heuristic_weight: command.heuristic_weight,
-            avoidance: AvoidanceConfig {
-                enabled: command.avoidance == Switch::On,
-                ..AvoidanceConfig::default()
-            },
+            avoidance,
             ..CrowdConfig::default()
         },
     )?;
@@ -439,6 +479,8 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "corridor_cache_misses": run.crowd.cache().misses,
             "pass_ms": pass_ms,
             "avoidance": command.avoidance == Switch::On,
+            "contact": format!("{:?}", run.crowd.config().avoidance.contact).to_lowercase(),
+            "slow_turn_rad": run.crowd.config().avoidance.slow_turn_rad,
             "overlap_pairs_per_frame": run.overlap_pairs_total as f64 / run.frames.max(1) as f64,
             "max_overlap_m": run.max_overlap_m,
             "off_mesh_agents": run.off_mesh_agents,

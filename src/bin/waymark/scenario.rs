@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::CliError;
 use crate::bake::with_threads;
-use crate::crowd::{Switch, write_svg};
+use crate::crowd::{ContactArgs, Switch, write_svg};
 use serde_json::json;
 use waymark::crowd::scenario::{Scenario, ScenarioKind, run_scenario};
 
@@ -32,6 +32,8 @@ pub struct ScenarioCommand {
     /// Local avoidance between agents.
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub avoidance: Switch,
+    #[command(flatten)]
+    pub contact: ContactArgs,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -52,6 +54,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
     let mut scenario =
         Scenario::new(kind, command.agents).map_err(|e| CliError::Usage(e.to_string()))?;
     scenario.config.avoidance.enabled = command.avoidance == Switch::On;
+    command.contact.apply(&mut scenario.config.avoidance);
     let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))?
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let name = format!("{:?}", command.scenario).to_lowercase();
@@ -68,6 +71,8 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
             "scenario": name,
             "agents": report.agents,
             "avoidance": command.avoidance == Switch::On,
+            "contact": format!("{:?}", scenario.config.avoidance.contact).to_lowercase(),
+            "slow_turn_rad": scenario.config.avoidance.slow_turn_rad,
             "radius_m": report.radius_m,
             "dt": report.dt_s,
             "frames": report.frames,
