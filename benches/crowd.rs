@@ -2,7 +2,8 @@
 //! after 60 frames so that agents are moving along their corridors: the follow pass, the
 //! slope pass (and its limits kernel, scalar against `wide` SIMD), the neighbour grid and the
 //! avoid pass (and its ORCA constraint kernel, scalar against `wide`), the kinematic
-//! controller, and a whole step.
+//! controller, a whole step, and the follow pass's funnel (one window at a time against
+//! eight in `wide` lanes).
 //!
 //! `cargo bench --bench crowd`. The scaling runs on the generated city are in
 //! `stress/crowd_scaling.sh`.
@@ -17,7 +18,10 @@ use waymark::crowd::avoid::{
     ConstraintLanes, NeighbourBatch, avoid_pass, gather_bodies, orca_constraints_scalar,
     orca_constraints_simd,
 };
-use waymark::crowd::passes::{follow_pass, slope_limits_scalar, slope_limits_simd, slope_pass};
+use waymark::crowd::funnel::{FUNNEL_LANES, FunnelBatch, funnel_lanes, funnel_scalar};
+use waymark::crowd::passes::{
+    LOOKAHEAD_PORTALS, follow_pass, slope_limits_scalar, slope_limits_simd, slope_pass,
+};
 use waymark::crowd::{
     AgentParams, Controller, Crowd, CrowdConfig, KinematicController, NeighbourGrid, StepRequest,
 };
@@ -64,6 +68,7 @@ fn dungeon_crowd() -> (NavMesh, Crowd) {
 
 fn crowd_benches(criterion: &mut Criterion) {
     let (_mesh, mut crowd) = dungeon_crowd();
+    let windows = funnel_windows(&crowd);
     let mut group = criterion.benchmark_group("crowd_1000_dungeon");
     group.sample_size(30);
 
@@ -204,6 +209,55 @@ fn crowd_benches(criterion: &mut Criterion) {
         })
     });
     group.finish();
+
+    // The follow pass's funnel on every moving agent's window: one at a time (the query
+    // layer's string pulling) against eight at a time in `wide` lanes.
+    let mut group = criterion.benchmark_group(format!("funnel_{}_windows", windows.len()));
+    let mut corners = Vec::new();
+    group.bench_function("scalar", |bench| {
+        bench.iter(|| {
+            let mut length = 0.0;
+            for window in &windows {
+                length += funnel_scalar(black_box(window), &mut corners).length_m;
+            }
+            length
+        })
+    });
+    let mut batch = FunnelBatch::default();
+    group.bench_function("lanes", |bench| {
+        bench.iter(|| {
+            let mut length = 0.0;
+            for eight in windows.chunks(FUNNEL_LANES) {
+                batch.clear();
+                for window in eight {
+                    batch.push(black_box(window));
+                }
+                length += funnel_lanes(&batch).iter().map(|r| r.length_m).sum::<f32>();
+            }
+            length
+        })
+    });
+    group.finish();
+}
+
+/// The funnel window of every moving agent: its foot, the next portals of its corridor
+/// (at most the follow pass's look-ahead) and the middle of the last one as the end.
+fn funnel_windows(crowd: &Crowd) -> Vec<Vec<(Vec3, Vec3)>> {
+    let lanes = crowd.lanes();
+    (0..lanes.len())
+        .filter_map(|slot| {
+            let corridor = lanes.corridor[slot].as_ref()?;
+            let cursor = (lanes.cursor[slot] as usize).min(corridor.portals.len());
+            let last = (cursor + LOOKAHEAD_PORTALS).min(corridor.portals.len());
+            let foot = lanes.position(slot);
+            let mut window = vec![(foot, foot)];
+            window.extend_from_slice(&corridor.portals[cursor..last]);
+            let (left, right) = *window.last().expect("the foot");
+            let end = (left + right) * 0.5;
+            window.push((end, end));
+            Some(window)
+        })
+        .collect()
 }
 
 criterion_group!(benches, crowd_benches);

@@ -49,6 +49,7 @@
 pub mod avoid;
 mod controller;
 mod corridor;
+pub mod funnel;
 mod lanes;
 pub mod neighbours;
 pub mod passes;

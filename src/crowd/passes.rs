@@ -7,10 +7,11 @@ use rayon::prelude::*;
 use wide::f32x8;
 
 use super::corridor::Corridor;
+use super::funnel::{FUNNEL_PORTALS_MAX, FunnelResult, funnel_scalar};
 use super::lanes::{AgentLanes, AgentStatus};
 use crate::mesh::runtime_tile::triangle_gradient;
 use crate::mesh::{PolyRef, Snapshot};
-use crate::query::{portal, pull};
+use crate::query::portal;
 
 /// Portals ahead of the cursor the follow pass pulls the string through.
 pub const LOOKAHEAD_PORTALS: usize = 12;
@@ -97,6 +98,62 @@ pub fn follow_one(
     dt: f32,
     arrive_tolerance_m: f32,
 ) -> FollowOutput {
+    let agent = FollowAgent {
+        cursor,
+        position,
+        polygon,
+        goal,
+        velocity,
+        speed_limit,
+        acceleration_limit,
+    };
+    let mut window = Vec::with_capacity(FUNNEL_PORTALS_MAX);
+    match plan_follow(snapshot, corridor, &agent, &mut window) {
+        Ok(plan) => {
+            let funnel = funnel_scalar(&window, &mut Vec::with_capacity(window.len()));
+            finish_follow(&plan, funnel, dt, arrive_tolerance_m)
+        }
+        Err(lost) => lost,
+    }
+}
+
+/// What the follow pass knows of one agent before its funnel runs.
+#[derive(Clone, Copy, Debug)]
+struct FollowAgent {
+    cursor: usize,
+    position: Vec3,
+    polygon: PolyRef,
+    goal: Vec3,
+    velocity: Vec2,
+    speed_limit: f32,
+    acceleration_limit: f32,
+}
+
+/// One agent's funnel window, planned: what [`finish_follow`] needs besides the funnel.
+#[derive(Clone, Copy, Debug)]
+struct FollowPlan {
+    cursor: u32,
+    foot: Vec2,
+    /// The window ends at the stop point (the goal or the next link's entry).
+    reaches_stop: bool,
+    /// The stop point is a link's entry.
+    stops_at_link: bool,
+    velocity: Vec2,
+    speed_limit: f32,
+    acceleration_limit: f32,
+}
+
+/// Moves the cursor to the corridor polygon the agent stands in (or finds the edge back
+/// into the corridor) and writes its funnel window: the foot, the rejoin edge if any, the
+/// next [`LOOKAHEAD_PORTALS`] portals up to the next link, the window's end. The output of
+/// an agent that is off its corridor is the error.
+fn plan_follow(
+    snapshot: &Snapshot,
+    corridor: &Corridor,
+    agent: &FollowAgent,
+    window: &mut Vec<(Vec3, Vec3)>,
+) -> Result<FollowPlan, FollowOutput> {
+    let (cursor, position, polygon) = (agent.cursor, agent.position, agent.polygon);
     let flat = Vec2::new(position.x, position.z);
     let found = match corridor.find_near(cursor, polygon, 4, 8) {
         Some(cursor) => Some((cursor, None)),
@@ -105,7 +162,7 @@ pub fn follow_one(
         }
     };
     let Some((cursor, entry)) = found else {
-        return FollowOutput {
+        return Err(FollowOutput {
             cursor: cursor as u32,
             corner: flat,
             desired: Vec2::ZERO,
@@ -115,7 +172,7 @@ pub fn follow_one(
             horizon: true,
             off_corridor: true,
             link_ready: false,
-        };
+        });
     };
     // The walk ends at the goal or at the entry of the next link, whichever comes first:
     // the speed profile brakes for either.
@@ -123,56 +180,64 @@ pub fn follow_one(
     let link = corridor.next_link(cursor);
     let window_end = (cursor + LOOKAHEAD_PORTALS).min(piece_last);
     let reaches_stop = window_end == piece_last;
-    let mut portals: Vec<(Vec3, Vec3)> = Vec::with_capacity(window_end - cursor + 2);
-    portals.push((position, position));
+    window.clear();
+    window.push((position, position));
     // Beside the corridor (pushed into a neighbouring polygon): back in through the shared
     // edge first.
-    portals.extend(entry);
-    portals.extend_from_slice(&corridor.portals[cursor..window_end]);
+    window.extend(entry);
+    window.extend_from_slice(&corridor.portals[cursor..window_end]);
     let end = if reaches_stop {
-        link.map_or(goal, |link| link.entry)
+        link.map_or(agent.goal, |link| link.entry)
     } else {
         let (left, right) = corridor.portals[window_end - 1];
         (left + right) * 0.5
     };
-    portals.push((end, end));
-    let mut corners = Vec::with_capacity(portals.len());
-    pull(&portals, &mut corners);
-    // Lookahead along the path: the distance accumulates corner to corner.
-    let mut along = 0.0;
-    let mut previous = flat;
-    let mut first = None;
-    let mut first_is_end = false;
-    for (index, &(corner, _)) in corners.iter().enumerate() {
-        let corner = Vec2::new(corner.x, corner.z);
-        along += previous.distance(corner);
-        previous = corner;
-        if first.is_none() && along > 1e-3 {
-            first = Some(corner);
-            first_is_end = index == corners.len() - 1;
-        }
-    }
-    let stop_distance = if reaches_stop { along } else { f32::INFINITY };
-    let corner = first.unwrap_or(flat);
-    let corner_after = (stop_distance - corner.distance(flat)).max(0.0);
+    window.push((end, end));
+    Ok(FollowPlan {
+        cursor: cursor as u32,
+        foot: flat,
+        reaches_stop,
+        stops_at_link: link.is_some(),
+        velocity: agent.velocity,
+        speed_limit: agent.speed_limit,
+        acceleration_limit: agent.acceleration_limit,
+    })
+}
+
+/// The follow output of a planned window and its pulled string: the corner to steer for,
+/// and a speed that can stop at the stop point along the string (lookahead is measured
+/// along the path, corner to corner).
+fn finish_follow(
+    plan: &FollowPlan,
+    funnel: FunnelResult,
+    dt: f32,
+    arrive_tolerance_m: f32,
+) -> FollowOutput {
+    let stop_distance = if plan.reaches_stop {
+        funnel.length_m
+    } else {
+        f32::INFINITY
+    };
+    let corner = funnel.corner;
+    let corner_after = (stop_distance - corner.distance(plan.foot)).max(0.0);
     let speed = goal_speed(
         stop_distance,
-        velocity.length(),
-        acceleration_limit,
+        plan.velocity.length(),
+        plan.acceleration_limit,
         dt,
-        speed_limit,
+        plan.speed_limit,
         arrive_tolerance_m,
     );
     FollowOutput {
-        cursor: cursor as u32,
+        cursor: plan.cursor,
         corner,
-        desired: (corner - flat).normalize_or_zero() * speed,
+        desired: (corner - plan.foot).normalize_or_zero() * speed,
         stop_distance,
         corner_after,
         refreshed: true,
-        horizon: first_is_end && !reaches_stop,
+        horizon: funnel.corner_is_end && !plan.reaches_stop,
         off_corridor: false,
-        link_ready: link.is_some() && reaches_stop && stop_distance <= arrive_tolerance_m,
+        link_ready: plan.stops_at_link && plan.reaches_stop && stop_distance <= arrive_tolerance_m,
     }
 }
 
@@ -291,7 +356,14 @@ pub fn cap_for_slowdown(
     }
 }
 
-/// The follow pass over every moving agent (parallel; results in slot order).
+/// Agents per parallel work item of the follow pass.
+const FOLLOW_CHUNK_AGENTS: usize = 256;
+
+/// The follow pass over every moving agent (parallel over chunks of slots; results in
+/// slot order). An agent still walking to its kept corner is served on the spot; the
+/// others' windows are planned and pulled, one agent at a time: the lane funnel
+/// ([`funnel_lanes`](super::funnel::funnel_lanes), eight agents at once) gives the same
+/// answers but measured 1.6x slower on these windows (docs/benchmarks.md).
 pub fn follow_pass(
     snapshot: &Snapshot,
     lanes: &AgentLanes,
@@ -299,60 +371,91 @@ pub fn follow_pass(
     arrive_tolerance_m: f32,
     out: &mut Vec<Option<FollowOutput>>,
 ) {
-    (0..lanes.len())
-        .into_par_iter()
-        .map(|slot| {
-            if lanes.status[slot] != AgentStatus::Moving {
-                return None;
-            }
-            let velocity = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]);
-            if lanes.corner_age[slot] < CORNER_REFRESH_FRAMES {
-                // Keep the corner while the agent walks towards it: in the same polygon, or
-                // in a later polygon of the corridor when the corner is a real corner (a
-                // window end must move with the window).
-                let polygon = lanes.polygon[slot];
-                let cursor = if polygon == lanes.cursor_polygon[slot] {
-                    Some(lanes.cursor[slot] as usize)
-                } else if lanes.corner_is_horizon[slot] {
-                    None
-                } else {
-                    lanes.corridor[slot]
-                        .as_ref()
-                        .and_then(|c| c.find_near(lanes.cursor[slot] as usize, polygon, 0, 8))
+    out.clear();
+    out.resize(lanes.len(), None);
+    out.par_chunks_mut(FOLLOW_CHUNK_AGENTS)
+        .enumerate()
+        .for_each(|(chunk, outputs)| {
+            let first = chunk * FOLLOW_CHUNK_AGENTS;
+            // Window and corner buffers shared by the chunk's agents.
+            let mut window = Vec::with_capacity(FUNNEL_PORTALS_MAX);
+            let mut corners = Vec::with_capacity(FUNNEL_PORTALS_MAX);
+            for (offset, output) in outputs.iter_mut().enumerate() {
+                let slot = first + offset;
+                *output = match follow_without_funnel(lanes, slot, dt, arrive_tolerance_m) {
+                    Ok(output) => output,
+                    Err(agent) => {
+                        let corridor = lanes.corridor[slot].as_ref().expect("checked");
+                        Some(match plan_follow(snapshot, corridor, &agent, &mut window) {
+                            Ok(plan) => finish_follow(
+                                &plan,
+                                funnel_scalar(&window, &mut corners),
+                                dt,
+                                arrive_tolerance_m,
+                            ),
+                            Err(lost) => lost,
+                        })
+                    }
                 };
-                let kept = cursor.and_then(|cursor| {
-                    follow_kept(
-                        cursor,
-                        lanes.position(slot),
-                        Vec2::new(lanes.corner_x[slot], lanes.corner_z[slot]),
-                        lanes.corner_after_m[slot],
-                        velocity,
-                        lanes.cruise_speed(slot),
-                        lanes.acceleration_limit[slot],
-                        dt,
-                        arrive_tolerance_m,
-                    )
-                });
-                if kept.is_some() {
-                    return kept;
-                }
             }
-            let corridor = lanes.corridor[slot].as_ref()?;
-            Some(follow_one(
-                snapshot,
-                corridor,
-                lanes.cursor[slot] as usize,
+        });
+}
+
+/// The follow output of an agent that needs no funnel (not moving, no corridor, or still
+/// walking to its kept corner), or the agent to plan a window for.
+fn follow_without_funnel(
+    lanes: &AgentLanes,
+    slot: usize,
+    dt: f32,
+    arrive_tolerance_m: f32,
+) -> Result<Option<FollowOutput>, FollowAgent> {
+    if lanes.status[slot] != AgentStatus::Moving {
+        return Ok(None);
+    }
+    let velocity = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]);
+    if lanes.corner_age[slot] < CORNER_REFRESH_FRAMES {
+        // Keep the corner while the agent walks towards it: in the same polygon, or in a
+        // later polygon of the corridor when the corner is a real corner (a window end
+        // must move with the window).
+        let polygon = lanes.polygon[slot];
+        let cursor = if polygon == lanes.cursor_polygon[slot] {
+            Some(lanes.cursor[slot] as usize)
+        } else if lanes.corner_is_horizon[slot] {
+            None
+        } else {
+            lanes.corridor[slot]
+                .as_ref()
+                .and_then(|c| c.find_near(lanes.cursor[slot] as usize, polygon, 0, 8))
+        };
+        let kept = cursor.and_then(|cursor| {
+            follow_kept(
+                cursor,
                 lanes.position(slot),
-                lanes.polygon[slot],
-                Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]),
-                Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]),
+                Vec2::new(lanes.corner_x[slot], lanes.corner_z[slot]),
+                lanes.corner_after_m[slot],
+                velocity,
                 lanes.cruise_speed(slot),
                 lanes.acceleration_limit[slot],
                 dt,
                 arrive_tolerance_m,
-            ))
-        })
-        .collect_into_vec(out);
+            )
+        });
+        if kept.is_some() {
+            return Ok(kept);
+        }
+    }
+    if lanes.corridor[slot].is_none() {
+        return Ok(None);
+    }
+    Err(FollowAgent {
+        cursor: lanes.cursor[slot] as usize,
+        position: lanes.position(slot),
+        polygon: lanes.polygon[slot],
+        goal: Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]),
+        velocity,
+        speed_limit: lanes.cruise_speed(slot),
+        acceleration_limit: lanes.acceleration_limit[slot],
+    })
 }
 
 /// The gradient (dh/dx, dh/dz) of the detail triangle under `position` in `polygon` (zero
