@@ -1,15 +1,17 @@
 //! Path requests under one node budget per frame: oldest first, sliced, resumable.
 //!
 //! Requests wait in a queue in the order they were made. Each frame the scheduler answers
-//! what it can from the corridor cache (no expansions), keeps one search open and steps it
-//! with the rest of the frame's node budget, then opens the next; an unfinished search
-//! resumes next frame where it stopped. Finished searches wait for the
+//! what it can from the corridor cache (no expansions), keeps a few searches open and steps
+//! them in parallel rounds, each with an equal share of the rest of the frame's node budget,
+//! opening the next as one finishes; an unfinished search resumes next frame where it
+//! stopped. Finished searches wait for the
 //! crowd's single commit point (adoption).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use glam::Vec3;
+use rayon::prelude::*;
 
 use super::corridor::{Corridor, CorridorCache, CorridorKey};
 use crate::mesh::{PolyRef, Snapshot};
@@ -69,14 +71,23 @@ pub(crate) enum Outcome {
 }
 
 /// A finished job, waiting for adoption.
+/// A search finished in a round, with its corridor built.
+struct Done {
+    job: Job,
+    corridor: Option<Arc<Corridor>>,
+    pool: NodePool,
+}
+
 pub(crate) struct Finished {
     pub job: Job,
     pub outcome: Outcome,
 }
 
-/// Searches open at once. Oldest first means the oldest open search takes the whole
-/// remaining budget; a second open search would only wait, holding a node pool.
-const SEARCHES_OPEN: usize = 1;
+/// Searches open at once. They share each round's budget equally (the first ones get the
+/// remainder's extra nodes) and are stepped in parallel; the number is a constant, not
+/// the thread count, so which search gets how many nodes, and so every result, is the
+/// same on any number of threads.
+const SEARCHES_OPEN: usize = 16;
 
 /// Budget charged for snapping a target to the mesh, in node expansions (about the cost of
 /// a nearest-polygon query), so a burst of fresh requests cannot stretch a frame.
@@ -214,29 +225,69 @@ impl Scheduler {
                     }
                 }
             }
+            // Drop searches whose request was superseded meanwhile.
+            let mut kept = Vec::with_capacity(self.in_flight.len());
+            for (job, search) in self.in_flight.drain(..) {
+                if is_current(&job) {
+                    kept.push((job, search));
+                } else {
+                    self.pools.push(search.into_result().1);
+                }
+            }
+            self.in_flight = kept;
             if self.in_flight.is_empty() || remaining == 0 {
                 break;
             }
-            if !is_current(&self.in_flight[0].0) {
-                let (_, search) = self.in_flight.remove(0);
-                self.pools.push(search.into_result().1);
-                continue;
-            }
-            // Oldest first: the first open search gets the budget until it finishes.
-            let (job, search) = &mut self.in_flight[0];
-            let progress = search.step(remaining);
-            let expanded = match progress {
-                Progress::InProgress { expanded } | Progress::Done { expanded } => expanded,
-            };
+            // One round: every open search steps with its share of what is left, in
+            // parallel, oldest first in the order they were opened; a search that finishes
+            // builds its corridor on the same thread.
+            let open = self.in_flight.len() as u32;
+            let (share, extra) = (remaining / open, remaining % open);
+            let mut searches: Vec<Option<(Job, PathSearch)>> =
+                self.in_flight.drain(..).map(Some).collect();
+            let rounds: Vec<(u32, Option<Done>)> = searches
+                .par_iter_mut()
+                .enumerate()
+                .map(|(index, entry)| {
+                    let nodes = share + u32::from((index as u32) < extra);
+                    let (_, search) = entry.as_mut().expect("every entry is open");
+                    if nodes == 0 {
+                        return (0, None);
+                    }
+                    let expanded = match search.step(nodes) {
+                        Progress::InProgress { expanded } | Progress::Done { expanded } => expanded,
+                    };
+                    if !search.is_finished() {
+                        return (expanded, None);
+                    }
+                    let (job, search) = entry.take().expect("every entry is open");
+                    let (result, pool) = search.into_result();
+                    let corridor = corridor_of(snapshot, &result).map(Arc::new);
+                    (
+                        expanded,
+                        Some(Done {
+                            job,
+                            corridor,
+                            pool,
+                        }),
+                    )
+                })
+                .collect();
+            self.in_flight = searches.into_iter().flatten().collect();
+            let expanded: u32 = rounds.iter().map(|(expanded, _)| expanded).sum();
             remaining -= expanded.min(remaining);
             stats.nodes_expanded += expanded;
-            if search.is_finished() {
-                let job = *job;
-                let (_, search) = self.in_flight.remove(0);
-                let (result, pool) = search.into_result();
+            let mut any_finished = false;
+            for Done {
+                job,
+                corridor,
+                pool,
+            } in rounds.into_iter().filter_map(|(_, done)| done)
+            {
+                any_finished = true;
                 self.pools.push(pool);
                 let goal = job.goal.expect("an open search has its goal").0;
-                let outcome = match corridor_of(snapshot, &result).map(Arc::new) {
+                let outcome = match corridor {
                     Some(corridor) => {
                         cache.insert(Self::key(&job, goal, filter), corridor.clone());
                         Outcome::Corridor(corridor)
@@ -246,7 +297,8 @@ impl Scheduler {
                 self.waits.push(frame - job.queued_frame);
                 finished.push(Finished { job, outcome });
                 stats.finished += 1;
-            } else if remaining == 0 {
+            }
+            if !any_finished && (remaining == 0 || expanded == 0) {
                 break;
             }
         }
