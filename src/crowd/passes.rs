@@ -77,6 +77,9 @@ pub struct FollowOutput {
     /// The agent stands at the entry of the corridor's next off-mesh link (within the
     /// arrival tolerance): it may start crossing.
     pub link_ready: bool,
+    /// The next point ahead where the slope limit drops and the limit past it, found again
+    /// when the funnel ran (`None`: keep the last one; an infinite speed: no such point).
+    pub slowdown: Option<(Vec2, f32)>,
 }
 
 /// Follows the corridor for one agent: moves the cursor to the corridor polygon the agent
@@ -172,6 +175,7 @@ fn plan_follow(
             horizon: true,
             off_corridor: true,
             link_ready: false,
+            slowdown: None,
         });
     };
     // The walk ends at the goal or at the entry of the next link, whichever comes first:
@@ -238,6 +242,7 @@ fn finish_follow(
         horizon: funnel.corner_is_end && !plan.reaches_stop,
         off_corridor: false,
         link_ready: plan.stops_at_link && plan.reaches_stop && stop_distance <= arrive_tolerance_m,
+        slowdown: None,
     }
 }
 
@@ -302,6 +307,7 @@ pub fn follow_kept(
         horizon: false,
         off_corridor: false,
         link_ready: false,
+        slowdown: None,
     })
 }
 
@@ -397,8 +403,47 @@ pub fn follow_pass(
                         })
                     }
                 };
+                if let Some(output) = output.as_mut().filter(|output| !output.off_corridor) {
+                    slow_down(snapshot, lanes, slot, dt, output);
+                }
             }
         });
+}
+
+/// Finds the next slow-down point again when the funnel ran, and caps the requested
+/// velocity so the agent is slow enough when it gets there.
+fn slow_down(
+    snapshot: &Snapshot,
+    lanes: &AgentLanes,
+    slot: usize,
+    dt: f32,
+    output: &mut FollowOutput,
+) {
+    if output.refreshed {
+        let found = lanes.corridor[slot].as_ref().and_then(|corridor| {
+            next_slowdown(
+                snapshot,
+                corridor,
+                output.cursor as usize,
+                lanes.max_speed[slot],
+                lanes.speed_limit[slot],
+            )
+        });
+        output.slowdown = Some(found.unwrap_or((Vec2::ZERO, f32::INFINITY)));
+    }
+    let (point, speed) = output.slowdown.unwrap_or((
+        Vec2::new(lanes.slow_x[slot], lanes.slow_z[slot]),
+        lanes.slow_speed[slot],
+    ));
+    output.desired = cap_for_slowdown(
+        output.desired,
+        Vec2::new(lanes.position_x[slot], lanes.position_z[slot]),
+        point,
+        speed,
+        Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length(),
+        lanes.acceleration_limit[slot],
+        dt,
+    );
 }
 
 /// The follow output of an agent that needs no funnel (not moving, no corridor, or still

@@ -15,10 +15,7 @@ use glam::{Vec2, Vec3};
 use super::avoid::{avoid_pass, gather_bodies, separation_pass};
 use super::controller::Controller;
 use super::lanes::AgentStatus;
-use super::passes::{
-    cap_for_slowdown, feedback_velocities, follow_pass, next_slowdown, rejoin, slope_pass,
-    track_progress,
-};
+use super::passes::{feedback_velocities, follow_pass, rejoin, slope_pass, track_progress};
 use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
 use super::{Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest};
 use crate::query::{Validity, nearest_polygon};
@@ -383,30 +380,13 @@ impl Crowd {
                     lanes.cursor[slot] = output.cursor;
                     lanes.corner_x[slot] = output.corner.x;
                     lanes.corner_z[slot] = output.corner.y;
-                    if output.refreshed || output.cursor != lanes.cursor[slot] {
-                        let slowdown = lanes.corridor[slot].as_ref().and_then(|corridor| {
-                            next_slowdown(
-                                &self.snapshot,
-                                corridor,
-                                output.cursor as usize,
-                                lanes.max_speed[slot],
-                                lanes.speed_limit[slot],
-                            )
-                        });
-                        let (point, speed) = slowdown.unwrap_or((Vec2::ZERO, f32::INFINITY));
+                    if let Some((point, speed)) = output.slowdown {
                         lanes.slow_x[slot] = point.x;
                         lanes.slow_z[slot] = point.y;
                         lanes.slow_speed[slot] = speed;
                     }
-                    let desired = cap_for_slowdown(
-                        output.desired,
-                        Vec2::new(lanes.position_x[slot], lanes.position_z[slot]),
-                        Vec2::new(lanes.slow_x[slot], lanes.slow_z[slot]),
-                        lanes.slow_speed[slot],
-                        Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length(),
-                        lanes.acceleration_limit[slot],
-                        dt,
-                    );
+                    // The follow pass capped it for the next slow-down point.
+                    let desired = output.desired;
                     lanes.desired_x[slot] = desired.x;
                     lanes.desired_z[slot] = desired.y;
                     lanes.stop_distance[slot] = output.stop_distance;
