@@ -324,3 +324,32 @@ fn walkers_make_room_for_an_agent_crossing_a_link() {
     // The agent standing on the landing spot was pushed aside, not the jumper.
     assert!(crowd.position(stander).unwrap().distance(EXIT) > 0.3);
 }
+
+#[test]
+fn the_host_can_follow_a_crossing_for_its_animation() {
+    let (mesh, link) = platforms(LinkKind::Jump, false);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
+    crowd
+        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
+        .unwrap();
+    let mut controller = KinematicController;
+    assert_eq!(crowd.crossing(agent).unwrap(), None);
+    let mut progress = Vec::new();
+    for _ in 0..600 {
+        crowd.step(DT, &mut controller).unwrap();
+        if let Some(state) = crowd.crossing(agent).unwrap() {
+            assert_eq!(state.link, link);
+            assert_eq!(state.to, EXIT);
+            // The foot is where the progress says, on the segment.
+            let expected = state.from.lerp(state.to, state.progress);
+            assert!(crowd.position(agent).unwrap().distance(expected) < 1e-4);
+            progress.push(state.progress);
+        }
+    }
+    assert!(progress.len() > 30, "{} crossing frames", progress.len());
+    assert!(progress.windows(2).all(|pair| pair[1] > pair[0]));
+    assert!(progress[0] > 0.0 && *progress.last().unwrap() < 1.0);
+    assert_eq!(crowd.crossing(agent).unwrap(), None, "landed");
+    assert!(crowd.crossing(hecs::Entity::DANGLING).is_err());
+}

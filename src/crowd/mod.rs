@@ -286,6 +286,22 @@ struct LinkCrossing {
     landing_index: u32,
 }
 
+/// Where an agent is on the off-mesh link it is crossing ([`Crowd::crossing`]), for the
+/// host's animation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrossingState {
+    /// The link.
+    pub link: crate::mesh::LinkId,
+    /// Foot position where the crossing started.
+    pub from: Vec3,
+    /// Where it lands.
+    pub to: Vec3,
+    /// How far along, 0 at the start to 1 at landing.
+    pub progress: f32,
+    /// Seconds the whole crossing takes.
+    pub duration_s: f32,
+}
+
 /// The crowd.
 pub struct Crowd {
     world: hecs::World,
@@ -451,6 +467,22 @@ impl Crowd {
     /// The agent's foot position.
     pub fn position(&self, entity: hecs::Entity) -> Result<Vec3, CrowdError> {
         Ok(self.lanes.position(self.slot(entity)?))
+    }
+
+    /// The link the agent is crossing and how far along it is, if it is crossing one.
+    pub fn crossing(&self, entity: hecs::Entity) -> Result<Option<CrossingState>, CrowdError> {
+        self.slot(entity)?;
+        Ok(self
+            .world
+            .get::<&LinkCrossing>(entity)
+            .ok()
+            .map(|crossing| CrossingState {
+                link: crossing.link,
+                from: crossing.from,
+                to: crossing.to,
+                progress: (crossing.elapsed_s / crossing.duration_s).min(1.0),
+                duration_s: crossing.duration_s,
+            }))
     }
 
     /// The agent's current request, if any.
