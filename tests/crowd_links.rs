@@ -55,6 +55,18 @@ fn platforms(kind: LinkKind, bidirectional: bool) -> (NavMesh, LinkId) {
     (mesh, link)
 }
 
+/// Where the walker starts (upper platform) and wants to go (lower platform).
+const START: Vec3 = Vec3::new(1.0, 0.0, 1.0);
+const TARGET: Vec3 = Vec3::new(20.0, -1.0, 1.0);
+
+/// A crowd on `mesh` with one walker at START asked to go to TARGET.
+fn walker_heading_down(mesh: &NavMesh, config: CrowdConfig) -> (Crowd, hecs::Entity) {
+    let mut crowd = Crowd::new(mesh, config).unwrap();
+    let agent = crowd.add_agent(START, walker()).unwrap();
+    crowd.request_move(agent, TARGET).unwrap();
+    (crowd, agent)
+}
+
 fn walker() -> AgentParams {
     AgentParams {
         radius_m: 0.3,
@@ -123,10 +135,8 @@ fn kinds(events: &[CrowdEvent]) -> Vec<&'static str> {
 #[test]
 fn an_agent_brakes_for_a_jump_link_crosses_it_and_walks_on_to_its_target() {
     let (mesh, link) = platforms(LinkKind::Jump, false);
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
-    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
-    let target = Vec3::new(20.0, -1.0, 1.0);
-    crowd.request_move(agent, target).unwrap();
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    let target = TARGET;
     let trace = run(&mut crowd, agent, 600);
     assert_eq!(
         kinds(&trace.events),
@@ -179,11 +189,7 @@ fn an_agent_brakes_for_a_jump_link_crosses_it_and_walks_on_to_its_target() {
 fn a_link_closed_before_the_request_is_never_crossed() {
     let (mut mesh, link) = platforms(LinkKind::Door, false);
     mesh.set_link_open(link, false).unwrap();
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
-    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
-    crowd
-        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
-        .unwrap();
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
     let trace = run(&mut crowd, agent, 600);
     assert_eq!(kinds(&trace.events), ["partial"]);
     // It waits at the end of its platform nearest the target, never beyond it.
@@ -196,11 +202,7 @@ fn a_link_closed_before_the_request_is_never_crossed() {
 #[test]
 fn a_link_closed_while_the_agent_walks_to_it_is_not_crossed() {
     let (mut mesh, link) = platforms(LinkKind::Door, false);
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
-    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
-    crowd
-        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
-        .unwrap();
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
     let approach = run(&mut crowd, agent, 90);
     let (status, halfway, _) = *approach.frames.last().unwrap();
     assert_eq!(status, AgentStatus::Moving);
@@ -216,10 +218,8 @@ fn a_link_closed_while_the_agent_walks_to_it_is_not_crossed() {
 #[test]
 fn a_link_closed_during_the_crossing_still_lands_the_agent() {
     let (mut mesh, link) = platforms(LinkKind::Jump, false);
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
-    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
-    let target = Vec3::new(20.0, -1.0, 1.0);
-    crowd.request_move(agent, target).unwrap();
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    let target = TARGET;
     let mut controller = KinematicController;
     while crowd.status(agent).unwrap() != AgentStatus::CrossingLink {
         crowd.step(DT, &mut controller).unwrap();
@@ -268,11 +268,7 @@ fn without_links_the_crowd_stops_at_the_gap() {
         use_links: false,
         ..CrowdConfig::default()
     };
-    let mut crowd = Crowd::new(&mesh, config).unwrap();
-    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
-    crowd
-        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
-        .unwrap();
+    let (mut crowd, agent) = walker_heading_down(&mesh, config);
     let trace = run(&mut crowd, agent, 600);
     assert_eq!(kinds(&trace.events), ["partial"]);
 }
@@ -328,11 +324,7 @@ fn walkers_make_room_for_an_agent_crossing_a_link() {
 #[test]
 fn the_host_can_follow_a_crossing_for_its_animation() {
     let (mesh, link) = platforms(LinkKind::Jump, false);
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
-    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), walker()).unwrap();
-    crowd
-        .request_move(agent, Vec3::new(20.0, -1.0, 1.0))
-        .unwrap();
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
     let mut controller = KinematicController;
     assert_eq!(crowd.crossing(agent).unwrap(), None);
     let mut progress = Vec::new();

@@ -185,6 +185,36 @@ fn condition_of(mask: f32x8) -> i32x8 {
     i32x8::from(bytemuck::cast::<f32x8, [i32; 8]>(mask))
 }
 
+/// The string-pulling state of every lane: the apex, the two sides with the portals they
+/// lie on, and the next portal.
+struct Funnel {
+    apex: Points,
+    left: Points,
+    right: Points,
+    left_index: i32x8,
+    right_index: i32x8,
+    index: i32x8,
+}
+
+impl Funnel {
+    /// The lanes in `mask` restart at `corner` (a side that became a corner, on portal
+    /// `corner_index`): it is recorded and becomes the apex, both sides collapse onto it,
+    /// and the walk resumes at the portal after it.
+    fn restart(&mut self, mask: f32x8, corner: Points, corner_index: i32x8, measure: &mut Measure) {
+        if !mask.any() {
+            return;
+        }
+        measure.record(mask, corner);
+        let restart = condition_of(mask);
+        self.apex = Points::blend(mask, corner, self.apex);
+        self.left = Points::blend(mask, corner, self.left);
+        self.right = Points::blend(mask, corner, self.right);
+        self.left_index = restart.select(corner_index, self.left_index);
+        self.right_index = restart.select(corner_index, self.right_index);
+        self.index = restart.select(corner_index + i32x8::splat(1), self.index);
+    }
+}
+
 /// The measuring side of the lane funnel: what [`funnel_scalar`] computes from the list of
 /// corners, kept as the corners come.
 struct Measure {
@@ -251,67 +281,64 @@ pub fn funnel_lanes(batch: &FunnelBatch) -> [FunnelResult; FUNNEL_LANES] {
     let end_index = (count - one).max(i32x8::splat(0)).to_array();
     let end = Points::from_axes(batch.gather(&batch.left, end_index));
 
-    let (mut apex, mut left, mut right) = (start, start, start);
-    let (mut left_index, mut right_index) = (i32x8::splat(0), i32x8::splat(0));
-    let mut index = one;
+    let mut funnel = Funnel {
+        apex: start,
+        left: start,
+        right: start,
+        left_index: i32x8::splat(0),
+        right_index: i32x8::splat(0),
+        index: one,
+    };
     let mut measure = Measure::new(start);
     // The scalar loop's bound, per lane.
     let limit = count * count + i32x8::splat(8);
     let mut iterations = i32x8::splat(0);
 
     loop {
-        let active = index.simd_lt(count) & iterations.simd_lt(limit);
+        let active = funnel.index.simd_lt(count) & iterations.simd_lt(limit);
         if active.to_array().iter().all(|&lane| lane == 0) {
             break;
         }
         let active_mask = mask_of(active);
         iterations += active & one;
-        let portal_left = Points::from_axes(batch.gather(&batch.left, index.to_array()));
-        let portal_right = Points::from_axes(batch.gather(&batch.right, index.to_array()));
-        let mut restarted = zero;
+        let index = funnel.index.to_array();
+        let portal_left = Points::from_axes(batch.gather(&batch.left, index));
+        let portal_right = Points::from_axes(batch.gather(&batch.right, index));
 
-        // The right side of the funnel.
+        // The right side of the funnel: tighten it, or, when it would cross the left side,
+        // the left side becomes a corner.
+        let Funnel {
+            apex, left, right, ..
+        } = funnel;
         let right_turn = turn(apex, right, portal_right).simd_ge(zero);
         let tighten_right = apex.equals(right) | turn(apex, left, portal_right).simd_lt(zero);
         let move_right = active_mask & right_turn & tighten_right;
         let restart_left = active_mask & right_turn & !tighten_right;
-        right = Points::blend(move_right, portal_right, right);
-        right_index = condition_of(move_right).select(index, right_index);
-        if restart_left.any() {
-            // The left side becomes a corner and the new apex; the funnel restarts there.
-            measure.record(restart_left, left);
-            apex = Points::blend(restart_left, left, apex);
-            let restart = condition_of(restart_left);
-            let apex_index = left_index;
-            left = Points::blend(restart_left, apex, left);
-            right = Points::blend(restart_left, apex, right);
-            right_index = restart.select(apex_index, right_index);
-            index = restart.select(apex_index + one, index);
-            restarted |= restart_left;
-        }
+        funnel.right = Points::blend(move_right, portal_right, funnel.right);
+        funnel.right_index = condition_of(move_right).select(funnel.index, funnel.right_index);
+        funnel.restart(restart_left, funnel.left, funnel.left_index, &mut measure);
 
         // The left side, for lanes that did not restart.
-        let live = active_mask & !restarted;
+        let live = active_mask & !restart_left;
+        let Funnel {
+            apex, left, right, ..
+        } = funnel;
         let left_turn = turn(apex, left, portal_left).simd_le(zero);
         let tighten_left = apex.equals(left) | turn(apex, right, portal_left).simd_gt(zero);
         let move_left = live & left_turn & tighten_left;
         let restart_right = live & left_turn & !tighten_left;
-        left = Points::blend(move_left, portal_left, left);
-        left_index = condition_of(move_left).select(index, left_index);
-        if restart_right.any() {
-            measure.record(restart_right, right);
-            apex = Points::blend(restart_right, right, apex);
-            let restart = condition_of(restart_right);
-            let apex_index = right_index;
-            left = Points::blend(restart_right, apex, left);
-            right = Points::blend(restart_right, apex, right);
-            left_index = restart.select(apex_index, left_index);
-            index = restart.select(apex_index + one, index);
-            restarted |= restart_right;
-        }
+        funnel.left = Points::blend(move_left, portal_left, funnel.left);
+        funnel.left_index = condition_of(move_left).select(funnel.index, funnel.left_index);
+        funnel.restart(
+            restart_right,
+            funnel.right,
+            funnel.right_index,
+            &mut measure,
+        );
 
         // Lanes that did not restart go on to the next portal.
-        index += condition_of(active_mask & !restarted) & one;
+        let restarted = restart_left | restart_right;
+        funnel.index += condition_of(active_mask & !restarted) & one;
     }
 
     // The end, unless the last corner already is it.
