@@ -1007,16 +1007,16 @@ pub fn separation_pass(
     let mut active: Vec<u32> = (0..grid.len() as u32).collect();
     // Feet and end velocities as dense arrays: the neighbour reads stay in cache (a
     // feedback record is ~100 bytes).
-    let mut feet: Vec<Vec2> = Vec::with_capacity(grid.len());
-    let mut ends: Vec<Vec2> = Vec::with_capacity(grid.len());
-    for index in 0..grid.len() {
-        let step = &feedback[grid.slot_at(index)];
-        feet.push(Vec2::new(step.foot.x, step.foot.z));
-        ends.push(Vec2::new(
-            step.velocity_world_end.x,
-            step.velocity_world_end.z,
-        ));
-    }
+    let (mut feet, mut ends): (Vec<Vec2>, Vec<Vec2>) = (0..grid.len())
+        .into_par_iter()
+        .map(|index| {
+            let step = &feedback[grid.slot_at(index)];
+            (
+                Vec2::new(step.foot.x, step.foot.z),
+                Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
+            )
+        })
+        .unzip();
     for _ in 0..SEPARATION_ROUNDS {
         let (feedback_read, feet_read, ends_read) = (&*feedback, &feet, &ends);
         active
