@@ -627,13 +627,26 @@ impl Crowd {
             dt,
             &mut velocities,
         );
-        let mut jammed = 0;
-        for (index, solved) in velocities.iter().enumerate() {
-            let slot = self.neighbour_grid.slot_at(index);
-            self.lanes.desired_x[slot] = solved.velocity.x;
-            self.lanes.desired_z[slot] = solved.velocity.y;
-            jammed += u32::from(solved.jammed);
-        }
+        // Back to slot order: each slot reads its answer (a gather, on the pool) rather
+        // than the answers being scattered to the slots one by one.
+        let grid = &self.neighbour_grid;
+        let jammed = self
+            .lanes
+            .desired_x
+            .par_iter_mut()
+            .zip(self.lanes.desired_z.par_iter_mut())
+            .enumerate()
+            .map(|(slot, (desired_x, desired_z))| {
+                let solved = grid
+                    .index_of_slot(slot)
+                    .and_then(|index| velocities.get(index))
+                    .copied()
+                    .unwrap_or_default();
+                *desired_x = solved.velocity.x;
+                *desired_z = solved.velocity.y;
+                u32::from(solved.jammed)
+            })
+            .sum();
         self.avoid_velocities = velocities;
         self.avoid_bodies = bodies;
         jammed
