@@ -26,6 +26,15 @@
 //! measured slower on the default target and no faster on x86-64-v3 at K = 10, so the pass
 //! uses the scalar one (figures in docs/benchmarks.md).
 //!
+//! The pass works in the grid's cell order over one gathered record per agent
+//! ([`AvoidBody`]), so an agent's neighbours are read from nearby memory; its answers go
+//! back to slot order at the end. Agents crossing an off-mesh link do not negotiate: their
+//! neighbours take all of the avoidance against them. Walkers slowed by a neighbour close
+//! ahead may turn right ([`AvoidanceConfig::slow_turn_rad`], off by default).
+//!
+//! After the move, [`separation_pass`] pushes overlapping agents apart along the surface;
+//! [`ContactModel`] says whether it also removes the velocity into the contact.
+//!
 //! Invariants: each agent's result depends only on the lanes, the grid and the mesh, so the
 //! pass runs over chunks of agents in parallel and is the same at any thread count.
 
