@@ -702,8 +702,8 @@ impl Crowd {
             let goal = Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]);
             let near = flat.distance(Vec2::new(goal.x, goal.z)) <= tolerance;
             let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
-            let target_valid = self.snapshot.tile(lanes.goal_polygon[slot]).is_some();
-            if near && stopped && target_valid {
+            // (The goal's tile is looked up only for an agent that is there.)
+            if near && stopped && self.snapshot.tile(lanes.goal_polygon[slot]).is_some() {
                 let Some(request) = request_of(&self.world) else {
                     continue;
                 };
