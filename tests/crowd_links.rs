@@ -345,3 +345,61 @@ fn the_host_can_follow_a_crossing_for_its_animation() {
     assert_eq!(crowd.crossing(agent).unwrap(), None, "landed");
     assert!(crowd.crossing(hecs::Entity::DANGLING).is_err());
 }
+
+/// Steps until the agent is in the air over the link.
+fn step_until_crossing(crowd: &mut Crowd, agent: hecs::Entity) {
+    let mut controller = KinematicController;
+    while crowd.status(agent).unwrap() != AgentStatus::CrossingLink {
+        crowd.step(DT, &mut controller).unwrap();
+        assert!(crowd.frame() < 600, "never reached the link");
+    }
+}
+
+#[test]
+fn a_request_made_in_the_air_is_served_from_the_landing() {
+    let (mesh, _) = platforms(LinkKind::Jump, false);
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    step_until_crossing(&mut crowd, agent);
+    // A new target on the lower platform, given mid-jump: the crossing is not cut short.
+    let new_target = Vec3::new(14.0, -1.0, 1.5);
+    crowd.request_move(agent, new_target).unwrap();
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::CrossingLink);
+    let trace = run(&mut crowd, agent, 600);
+    assert_eq!(kinds(&trace.events), ["link finished", "arrived"]);
+    assert!(trace.frames.last().unwrap().1.distance(new_target) < 0.3);
+}
+
+#[test]
+fn a_cancel_in_the_air_lands_the_agent_and_leaves_it_idle() {
+    let (mesh, _) = platforms(LinkKind::Jump, false);
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    step_until_crossing(&mut crowd, agent);
+    crowd.cancel(agent).unwrap();
+    let trace = run(&mut crowd, agent, 120);
+    assert_eq!(kinds(&trace.events), ["link finished"]);
+    let (status, position, _) = *trace.frames.last().unwrap();
+    assert_eq!(status, AgentStatus::Idle);
+    assert!(position.distance(EXIT) < 0.5, "stopped at {position}");
+}
+
+#[test]
+fn removing_an_agent_in_the_air_leaves_the_others_walking() {
+    let (mesh, _) = platforms(LinkKind::Jump, false);
+    let (mut crowd, jumper) = walker_heading_down(&mesh, CrowdConfig::default());
+    let other = crowd
+        .add_agent(Vec3::new(14.0, -1.0, 1.0), walker())
+        .unwrap();
+    crowd
+        .request_move(other, Vec3::new(20.0, -1.0, 1.0))
+        .unwrap();
+    step_until_crossing(&mut crowd, jumper);
+    crowd.remove_agent(jumper).unwrap();
+    assert!(crowd.crossing(jumper).is_err());
+    // The other agent (moved into the removed one's slot) takes a new walk.
+    crowd
+        .request_move(other, Vec3::new(13.0, -1.0, 1.0))
+        .unwrap();
+    let trace = run(&mut crowd, other, 300);
+    assert_eq!(kinds(&trace.events), ["arrived"]);
+    assert_eq!(crowd.len(), 1);
+}
