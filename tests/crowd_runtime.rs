@@ -677,3 +677,67 @@ fn agents_brake_before_a_steeper_patch_to_its_limit() {
         "entered the ramp at {entry} m/s, limit {limit}"
     );
 }
+
+#[test]
+fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
+    // A 30 x 30 grid of 2 m squares: 200 agents crossing it need tens of expansions each,
+    // far more than a frame's 100 nodes, so every frame runs several rounds of searches.
+    let polygons: Vec<WalkablePolygon> = (0..900)
+        .map(|i| {
+            let (column, row) = ((i % 30) as f32, (i / 30) as f32);
+            quad(
+                2.0 * column,
+                2.0 * column + 2.0,
+                2.0 * row,
+                2.0 * row + 2.0,
+                |_| 0.0,
+            )
+        })
+        .collect();
+    let mesh = mesh_of(&polygons);
+    let budget = 100;
+    let config = CrowdConfig {
+        budget: waymark::crowd::FrameBudget {
+            node_expansions: budget,
+        },
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let mut random = waymark::geom::SplitMix64::new(17);
+    let mut point = || {
+        Vec3::new(
+            random.next_f32() * 59.0 + 0.5,
+            0.0,
+            random.next_f32() * 59.0 + 0.5,
+        )
+    };
+    for _ in 0..200 {
+        let agent = crowd
+            .add_agent(point(), AgentParams::DETOUR_REFERENCE)
+            .unwrap();
+        crowd.request_move(agent, point()).unwrap();
+    }
+    let mut controller = KinematicController;
+    let (mut spent, mut busy_frames) = (0u64, 0);
+    for _ in 0..400 {
+        crowd.step(1.0 / 30.0, &mut controller).unwrap();
+        let expanded = crowd.stats().scheduler.nodes_expanded;
+        assert!(expanded <= budget, "a frame expanded {expanded} nodes");
+        spent += u64::from(expanded);
+        busy_frames += usize::from(expanded > budget / 2);
+    }
+    // The budget was used, not just respected, and every request was served.
+    assert!(
+        busy_frames > 20,
+        "{busy_frames} frames used over half the budget"
+    );
+    // (Measured: 4,815 nodes for the 200 paths, about 24 each with weighted A*.)
+    assert!(spent > 2_000, "{spent} nodes in all");
+    let waiting = crowd
+        .lanes()
+        .status
+        .iter()
+        .filter(|status| **status == AgentStatus::WaitingForPath)
+        .count();
+    assert_eq!(waiting, 0);
+}
