@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The avoidance scenario suite: quality and cost of each standard scenario at a few sizes,
-# and the shared dungeon crowd, one CSV row per run.
+# and the shared dungeon and nav_test crowds, one CSV row per run.
 # Writes stress/results/scenarios.csv. Usage: stress/scenarios.sh
 # Columns: scenario, agents, flags, completion_s (empty: not everyone arrived, or the
 # dungeon, whose agents cycle through targets), completion_ratio, stuck_agents,
@@ -35,8 +35,10 @@ for spec in "circle 250" "circle 1000" "corridor 100" "corridor 200" "bottleneck
     row "$1" "$2" "${flags:-scenario defaults}" 0 "$json"
   done
 done
-for flags in "" "--contact inelastic --slow-turn 0.7"; do
-  json=$(target/release/waymark crowd assets/levels/dungeon.obj --preset recast \
-    --agents-csv assets/levels/dungeon_crowd_agents.csv --agents 1000 --json $flags)
-  row dungeon 1000 "${flags:-crowd defaults}" 0.6 "$json"
+for level in dungeon nav_test; do
+  for flags in "" "--contact inelastic --slow-turn 0.7"; do
+    json=$(target/release/waymark crowd "assets/levels/$level.obj" --preset recast \
+      --agents-csv "assets/levels/${level}_crowd_agents.csv" --agents 1000 --json $flags)
+    row "$level" 1000 "${flags:-crowd defaults}" 0.6 "$json"
+  done
 done
