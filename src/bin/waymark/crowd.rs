@@ -237,6 +237,8 @@ pub struct CrowdRun {
     pub frame_ms: Vec<f64>,
     pub pass_ms: Vec<[f64; 9]>,
     pub arrivals: usize,
+    /// Agents that reached the end of a partial path (their target unreachable).
+    pub partial_arrivals: usize,
     pub blocked: usize,
     pub no_path: usize,
     pub last: StepStats,
@@ -334,6 +336,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         frame_ms: Vec::with_capacity(command.frames),
         pass_ms: Vec::with_capacity(command.frames),
         arrivals: 0,
+        partial_arrivals: 0,
         blocked: 0,
         no_path: 0,
         last: StepStats::default(),
@@ -379,7 +382,10 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                     run.arrivals += 1;
                     entity
                 }
-                CrowdEvent::PartialArrived { entity, .. } => entity,
+                CrowdEvent::PartialArrived { entity, .. } => {
+                    run.partial_arrivals += 1;
+                    entity
+                }
                 CrowdEvent::NoPath { entity, .. } => {
                     run.no_path += 1;
                     entity
@@ -471,6 +477,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "arrivals": run.arrivals,
             "blocked": run.blocked,
             "no_path": run.no_path,
+            "partial_arrivals": run.partial_arrivals,
             "waiting_for_path": run.last.waiting_for_path,
             "path_wait_frames_p95": run.path_wait_frames_p95,
             "nodes_expanded_max_frame": run.nodes_expanded_max_frame,
@@ -506,8 +513,8 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     )?;
     writeln!(
         out,
-        "arrivals: {}, blocked events: {}, no path: {}, waiting for a path at the end: {}",
-        run.arrivals, run.blocked, run.no_path, run.last.waiting_for_path
+        "arrivals: {}, at the end of a partial path: {}, blocked events: {}, no path: {}, waiting for a path at the end: {}",
+        run.arrivals, run.partial_arrivals, run.blocked, run.no_path, run.last.waiting_for_path
     )?;
     writeln!(
         out,
