@@ -75,7 +75,8 @@ pub struct StepFeedback {
     pub blocked: Option<BlockedReason>,
 }
 
-/// Moves agents one step.
+/// Moves agents one step. [`Crowd::step`](super::Crowd::step) runs on rayon's thread pool
+/// and takes the controller along, so a controller it drives must be `Send`.
 pub trait Controller {
     /// Steps every request, writing one feedback per request, in order.
     fn step_agents(
