@@ -27,11 +27,13 @@ fn circle_swap_of_250_agents_everyone_arrives_on_the_mesh_without_sinking_in() {
 
 #[test]
 fn sliding_contacts_let_the_circle_crush_sink_in() {
-    // The crowd's default contact (slide, no slow turn) on the same circle: everyone still
-    // arrives, but the crush at the centre sinks a third of a radius deep (measured 0.52 m).
+    // Plain reciprocal avoidance (sliding contacts, no slow turn, equal shares) on the same
+    // circle: everyone still arrives, but the crush at the centre sinks a third of a radius
+    // deep (measured 0.52 m).
     let mut scenario = Scenario::new(ScenarioKind::Circle, 250).unwrap();
     scenario.config.avoidance.contact = ContactModel::Slide;
     scenario.config.avoidance.slow_turn_rad = 0.0;
+    scenario.config.avoidance.yield_share = 0.5;
     let (report, _) = run_scenario(&scenario, |_| {}).unwrap();
     assert_eq!(report.stuck_agents, 0, "{report:?}");
     assert!(report.max_overlap_m > 0.2 * report.radius_m, "{report:?}");
@@ -116,6 +118,13 @@ fn avoidance_settings_out_of_range_are_refused_by_name() {
                 ..AvoidanceConfig::default()
             },
             "avoidance.slow_turn_rad",
+        ),
+        (
+            AvoidanceConfig {
+                yield_share: 0.3,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.yield_share",
         ),
     ] {
         let config = CrowdConfig {

@@ -50,6 +50,10 @@ pub struct ContactArgs {
     /// The most a slowed walker with a neighbour close ahead turns right, radians (0-1.57).
     #[arg(long, value_name = "RAD")]
     pub slow_turn: Option<f32>,
+    /// The share of the avoidance between two walkers taken by the lower entity id
+    /// (0.5-1; 0.5: equal shares).
+    #[arg(long, value_name = "SHARE")]
+    pub yield_share: Option<f32>,
 }
 
 impl ContactArgs {
@@ -63,6 +67,9 @@ impl ContactArgs {
         }
         if let Some(turn) = self.slow_turn {
             avoidance.slow_turn_rad = turn;
+        }
+        if let Some(share) = self.yield_share {
+            avoidance.yield_share = share;
         }
     }
 }
@@ -488,6 +495,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "avoidance": command.avoidance == Switch::On,
             "contact": format!("{:?}", run.crowd.config().avoidance.contact).to_lowercase(),
             "slow_turn_rad": run.crowd.config().avoidance.slow_turn_rad,
+            "yield_share": run.crowd.config().avoidance.yield_share,
             "overlap_pairs_per_frame": run.overlap_pairs_total as f64 / run.frames.max(1) as f64,
             "max_overlap_m": run.max_overlap_m,
             "off_mesh_agents": run.off_mesh_agents,
