@@ -3,7 +3,7 @@
 //! room); a link closed before the agent reaches it is never crossed; one closed during the
 //! crossing still lands the agent.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use waymark::crowd::{
     AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdEvent, KinematicController,
 };
@@ -108,7 +108,7 @@ fn run(crowd: &mut Crowd, agent: hecs::Entity, frames: usize) -> Trace {
         }));
         let slot = crowd.slot_of(agent).unwrap();
         let lanes = crowd.lanes();
-        let speed = glam::Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length();
+        let speed = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length();
         trace.frames.push((
             crowd.status(agent).unwrap(),
             crowd.position(agent).unwrap(),
@@ -336,6 +336,14 @@ fn the_host_can_follow_a_crossing_for_its_animation() {
             // The foot is where the progress says, on the segment.
             let expected = state.from.lerp(state.to, state.progress);
             assert!(crowd.position(agent).unwrap().distance(expected) < 1e-4);
+            // The controller is asked to stand still: the crowd carries the agent.
+            let request = crowd
+                .lanes()
+                .step_request(crowd.slot_of(agent).unwrap(), DT);
+            assert_eq!(
+                (request.velocity, request.desired),
+                (Vec2::ZERO, Vec2::ZERO)
+            );
             progress.push(state.progress);
         }
     }

@@ -76,7 +76,9 @@ pub struct StepFeedback {
 }
 
 /// Moves agents one step. [`Crowd::step`](super::Crowd::step) runs on rayon's thread pool
-/// and takes the controller along, so a controller it drives must be `Send`.
+/// and takes the controller along, so a controller it drives must be `Send`. An agent
+/// crossing an off-mesh link comes with a zero request (velocity and desired velocity);
+/// the crowd moves it along the link and replaces its feedback.
 pub trait Controller {
     /// Steps every request, writing one feedback per request, in order.
     fn step_agents(

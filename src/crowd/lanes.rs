@@ -259,13 +259,21 @@ impl AgentLanes {
         self.entity.get(slot).copied()
     }
 
-    /// The controller request of slot `slot` for a step of `dt` seconds.
+    /// The controller request of slot `slot` for a step of `dt` seconds. An agent crossing
+    /// an off-mesh link is asked to stand still: the crowd carries it along the link and
+    /// replaces the controller's feedback for it (its velocity lanes hold the crossing's
+    /// velocity for the neighbours' avoidance, not a walk to continue).
     pub fn step_request(&self, slot: usize, dt: f32) -> super::StepRequest {
+        let velocity = if self.status[slot] == AgentStatus::CrossingLink {
+            glam::Vec2::ZERO
+        } else {
+            glam::Vec2::new(self.velocity_x[slot], self.velocity_z[slot])
+        };
         super::StepRequest {
             dt,
             foot: self.position(slot),
             polygon: self.polygon[slot],
-            velocity: glam::Vec2::new(self.velocity_x[slot], self.velocity_z[slot]),
+            velocity,
             desired: glam::Vec2::new(self.desired_x[slot], self.desired_z[slot]),
             speed_limit: self.speed_limit[slot],
             acceleration_limit: self.acceleration_limit[slot],
