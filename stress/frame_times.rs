@@ -1,0 +1,151 @@
+//! Frame times of the crowd on the generated city, straight through the library, and the
+//! avoid pass's two halves timed alone.
+//!
+//! `cargo run --release --example frame_times -- [N] [FRAMES] [on|off]` (defaults 10,000
+//! agents, 300 frames, avoidance off): N random agents with random targets, DetourCrowd's
+//! parameters, `Crowd::step` timed per frame. Prints the median and slowest frame, the
+//! frames over twice the median, and for the slowest frames the process's CPU time in the
+//! frame (summed over its threads from `/proc/self/task/*/schedstat`, Linux only): a frame
+//! whose CPU time is far below its wall time is one in which the process was not running.
+//! Then, on the crowd as the run left it, the K-nearest search (`NeighbourGrid::rebuild`)
+//! and the avoid pass proper (`gather_bodies` + `avoid_pass`) alone, 300 times each,
+//! microseconds per agent (median and fastest); run with `RAYON_NUM_THREADS=1` for core
+//! time.
+
+use std::time::Instant;
+
+use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::crowd::avoid::{avoid_pass, gather_bodies};
+use waymark::crowd::{AgentParams, Crowd, CrowdConfig, KinematicController, NeighbourGrid};
+use waymark::mesh::NavMesh;
+use waymark::query::{QueryFilter, random_points};
+
+/// CPU time of this process so far, summed over its threads, milliseconds (None where
+/// `/proc` is not there).
+fn process_cpu_ms() -> Option<f64> {
+    let mut total_ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total_ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total_ns as f64 * 1e-6)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let agents: usize = args.next().map_or(10_000, |a| a.parse().expect("N"));
+    let frames: usize = args.next().map_or(300, |a| a.parse().expect("FRAMES"));
+    let avoidance = args.next().is_some_and(|a| a == "on");
+
+    let city = waymark::scene::city::city(agents, 1);
+    let world = city.scene.world_triangles().expect("the city's triangles");
+    let config = BakeConfig {
+        tile_size_cells: Some(96),
+        ..BakeConfig::preset(Preset::Recast)
+    };
+    let mesh = NavMesh::from_file(bake(&world, &config).expect("the city bakes").to_file())
+        .expect("a valid navmesh");
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, agents, 1);
+    let targets = random_points(&snapshot, &filter, agents, 2);
+    let mut crowd_config = CrowdConfig::default();
+    crowd_config.avoidance.enabled = avoidance;
+    let mut crowd = Crowd::new(&mesh, crowd_config).expect("a valid configuration");
+    for (start, target) in starts.iter().zip(&targets) {
+        let agent = crowd
+            .add_agent(start.1, AgentParams::DETOUR_REFERENCE)
+            .expect("a start on the mesh");
+        crowd
+            .request_move(agent, target.1)
+            .expect("a finite target");
+    }
+
+    let mut controller = KinematicController;
+    let mut timed: Vec<(f64, Option<f64>)> = Vec::with_capacity(frames);
+    for _ in 0..frames {
+        let cpu = process_cpu_ms();
+        let clock = Instant::now();
+        crowd
+            .step(1.0 / 30.0, &mut controller)
+            .expect("a valid step");
+        let wall_ms = clock.elapsed().as_secs_f64() * 1e3;
+        let cpu_ms = cpu
+            .zip(process_cpu_ms())
+            .map(|(before, after)| after - before);
+        timed.push((wall_ms, cpu_ms));
+    }
+    let mut walls: Vec<f64> = timed.iter().map(|t| t.0).collect();
+    let median_ms = median(&mut walls);
+    let over = timed.iter().filter(|t| t.0 > 2.0 * median_ms).count();
+    println!(
+        "{agents} agents, {frames} frames, avoidance {}: median {median_ms:.3} ms, slowest {:.3} ms, {over} frames over twice the median",
+        if avoidance { "on" } else { "off" },
+        walls.last().expect("frames")
+    );
+    let mut slowest = timed.clone();
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut cpus: Vec<f64> = timed.iter().filter_map(|t| t.1).collect();
+    if !cpus.is_empty() {
+        println!("median frame CPU time {:.3} ms", median(&mut cpus));
+    }
+    for (wall_ms, cpu_ms) in slowest.iter().take(5) {
+        match cpu_ms {
+            Some(cpu_ms) => println!("  slow frame: wall {wall_ms:.3} ms, CPU {cpu_ms:.3} ms"),
+            None => println!("  slow frame: wall {wall_ms:.3} ms"),
+        }
+    }
+
+    // The avoid pass's halves alone, on the crowd where the run left it.
+    let avoidance = CrowdConfig::default().avoidance;
+    let lanes = crowd.lanes();
+    let positions = [
+        &lanes.position_x[..],
+        &lanes.position_y[..],
+        &lanes.position_z[..],
+    ];
+    let mut grid = NeighbourGrid::default();
+    let rebuild = |grid: &mut NeighbourGrid| {
+        grid.rebuild(
+            positions,
+            avoidance.neighbour_range_m,
+            avoidance.vertical_range_m,
+            avoidance.neighbours_max,
+        )
+    };
+    rebuild(&mut grid);
+    let per_agent_us = |run: &mut dyn FnMut()| {
+        let mut times: Vec<f64> = (0..300)
+            .map(|_| {
+                let clock = Instant::now();
+                run();
+                clock.elapsed().as_secs_f64() * 1e6 / agents as f64
+            })
+            .collect();
+        let fastest = times.iter().copied().fold(f64::INFINITY, f64::min);
+        (median(&mut times), fastest)
+    };
+    let (search_median, search_fastest) = per_agent_us(&mut || rebuild(&mut grid));
+    rebuild(&mut grid);
+    let (mut bodies, mut velocities) = (Vec::new(), Vec::new());
+    let (solve_median, solve_fastest) = per_agent_us(&mut || {
+        gather_bodies(lanes, &grid, &mut bodies);
+        avoid_pass(
+            lanes,
+            &grid,
+            &bodies,
+            crowd.snapshot(),
+            &avoidance,
+            1.0 / 30.0,
+            &mut velocities,
+        );
+    });
+    println!(
+        "K-nearest search: {search_median:.3} us per agent (fastest {search_fastest:.3}); avoid pass proper: {solve_median:.3} (fastest {solve_fastest:.3})"
+    );
+}
