@@ -798,6 +798,10 @@ pub struct AvoidBody {
     pub stalled_s: f32,
     /// Status.
     pub status: AgentStatus,
+    /// The agent's entity as bits: between two walkers the lower takes
+    /// [`AvoidanceConfig::yield_share`] of the avoidance. Carried here so a neighbour's
+    /// identity is read from the gathered bodies, in cell order, not from the lanes by slot.
+    pub entity_bits: u64,
 }
 
 /// Gathers every agent's [`AvoidBody`] in the grid's cell order (parallel).
@@ -813,6 +817,7 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
                 radius: lanes.radius[slot],
                 stalled_s: lanes.stalled_s[slot],
                 status: lanes.status[slot],
+                entity_bits: lanes.entity[slot].to_bits().get(),
             }
         })
         .collect_into_vec(bodies);
@@ -940,9 +945,7 @@ pub fn avoid_one(
     );
 
     batch.count = 0;
-    let own_id = lanes.entity[slot].to_bits().get();
     for &other in grid.neighbours_at(index) {
-        let other_slot = grid.slot_at(other as usize);
         let other = &bodies[other as usize];
         let i = batch.count;
         batch.offset_x[i] = other.position.x - position.x;
@@ -966,7 +969,7 @@ pub fn avoid_one(
         batch.radius_sum[i] = (own.radius + other.radius) * give;
         batch.share[i] = if walking(own.status) && walking(other.status) {
             // Between walkers, the lower id gives way (equal shares at 0.5).
-            if own_id < lanes.entity[other_slot].to_bits().get() {
+            if own.entity_bits < other.entity_bits {
                 config.yield_share
             } else {
                 1.0 - config.yield_share

@@ -160,10 +160,11 @@ impl NeighbourGrid {
             .enumerate()
             .for_each(|(chunk, ((neighbours, counts), kth))| {
                 let first = chunk * QUERY_CHUNK_AGENTS;
+                let mut best = Nearest::new();
                 for (offset, (count, kth)) in counts.iter_mut().zip(kth).enumerate() {
                     let out =
                         &mut neighbours[offset * neighbours_max..(offset + 1) * neighbours_max];
-                    (*count, *kth) = grid.nearest(first + offset, out);
+                    (*count, *kth) = grid.nearest(first + offset, &mut best, out);
                 }
             });
         self.neighbours = neighbours;
@@ -345,21 +346,20 @@ impl NeighbourGrid {
     }
 
     /// The nearest others of the agent at sorted index `index`, written to `out`; returns
-    /// how many, and the squared distance to the K-th (infinite if fewer).
-    fn nearest(&self, index: usize, out: &mut [u32]) -> (u8, f32) {
-        let mut best = Nearest {
-            range_squared: self.range_m * self.range_m,
-            vertical_range_m: self.vertical_range_m,
-            slot: self.sorted[index].slot,
-            position: [
-                self.sorted[index].x,
-                self.sorted[index].y,
-                self.sorted[index].z,
-            ],
-            keys: [0; NEIGHBOURS_MAX],
-            capacity: out.len(),
-            count: 0,
-        };
+    /// how many, and the squared distance to the K-th (infinite if fewer). `best` is the
+    /// query's working list, reused from query to query (its contents are reset here).
+    fn nearest(&self, index: usize, best: &mut Nearest, out: &mut [u32]) -> (u8, f32) {
+        best.range_squared = self.range_m * self.range_m;
+        best.vertical_range_m = self.vertical_range_m;
+        best.slot = self.sorted[index].slot;
+        best.position = [
+            self.sorted[index].x,
+            self.sorted[index].y,
+            self.sorted[index].z,
+        ];
+        best.capacity = out.len();
+        best.count = 0;
+        best.worst = u64::MAX;
         let (column, row) = self.cell_of(best.position[0], best.position[2]);
         for block_row in (row - 1).max(0)..=(row + 1).min(self.rows - 1) {
             let (first, last) = ((column - 1).max(0), (column + 1).min(self.columns - 1));
@@ -384,6 +384,7 @@ impl NeighbourGrid {
                 }
             }
         }
+        // The last `closer_than` left the K nearest, sorted.
         for (neighbour, &key) in out.iter_mut().zip(&best.keys[..best.count]) {
             *neighbour = self.sorted_index_of_slot[key as u32 as usize];
         }
@@ -396,60 +397,83 @@ impl NeighbourGrid {
     }
 }
 
-/// One query's K best so far, nearest first, each as one sortable key: the squared
-/// distance's bits (a non-negative float orders like its bits) above the slot, so ranking
-/// by (distance, slot) is one integer comparison.
+/// One query's candidates, each as one sortable key: the squared distance's bits (a
+/// non-negative float orders like its bits) above the slot, so ranking by (distance, slot)
+/// is one integer comparison.
+///
+/// Candidates are appended without a branch on whether they qualify (the slot after the
+/// last is always written, the count advances by the test's outcome), and the list is cut
+/// to the K nearest only between blocks of cells, by sorting: ranking each candidate as it
+/// comes, with a sorted insertion, mispredicted a branch or two per candidate and measured
+/// twice as slow.
 struct Nearest {
     range_squared: f32,
     vertical_range_m: f32,
     slot: u32,
     position: [f32; 3],
-    keys: [u64; NEIGHBOURS_MAX],
+    keys: [u64; CANDIDATES_MAX],
+    /// K.
     capacity: usize,
     count: usize,
+    /// The K-th nearest key at the last cut (`u64::MAX` until K are known): a candidate
+    /// that does not beat it cannot be among the K nearest and is not kept.
+    worst: u64,
 }
+
+/// Candidates a query holds before it is cut to the K nearest: more than any block of
+/// cells holds in practice, so the cut runs once per block.
+const CANDIDATES_MAX: usize = 128;
 
 fn key_of(distance_squared: f32, slot: u32) -> u64 {
     (u64::from(distance_squared.to_bits()) << 32) | u64::from(slot)
 }
 
 impl Nearest {
-    /// Offers the agents at sorted indices `run`: a tight distance loop, with the sorted
-    /// insertion only for those that beat the current K-th.
+    fn new() -> Nearest {
+        Nearest {
+            range_squared: 0.0,
+            vertical_range_m: 0.0,
+            slot: 0,
+            position: [0.0; 3],
+            keys: [0; CANDIDATES_MAX],
+            capacity: 0,
+            count: 0,
+            worst: u64::MAX,
+        }
+    }
+
+    /// Offers the agents at sorted indices `run`.
     #[inline]
     fn consider_run(&mut self, grid: &NeighbourGrid, run: std::ops::Range<usize>) {
         let [x, y, z] = self.position;
         for other in &grid.sorted[run] {
             let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
-            if distance_squared >= self.range_squared
-                || other.slot == self.slot
-                || (other.y - y).abs() >= self.vertical_range_m
-            {
-                continue;
-            }
             let key = key_of(distance_squared, other.slot);
-            if self.count == self.capacity && key >= self.keys[self.capacity - 1] {
-                continue;
+            let qualifies = (distance_squared < self.range_squared)
+                & (other.slot != self.slot)
+                & ((other.y - y).abs() < self.vertical_range_m)
+                & (key < self.worst);
+            self.keys[self.count] = key;
+            self.count += usize::from(qualifies);
+            if self.count == CANDIDATES_MAX {
+                self.cut();
             }
-            self.insert(key);
         }
     }
 
-    /// Inserts a key into the sorted list, dropping the farthest when full.
-    #[inline]
-    fn insert(&mut self, key: u64) {
-        let mut at = self.count.min(self.capacity - 1);
-        while at > 0 && self.keys[at - 1] > key {
-            self.keys[at] = self.keys[at - 1];
-            at -= 1;
+    /// Sorts the candidates and keeps the K nearest.
+    fn cut(&mut self) {
+        self.keys[..self.count].sort_unstable();
+        self.count = self.count.min(self.capacity);
+        if self.count == self.capacity {
+            self.worst = self.keys[self.capacity - 1];
         }
-        self.keys[at] = key;
-        self.count = (self.count + 1).min(self.capacity);
     }
 
-    /// Whether nothing farther than `distance_m` can change the list: all K are found and
-    /// closer, or nothing lies beyond (`distance_m` infinite).
-    fn closer_than(&self, distance_m: f32) -> bool {
+    /// Whether nothing farther than `distance_m` can change the K nearest: all K are found
+    /// and closer, or nothing lies beyond (`distance_m` infinite). Cuts the list first.
+    fn closer_than(&mut self, distance_m: f32) -> bool {
+        self.cut();
         distance_m == f32::INFINITY
             || (self.count == self.capacity
                 && f32::from_bits((self.keys[self.capacity - 1] >> 32) as u32)
