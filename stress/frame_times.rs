@@ -10,7 +10,7 @@
 //! Then, on the crowd as the run left it, the K-nearest search (`NeighbourGrid::rebuild`)
 //! and the avoid pass proper (`gather_bodies` + `avoid_pass`) alone, 300 times each,
 //! microseconds per agent (median and fastest); run with `RAYON_NUM_THREADS=1` for core
-//! time.
+//! time. Also prints each pass's median wall time over the frames.
 
 use std::time::Instant;
 
@@ -68,6 +68,7 @@ fn main() {
 
     let mut controller = KinematicController;
     let mut timed: Vec<(f64, Option<f64>)> = Vec::with_capacity(frames);
+    let mut passes: Vec<[f64; 9]> = Vec::with_capacity(frames);
     for _ in 0..frames {
         let cpu = process_cpu_ms();
         let clock = Instant::now();
@@ -79,6 +80,21 @@ fn main() {
             .zip(process_cpu_ms())
             .map(|(before, after)| after - before);
         timed.push((wall_ms, cpu_ms));
+        let stats = crowd.stats();
+        passes.push(
+            [
+                stats.ingest,
+                stats.schedule,
+                stats.adopt,
+                stats.follow,
+                stats.slope,
+                stats.avoid,
+                stats.movement,
+                stats.separate,
+                stats.feedback,
+            ]
+            .map(|pass| pass.time_ms),
+        );
     }
     let mut walls: Vec<f64> = timed.iter().map(|t| t.0).collect();
     let median_ms = median(&mut walls);
@@ -88,6 +104,18 @@ fn main() {
         if avoidance { "on" } else { "off" },
         walls.last().expect("frames")
     );
+    let names = [
+        "ingest", "schedule", "adopt", "follow", "slope", "avoid", "move", "separate", "feedback",
+    ];
+    let per_pass: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(pass, name)| {
+            let mut times: Vec<f64> = passes.iter().map(|frame| frame[pass]).collect();
+            format!("{name} {:.3}", median(&mut times))
+        })
+        .collect();
+    println!("median ms per pass: {}", per_pass.join(", "));
     let mut slowest = timed.clone();
     slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut cpus: Vec<f64> = timed.iter().filter_map(|t| t.1).collect();

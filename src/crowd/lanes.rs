@@ -1,4 +1,12 @@
 //! Hot per-agent state as struct-of-arrays lanes, indexed by slot, with swap-remove.
+//!
+//! Stage: crowd runtime, the state every pass reads and writes each frame. The crowd adds
+//! an agent with [`AgentLanes::push`] and removes it with [`AgentLanes::swap_remove`] (the
+//! last agent moves into the freed slot; the crowd updates that entity's slot component).
+//!
+//! Invariant: every lane has one element per agent, and slot `i` of every lane is the same
+//! agent. Swap-remove and the size report go through one list of lanes, which is checked
+//! against the struct's fields when the crate compiles.
 
 use std::sync::Arc;
 
@@ -121,8 +129,10 @@ pub struct AgentLanes {
     pub ingest_pending: Vec<bool>,
 }
 
-/// Calls `$apply!(lanes, name)` style code for every lane: the one list of lanes, so
-/// swap-remove and the size report cannot miss one.
+/// Calls `$action!(lane, lane, ...)` with every lane's name: the one list of lanes behind
+/// swap-remove and the size report. [`AgentLanes::bytes_per_agent`] destructures the struct
+/// with this list and no rest pattern, so a lane missing from it does not compile (one was
+/// missed once, and swap-remove left eight lanes a slot out of step).
 macro_rules! every_lane {
     ($action:ident) => {
         $action!(
@@ -154,13 +164,21 @@ macro_rules! every_lane {
             corner_x,
             corner_z,
             stop_distance,
+            corner_after_m,
+            corner_age,
+            corner_is_horizon,
+            cursor_polygon,
+            slow_x,
+            slow_z,
+            slow_speed,
             support,
             velocity_valid,
             stalled_s,
             anchor_x,
             anchor_z,
             blocked,
-            status
+            status,
+            ingest_pending
         )
     };
 }
@@ -185,9 +203,11 @@ impl AgentLanes {
     /// Bytes of hot lane state per agent: the sum of every lane's element size (the entity
     /// id and the corridor handle included).
     pub fn bytes_per_agent() -> usize {
-        let lanes = AgentLanes::default();
         macro_rules! sizes {
-            ($($lane:ident),*) => { 0 $( + element_size(&lanes.$lane) )* };
+            ($($lane:ident),*) => {{
+                let AgentLanes { $($lane),* } = AgentLanes::default();
+                0 $( + element_size(&$lane) )*
+            }};
         }
         every_lane!(sizes)
     }
@@ -295,5 +315,160 @@ impl AgentLanes {
             self.position_y[slot],
             self.position_z[slot],
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(entity: hecs::Entity, x: f32) -> NewAgent {
+        NewAgent {
+            entity,
+            position: glam::Vec3::new(x, 0.0, 0.0),
+            polygon: PolyRef::new(crate::mesh::TileGeneration(1), crate::mesh::TileSlot(0), 0)
+                .expect("a valid reference"),
+            radius: 0.5,
+            max_speed: 3.0,
+            preferred_speed: 2.0,
+            max_acceleration: 8.0,
+        }
+    }
+
+    /// Every lane's length, by an exhaustive destructuring of its own (not the lane list,
+    /// which is what is under test).
+    fn lane_lengths(lanes: &AgentLanes) -> Vec<usize> {
+        let AgentLanes {
+            entity,
+            position_x,
+            position_y,
+            position_z,
+            polygon,
+            velocity_x,
+            velocity_z,
+            average_x,
+            average_z,
+            desired_x,
+            desired_z,
+            radius,
+            max_speed,
+            preferred_speed,
+            max_acceleration,
+            gradient_x,
+            gradient_z,
+            speed_limit,
+            acceleration_limit,
+            goal_x,
+            goal_y,
+            goal_z,
+            goal_polygon,
+            corridor,
+            cursor,
+            cursor_polygon,
+            corner_x,
+            corner_z,
+            stop_distance,
+            corner_after_m,
+            corner_age,
+            corner_is_horizon,
+            slow_x,
+            slow_z,
+            slow_speed,
+            support,
+            velocity_valid,
+            stalled_s,
+            anchor_x,
+            anchor_z,
+            blocked,
+            status,
+            ingest_pending,
+        } = lanes;
+        vec![
+            entity.len(),
+            position_x.len(),
+            position_y.len(),
+            position_z.len(),
+            polygon.len(),
+            velocity_x.len(),
+            velocity_z.len(),
+            average_x.len(),
+            average_z.len(),
+            desired_x.len(),
+            desired_z.len(),
+            radius.len(),
+            max_speed.len(),
+            preferred_speed.len(),
+            max_acceleration.len(),
+            gradient_x.len(),
+            gradient_z.len(),
+            speed_limit.len(),
+            acceleration_limit.len(),
+            goal_x.len(),
+            goal_y.len(),
+            goal_z.len(),
+            goal_polygon.len(),
+            corridor.len(),
+            cursor.len(),
+            cursor_polygon.len(),
+            corner_x.len(),
+            corner_z.len(),
+            stop_distance.len(),
+            corner_after_m.len(),
+            corner_age.len(),
+            corner_is_horizon.len(),
+            slow_x.len(),
+            slow_z.len(),
+            slow_speed.len(),
+            support.len(),
+            velocity_valid.len(),
+            stalled_s.len(),
+            anchor_x.len(),
+            anchor_z.len(),
+            blocked.len(),
+            status.len(),
+            ingest_pending.len(),
+        ]
+    }
+
+    #[test]
+    fn swap_remove_moves_every_lane_of_the_last_agent() {
+        let mut world = hecs::World::new();
+        let entities: Vec<hecs::Entity> = (0..3).map(|_| world.spawn(())).collect();
+        let mut lanes = AgentLanes::default();
+        for (index, &entity) in entities.iter().enumerate() {
+            let slot = lanes.push(agent(entity, index as f32));
+            // Lanes the push leaves at defaults, marked per agent.
+            lanes.slow_speed[slot] = 10.0 + index as f32;
+            lanes.corner_after_m[slot] = 20.0 + index as f32;
+            lanes.corner_age[slot] = index as u8;
+            lanes.ingest_pending[slot] = index == 2;
+        }
+        let moved = lanes.swap_remove(0);
+        assert_eq!(moved, Some(entities[2]));
+        assert!(lane_lengths(&lanes).iter().all(|&length| length == 2));
+        // Slot 0 is now the last agent, in every lane.
+        assert_eq!(lanes.entity[0], entities[2]);
+        assert_eq!(lanes.position_x[0], 2.0);
+        assert_eq!(lanes.slow_speed[0], 12.0);
+        assert_eq!(lanes.corner_after_m[0], 22.0);
+        assert_eq!(lanes.corner_age[0], 2);
+        assert!(lanes.ingest_pending[0]);
+        // A new agent's lanes line up with its slot.
+        let slot = lanes.push(agent(entities[0], 5.0));
+        assert_eq!(slot, 2);
+        assert!(lane_lengths(&lanes).iter().all(|&length| length == 3));
+        assert_eq!(lanes.slow_speed[slot], f32::INFINITY);
+        assert!(!lanes.ingest_pending[slot]);
+    }
+
+    #[test]
+    fn hot_state_stays_within_the_lane_budget() {
+        // The crowd issue's bound on hot lane state per agent.
+        let bytes = AgentLanes::bytes_per_agent();
+        assert!(bytes <= 256, "{bytes} bytes of lanes per agent");
+        assert!(
+            bytes >= 30 * size_of::<f32>(),
+            "{bytes}: a lane is not counted"
+        );
     }
 }
