@@ -742,11 +742,17 @@ const STALL_TURN_RAD: f32 = 1.0;
 /// Size of the symmetry-breaking nudge, m/s.
 const NUDGE_MPS: f32 = 1e-3;
 
-/// A small velocity in a direction derived from the entity id.
+/// A small velocity in a direction derived from the entity id: one of 256 directions
+/// around the circle, from a table (a sine and cosine per agent per frame showed in the
+/// avoid pass's profile).
 fn symmetry_nudge(entity: hecs::Entity) -> Vec2 {
+    static DIRECTIONS: std::sync::LazyLock<[Vec2; 256]> = std::sync::LazyLock::new(|| {
+        std::array::from_fn(|index| {
+            Vec2::from_angle(index as f32 * (std::f32::consts::TAU / 256.0)) * NUDGE_MPS
+        })
+    });
     let mixed = entity.to_bits().get().wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let angle = (mixed >> 40) as f32 * (std::f32::consts::TAU / (1u64 << 24) as f32);
-    Vec2::new(angle.cos(), angle.sin()) * NUDGE_MPS
+    DIRECTIONS[(mixed >> 56) as usize]
 }
 
 /// A neighbour closer than this many radius sums ahead makes a slowed walker turn (farther
@@ -945,6 +951,9 @@ pub fn avoid_one(
     );
 
     batch.count = 0;
+    // Between walkers: the lower id's share, the higher id's (a select, not a branch: the
+    // comparison goes either way at random).
+    let shares = [config.yield_share, 1.0 - config.yield_share];
     for &other in grid.neighbours_at(index) {
         let other = &bodies[other as usize];
         let i = batch.count;
@@ -969,11 +978,7 @@ pub fn avoid_one(
         batch.radius_sum[i] = (own.radius + other.radius) * give;
         batch.share[i] = if walking(own.status) && walking(other.status) {
             // Between walkers, the lower id gives way (equal shares at 0.5).
-            if own.entity_bits < other.entity_bits {
-                config.yield_share
-            } else {
-                1.0 - config.yield_share
-            }
+            shares[usize::from(own.entity_bits > other.entity_bits)]
         } else {
             share(own.status, other.status)
         };
