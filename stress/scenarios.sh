@@ -29,14 +29,15 @@ PY
 }
 for spec in "circle 250" "circle 1000" "corridor 100" "corridor 200" "bottleneck 50" "bottleneck 100" "bottleneck 200"; do
   set -- $spec
-  for flags in "" "--contact slide --slow-turn 0" "--contact inelastic --slow-turn 0.7"; do
-    # Each scenario's own settings, then both contact models explicitly.
+  for flags in "" "--contact slide --slow-turn 0" "--contact inelastic --slow-turn 0.7" "--squeeze 0.3"; do
+    # Each scenario's own settings, then both contact models explicitly, then stalled pairs
+    # allowed to give 30% of their radii.
     json=$(target/release/waymark scenario "$1" --agents "$2" --json $flags)
     row "$1" "$2" "${flags:-scenario defaults}" 0 "$json"
   done
 done
 for level in dungeon nav_test; do
-  for flags in "" "--contact inelastic --slow-turn 0.7"; do
+  for flags in "" "--contact inelastic --slow-turn 0.7" "--squeeze 0.3" "--squeeze 0.5"; do
     json=$(target/release/waymark crowd "assets/levels/$level.obj" --preset recast \
       --agents-csv "assets/levels/${level}_crowd_agents.csv" --agents 1000 --json $flags)
     row "$level" 1000 "${flags:-crowd defaults}" 0.6 "$json"

@@ -73,7 +73,8 @@ pub struct AvoidanceConfig {
     /// How far ahead the boundary is respected, seconds.
     pub wall_time_horizon_s: f32,
     /// The largest fraction of their radii two stalled agents give up to squeeze past each
-    /// other (0: bodies never give; a pair in a corridor too narrow to pass then waits).
+    /// other, in avoidance and in separation alike (0: bodies never give; a pair in a
+    /// corridor too narrow to pass then waits).
     pub squeeze_fraction: f32,
     /// Whether overlapping agents are pushed apart after the move (a correction, reported
     /// as such in the step feedback). Turn off when the host's controller resolves body
@@ -781,6 +782,14 @@ fn slow_turn(preferred: Vec2, velocity: Vec2, batch: &NeighbourBatch, most_rad: 
     }
 }
 
+/// The factor on a pair's radius sum: 1, less by up to `squeeze_fraction` as the longer
+/// stall of the two grows to [`STALL_S`]. Avoidance and separation both use it, so a pair
+/// allowed to squeeze past each other is not pushed back apart by the separation pass.
+fn give(squeeze_fraction: f32, own: &AvoidBody, other: &AvoidBody) -> f32 {
+    let stall = own.stalled_s.max(other.stalled_s) / STALL_S;
+    1.0 - squeeze_fraction * stall.min(1.0)
+}
+
 /// Whether the agent in this status walks (negotiates) rather than holds still.
 fn walking(status: AgentStatus) -> bool {
     status == AgentStatus::Moving
@@ -973,9 +982,8 @@ pub fn avoid_one(
         // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
         // with the longer stall, by the squeeze fraction after STALL_S, so the pair
         // squeezes past at the cost of a bounded overlap instead of standing forever.
-        let stall = own.stalled_s.max(other.stalled_s) / STALL_S;
-        let give = 1.0 - config.squeeze_fraction * stall.min(1.0);
-        batch.radius_sum[i] = (own.radius + other.radius) * give;
+        batch.radius_sum[i] =
+            (own.radius + other.radius) * give(config.squeeze_fraction, &own, other);
         batch.share[i] = if walking(own.status) && walking(other.status) {
             // Between walkers, the lower id gives way (equal shares at 0.5).
             shares[usize::from(own.entity_bits > other.entity_bits)]
@@ -1035,7 +1043,7 @@ const SEPARATION_FACTOR: f32 = 1.0;
 pub fn separation_pass(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
-    contact: ContactModel,
+    config: &AvoidanceConfig,
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
     feedback: &mut [super::StepFeedback],
@@ -1065,7 +1073,7 @@ pub fn separation_pass(
                 separation_move(
                     grid,
                     bodies,
-                    contact,
+                    config,
                     snapshot,
                     filter,
                     feedback_read,
@@ -1116,7 +1124,7 @@ pub struct SeparationMove {
 fn separation_move(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
-    contact: ContactModel,
+    config: &AvoidanceConfig,
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
     feedback: &[super::StepFeedback],
@@ -1133,7 +1141,9 @@ fn separation_move(
         let other = other as usize;
         let offset = here - feet[other];
         let distance = offset.length();
-        let overlap = own.radius + bodies[other].radius - distance;
+        let reach = (own.radius + bodies[other].radius)
+            * give(config.squeeze_fraction, own, &bodies[other]);
+        let overlap = reach - distance;
         if overlap <= SEPARATION_SLACK_M {
             continue;
         }
@@ -1160,7 +1170,7 @@ fn separation_move(
     let push = push * (SEPARATION_FACTOR / contacts as f32);
     // An inelastic contact: the end velocity keeps nothing that drives back into the
     // agents it was pushed away from.
-    let velocity_change = match contact {
+    let velocity_change = match config.contact {
         ContactModel::Slide => Vec2::ZERO,
         ContactModel::Inelastic => {
             let normal = push.normalize_or_zero();

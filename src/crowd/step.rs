@@ -168,7 +168,7 @@ impl Crowd {
                 separation_pass(
                     &self.neighbour_grid,
                     &self.avoid_bodies,
-                    self.config.avoidance.contact,
+                    &self.config.avoidance,
                     &snapshot,
                     &self.filter,
                     &mut feedback,

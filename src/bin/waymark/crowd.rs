@@ -54,6 +54,10 @@ pub struct ContactArgs {
     /// (0.5-1; 0.5: equal shares).
     #[arg(long, value_name = "SHARE")]
     pub yield_share: Option<f32>,
+    /// The largest fraction of their radii two stalled agents give up to squeeze past each
+    /// other (0-1; 0: bodies never give).
+    #[arg(long, value_name = "FRACTION")]
+    pub squeeze: Option<f32>,
 }
 
 impl ContactArgs {
@@ -70,6 +74,9 @@ impl ContactArgs {
         }
         if let Some(share) = self.yield_share {
             avoidance.yield_share = share;
+        }
+        if let Some(squeeze) = self.squeeze {
+            avoidance.squeeze_fraction = squeeze;
         }
     }
 }
@@ -496,6 +503,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "contact": format!("{:?}", run.crowd.config().avoidance.contact).to_lowercase(),
             "slow_turn_rad": run.crowd.config().avoidance.slow_turn_rad,
             "yield_share": run.crowd.config().avoidance.yield_share,
+            "squeeze_fraction": run.crowd.config().avoidance.squeeze_fraction,
             "overlap_pairs_per_frame": run.overlap_pairs_total as f64 / run.frames.max(1) as f64,
             "max_overlap_m": run.max_overlap_m,
             "off_mesh_agents": run.off_mesh_agents,

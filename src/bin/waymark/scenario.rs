@@ -74,6 +74,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
             "contact": format!("{:?}", scenario.config.avoidance.contact).to_lowercase(),
             "slow_turn_rad": scenario.config.avoidance.slow_turn_rad,
             "yield_share": scenario.config.avoidance.yield_share,
+            "squeeze_fraction": scenario.config.avoidance.squeeze_fraction,
             "radius_m": report.radius_m,
             "dt": report.dt_s,
             "frames": report.frames,
