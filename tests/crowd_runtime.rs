@@ -409,6 +409,15 @@ fn run_shared(
 ) -> (Crowd, Vec<CrowdEvent>) {
     let mut config = CrowdConfig::default();
     config.avoidance.enabled = avoidance;
+    run_shared_with(mesh, agents, frames, config)
+}
+
+fn run_shared_with(
+    mesh: &NavMesh,
+    agents: usize,
+    frames: usize,
+    config: CrowdConfig,
+) -> (Crowd, Vec<CrowdEvent>) {
     let mut crowd = Crowd::new(mesh, config).unwrap();
     let scenario = shared_agents(agents);
     let mut entities = Vec::new();
@@ -543,6 +552,46 @@ fn same_at_any_thread_count(avoidance: bool) {
     assert!(one.1.len() > 100);
     assert_eq!(one, run(2));
     assert_eq!(one, run(8));
+}
+
+#[test]
+fn keeping_the_workers_awake_changes_nothing_but_time() {
+    let mesh = dungeon();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let run = |awake: bool| {
+        let config = CrowdConfig {
+            keep_workers_awake: awake,
+            ..CrowdConfig::default()
+        };
+        pool.install(|| {
+            let (crowd, events) = run_shared_with(&mesh, 500, 120, config);
+            let lanes = crowd.lanes();
+            let positions: Vec<u32> = lanes
+                .position_x
+                .iter()
+                .chain(&lanes.position_z)
+                .map(|x| x.to_bits())
+                .collect();
+            (positions, events)
+        })
+    };
+    let awake = run(true);
+    assert!(awake.1.len() > 10);
+    assert_eq!(awake, run(false));
+    // Stepped from outside any pool too (the step enters the global pool itself).
+    let config = CrowdConfig::default();
+    let (crowd, events) = run_shared_with(&mesh, 500, 120, config);
+    let positions: Vec<u32> = crowd
+        .lanes()
+        .position_x
+        .iter()
+        .chain(&crowd.lanes().position_z)
+        .map(|x| x.to_bits())
+        .collect();
+    assert_eq!(awake, (positions, events));
 }
 
 /// A controller that moves like the kinematic one but cannot confirm its end velocity

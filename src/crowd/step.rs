@@ -6,6 +6,7 @@
 //! (agents at a link's entry), the move pass carries crossing agents along their links in
 //! place of the controller.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -70,6 +71,32 @@ pub struct StepStats {
     pub jammed_agents: u32,
 }
 
+/// Keeps a pool thread busy until `done`: it runs whatever work the pool has (a pass's
+/// chunks, the moment they are offered) and spins between, rather than sleeping through
+/// the step's serial stretches. On the stepping thread itself (which can pick this job up
+/// while it waits inside a pass) it returns at once: spinning there would stall the step
+/// that sets `done`.
+fn keep_awake(done: &AtomicBool, stepping: Option<usize>) {
+    if rayon::current_thread_index() == stepping {
+        return;
+    }
+    let mut idle_rounds = 0u32;
+    while !done.load(Ordering::Acquire) {
+        if rayon::yield_now() == Some(rayon::Yield::Executed) {
+            idle_rounds = 0;
+            continue;
+        }
+        idle_rounds += 1;
+        // Now and then the core is offered to the system, so a pool with more threads
+        // than cores does not starve the threads doing the work.
+        if idle_rounds % 64 == 0 {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let value = run();
@@ -93,11 +120,24 @@ impl Crowd {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(CrowdError::BadStep(dt));
         }
-        if rayon::current_thread_index().is_some() {
-            self.step_on_pool(dt, controller)
-        } else {
-            rayon::scope(|_| self.step_on_pool(dt, controller))
+        if !self.config.keep_workers_awake {
+            return if rayon::current_thread_index().is_some() {
+                self.step_on_pool(dt, controller)
+            } else {
+                rayon::scope(|_| self.step_on_pool(dt, controller))
+            };
         }
+        let done = AtomicBool::new(false);
+        rayon::scope(|scope| {
+            let stepping = rayon::current_thread_index();
+            for _ in 1..rayon::current_num_threads() {
+                let done = &done;
+                scope.spawn(move |_| keep_awake(done, stepping));
+            }
+            let result = self.step_on_pool(dt, controller);
+            done.store(true, Ordering::Release);
+            result
+        })
     }
 
     /// [`Crowd::step`] on a pool thread.
