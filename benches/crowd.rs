@@ -118,15 +118,7 @@ fn crowd_benches(criterion: &mut Criterion) {
     group.bench_function("avoid_pass", |bench| {
         bench.iter(|| {
             gather_bodies(lanes, &grid, &mut bodies);
-            avoid_pass(
-                lanes,
-                &grid,
-                &bodies,
-                &snapshot,
-                &avoidance,
-                DT,
-                &mut velocities,
-            );
+            avoid_pass(&grid, &bodies, &snapshot, &avoidance, DT, &mut velocities);
             velocities.len()
         })
     });

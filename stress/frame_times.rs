@@ -164,7 +164,6 @@ fn main() {
     let (solve_median, solve_fastest) = per_agent_us(&mut || {
         gather_bodies(lanes, &grid, &mut bodies);
         avoid_pass(
-            lanes,
             &grid,
             &bodies,
             crowd.snapshot(),

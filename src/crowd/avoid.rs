@@ -746,13 +746,13 @@ const NUDGE_MPS: f32 = 1e-3;
 /// A small velocity in a direction derived from the entity id: one of 256 directions
 /// around the circle, from a table (a sine and cosine per agent per frame showed in the
 /// avoid pass's profile).
-fn symmetry_nudge(entity: hecs::Entity) -> Vec2 {
+fn symmetry_nudge(entity_bits: u64) -> Vec2 {
     static DIRECTIONS: std::sync::LazyLock<[Vec2; 256]> = std::sync::LazyLock::new(|| {
         std::array::from_fn(|index| {
             Vec2::from_angle(index as f32 * (std::f32::consts::TAU / 256.0)) * NUDGE_MPS
         })
     });
-    let mixed = entity.to_bits().get().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mixed = entity_bits.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     DIRECTIONS[(mixed >> 56) as usize]
 }
 
@@ -798,8 +798,11 @@ fn walking(status: AgentStatus) -> bool {
 /// What the avoid pass reads about an agent, as itself and as a neighbour, gathered once
 /// per frame in the grid's cell order. Read straight from the lanes, each neighbour costs
 /// a cache line per lane (ten lanes, ten neighbours: a hundred lines per agent); gathered,
-/// an agent's neighbours lie in a few nearby records.
+/// an agent's neighbours lie in a few nearby records. One record is one cache line; the
+/// agent's own limits and polygon ride along, so its own reads come in cell order too
+/// rather than from the lanes by slot.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(align(64))]
 pub struct AvoidBody {
     /// Foot position (x, z), metres.
     pub position: Vec2,
@@ -813,6 +816,14 @@ pub struct AvoidBody {
     pub stalled_s: f32,
     /// Status.
     pub status: AgentStatus,
+    /// Whether its last end velocity is known (false: vUnknown, the agent is paused).
+    pub velocity_valid: bool,
+    /// Horizontal speed limit on its patch (V/k), m/s.
+    pub speed_limit: f32,
+    /// Horizontal acceleration limit on its patch (A/k), m/s².
+    pub acceleration_limit: f32,
+    /// The polygon it stands on (for the walls near it).
+    pub polygon: crate::mesh::PolyRef,
     /// The agent's entity as bits: between two walkers the lower takes
     /// [`AvoidanceConfig::yield_share`] of the avoidance. Carried here so a neighbour's
     /// identity is read from the gathered bodies, in cell order, not from the lanes by slot.
@@ -832,6 +843,10 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
                 radius: lanes.radius[slot],
                 stalled_s: lanes.stalled_s[slot],
                 status: lanes.status[slot],
+                velocity_valid: lanes.velocity_valid[slot],
+                speed_limit: lanes.speed_limit[slot],
+                acceleration_limit: lanes.acceleration_limit[slot],
+                polygon: lanes.polygon[slot],
                 entity_bits: lanes.entity[slot].to_bits().get(),
             }
         })
@@ -843,7 +858,6 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
 /// `grid` must have been rebuilt over the lanes' positions this frame, and `bodies`
 /// gathered from it ([`gather_bodies`]).
 pub fn avoid_pass(
-    lanes: &AgentLanes,
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     snapshot: &Snapshot,
@@ -861,7 +875,6 @@ pub fn avoid_pass(
             let mut scratch = AvoidScratch::default();
             for (offset, velocity) in out.iter_mut().enumerate() {
                 *velocity = avoid_one(
-                    lanes,
                     grid,
                     bodies,
                     snapshot,
@@ -900,7 +913,6 @@ impl Default for AvoidScratch {
 /// whether it is jammed.
 #[allow(clippy::too_many_arguments)]
 pub fn avoid_one(
-    lanes: &AgentLanes,
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     snapshot: &Snapshot,
@@ -909,10 +921,9 @@ pub fn avoid_one(
     index: usize,
     scratch: &mut AvoidScratch,
 ) -> Solved {
-    let slot = grid.slot_at(index);
     let own = bodies[index];
     let preferred = own.desired;
-    if !lanes.velocity_valid[slot] || own.status == AgentStatus::CrossingLink {
+    if !own.velocity_valid || own.status == AgentStatus::CrossingLink {
         // A crossing agent follows its link, whatever is around it.
         // vUnknown: the agent is paused, nothing to negotiate from.
         return Solved {
@@ -924,7 +935,7 @@ pub fn avoid_one(
     // symmetric half-planes and would all slow down together forever; a nudge of a
     // millimetre per second in a direction fixed by the agent's identity (not its slot,
     // which moves on removal) breaks the tie the same way on every run.
-    let preferred = preferred + symmetry_nudge(lanes.entity[slot]);
+    let preferred = preferred + symmetry_nudge(own.entity_bits);
     // A stalled walker turns its wish sideways, every agent to the same side, by up to
     // STALL_TURN_RAD as the stall grows: a ring of agents stopped around an empty centre
     // starts to circulate, two walkers nose to nose pass each other on the same side.
@@ -936,20 +947,16 @@ pub fn avoid_one(
     };
     let (position, velocity) = (own.position, own.velocity);
     let agent_walking = walking(own.status);
-    let bounds = VelocityBounds::new(
-        velocity,
-        lanes.speed_limit[slot],
-        lanes.acceleration_limit[slot] * dt,
-    );
+    let bounds = VelocityBounds::new(velocity, own.speed_limit, own.acceleration_limit * dt);
 
     let AvoidScratch {
         batch,
         constraints,
         planes,
     } = scratch;
-    let walls = snapshot.tile(lanes.polygon[slot]).map_or(&[][..], |tile| {
-        tile.walls_near(lanes.polygon[slot].polygon())
-    });
+    let walls = snapshot
+        .tile(own.polygon)
+        .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
     let reach_m = bounds.speed.radius * config.wall_time_horizon_s;
     let hard_count = wall_constraints(
         walls,

@@ -659,7 +659,6 @@ impl Crowd {
         let mut bodies = std::mem::take(&mut self.avoid_bodies);
         gather_bodies(&self.lanes, &self.neighbour_grid, &mut bodies);
         avoid_pass(
-            &self.lanes,
             &self.neighbour_grid,
             &bodies,
             &self.snapshot,
