@@ -31,8 +31,9 @@ use rayon::prelude::*;
 /// Most neighbours a query keeps.
 pub const NEIGHBOURS_MAX: usize = 64;
 
-/// Agents per parallel work item of the query.
-const QUERY_CHUNK_AGENTS: usize = 256;
+/// Agents per parallel work item of the query (halved with the avoid pass's chunks, for
+/// the same reason: 1,000 agents make eight items, not four).
+const QUERY_CHUNK_AGENTS: usize = 128;
 
 /// Cells per query range before anything is known about the crowd's density (the first
 /// rebuild, and a grid without K).
