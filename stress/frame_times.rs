@@ -68,7 +68,7 @@ fn main() {
 
     let mut controller = KinematicController;
     let mut timed: Vec<(f64, Option<f64>)> = Vec::with_capacity(frames);
-    let mut passes: Vec<[f64; 9]> = Vec::with_capacity(frames);
+    let mut passes: Vec<[f64; 10]> = Vec::with_capacity(frames);
     for _ in 0..frames {
         let cpu = process_cpu_ms();
         let clock = Instant::now();
@@ -88,6 +88,7 @@ fn main() {
                 stats.adopt,
                 stats.follow,
                 stats.slope,
+                stats.neighbours,
                 stats.avoid,
                 stats.movement,
                 stats.separate,
@@ -105,7 +106,16 @@ fn main() {
         walls.last().expect("frames")
     );
     let names = [
-        "ingest", "schedule", "adopt", "follow", "slope", "avoid", "move", "separate", "feedback",
+        "ingest",
+        "schedule",
+        "adopt",
+        "follow",
+        "slope",
+        "neighbours",
+        "avoid",
+        "move",
+        "separate",
+        "feedback",
     ];
     let per_pass: Vec<String> = names
         .iter()

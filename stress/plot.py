@@ -8,10 +8,11 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 out = sys.argv[2]
 n = [float(r["agents"]) for r in rows]
 series_left = {"agents/ms": [float(r["agents_per_ms"]) for r in rows]}
-passes = ["schedule", "follow", "slope", "avoid", "move", "separate", "feedback"]
+passes = ["schedule", "follow", "slope", "neighbours", "avoid", "move", "separate", "feedback"]
 series_right = {"frame (median)": [float(r["ms_per_frame_median"]) for r in rows]}
 for p in passes:
-    series_right[p] = [float(r[p + "_ms"]) for r in rows]
+    if p + "_ms" in rows[0]:
+        series_right[p] = [float(r[p + "_ms"]) for r in rows]
 colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#e377c2", "#7f7f7f"]
 W, H, M = 520, 300, 50
 

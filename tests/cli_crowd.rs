@@ -103,6 +103,7 @@ fn avoidance_cuts_the_overlaps_of_the_shared_dungeon_agents() {
         assert!(report.get(field).is_some(), "{field}");
     }
     assert!(report["pass_ms"]["avoid"].as_f64().unwrap() > 0.0);
+    assert!(report["pass_ms"]["neighbours"].as_f64().unwrap() > 0.0);
     // The starts overlap (the CSV packs them); avoidance spreads them out and keeps them
     // apart: far fewer overlapping pairs than the thousands without it.
     assert!(

@@ -1,6 +1,7 @@
 //! One crowd step: the pass order, written once.
 //!
-//! ingest -> schedule -> adopt -> follow -> slope -> avoid -> move -> separate -> feedback.
+//! ingest -> schedule (with the neighbour grid alongside) -> adopt -> follow -> slope ->
+//! avoid -> move -> separate -> feedback.
 //! Each pass is timed and counted; the parallel ones (follow, slope, avoid, move, separate)
 //! collect their results in slot order. Off-mesh links: the follow pass starts crossings
 //! (agents at a link's entry), the move pass carries crossing agents along their links in
@@ -50,7 +51,10 @@ pub struct StepStats {
     pub follow: PassStats,
     /// Slope limits.
     pub slope: PassStats,
-    /// Local avoidance (the neighbour grid included).
+    /// The neighbour grid and every agent's K nearest (rebuilt alongside the path
+    /// searches, so its time overlaps `schedule`'s).
+    pub neighbours: PassStats,
+    /// Local avoidance (after the neighbour grid).
     pub avoid: PassStats,
     /// Separation of overlapping agents after the move.
     pub separate: PassStats,
@@ -159,22 +163,54 @@ impl Crowd {
 
         let mut finished = Vec::new();
         let snapshot = self.snapshot.clone();
+        // The neighbour grid is rebuilt alongside the path searches: it reads only the
+        // positions the last step left (nothing before the move changes them), the
+        // searches read none of the lanes, and each half's serial stretches (the grid's
+        // counting sort, the searches' opening and their rounds' ends) then leave the
+        // other thread the other half's work instead of nothing.
+        let avoidance = self.config.avoidance;
+        let neighbours = &mut stats.neighbours;
         stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
-            let world = &self.world;
-            let is_current = |job: &Job| {
-                world
-                    .get::<&MoveRequest>(job.entity)
-                    .is_ok_and(|m| m.awaiting && m.request == job.request)
-            };
-            self.scheduler.run(
-                &snapshot,
-                &self.filter,
+            let (scheduler, cache, world, filter) = (
+                &mut self.scheduler,
                 &mut self.cache,
-                self.config.budget,
-                self.frame,
-                &is_current,
-                &mut finished,
+                &self.world,
+                &self.filter,
+            );
+            let (grid, lanes) = (&mut self.neighbour_grid, &self.lanes);
+            let (budget, frame) = (self.config.budget, self.frame);
+            let finished = &mut finished;
+            rayon::join(
+                || {
+                    let is_current = |job: &Job| {
+                        world
+                            .get::<&MoveRequest>(job.entity)
+                            .is_ok_and(|m| m.awaiting && m.request == job.request)
+                    };
+                    scheduler.run(
+                        &snapshot,
+                        filter,
+                        cache,
+                        budget,
+                        frame,
+                        &is_current,
+                        finished,
+                    )
+                },
+                || {
+                    if avoidance.enabled {
+                        timed(neighbours, lanes.len(), || {
+                            grid.rebuild(
+                                [&lanes.position_x, &lanes.position_y, &lanes.position_z],
+                                avoidance.neighbour_range_m,
+                                avoidance.vertical_range_m,
+                                avoidance.neighbours_max,
+                            )
+                        });
+                    }
+                },
             )
+            .0
         });
 
         let count = finished.len();
@@ -645,16 +681,7 @@ impl Crowd {
     /// its request to the controller. Returns how many agents were jammed.
     fn avoid(&mut self, dt: f32) -> u32 {
         let avoidance = self.config.avoidance;
-        self.neighbour_grid.rebuild(
-            [
-                &self.lanes.position_x,
-                &self.lanes.position_y,
-                &self.lanes.position_z,
-            ],
-            avoidance.neighbour_range_m,
-            avoidance.vertical_range_m,
-            avoidance.neighbours_max,
-        );
+        // The grid was rebuilt alongside the path searches, on these same positions.
         let mut velocities = std::mem::take(&mut self.avoid_velocities);
         let mut bodies = std::mem::take(&mut self.avoid_bodies);
         gather_bodies(&self.lanes, &self.neighbour_grid, &mut bodies);
