@@ -16,7 +16,9 @@ use std::time::Instant;
 
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::avoid::{avoid_pass, gather_bodies};
-use waymark::crowd::{AgentParams, Crowd, CrowdConfig, KinematicController, NeighbourGrid};
+use waymark::crowd::{
+    AgentParams, Crowd, CrowdConfig, KinematicController, NeighbourGrid, StepStats,
+};
 use waymark::mesh::NavMesh;
 use waymark::query::{QueryFilter, random_points};
 
@@ -81,21 +83,7 @@ fn main() {
             .map(|(before, after)| after - before);
         timed.push((wall_ms, cpu_ms));
         let stats = crowd.stats();
-        passes.push(
-            [
-                stats.ingest,
-                stats.schedule,
-                stats.adopt,
-                stats.follow,
-                stats.slope,
-                stats.neighbours,
-                stats.avoid,
-                stats.movement,
-                stats.separate,
-                stats.feedback,
-            ]
-            .map(|pass| pass.time_ms),
-        );
+        passes.push(stats.pass_stats().map(|pass| pass.time_ms));
     }
     let mut walls: Vec<f64> = timed.iter().map(|t| t.0).collect();
     let median_ms = median(&mut walls);
@@ -105,18 +93,7 @@ fn main() {
         if avoidance { "on" } else { "off" },
         walls.last().expect("frames")
     );
-    let names = [
-        "ingest",
-        "schedule",
-        "adopt",
-        "follow",
-        "slope",
-        "neighbours",
-        "avoid",
-        "move",
-        "separate",
-        "feedback",
-    ];
+    let names = StepStats::PASS_NAMES;
     let per_pass: Vec<String> = names
         .iter()
         .enumerate()

@@ -653,13 +653,7 @@ mod tests {
             .map(|slot| if slot % 10 == 0 { 3.0 } else { 0.0 })
             .collect();
         grid.rebuild([&x, &y, &z], 7.0, 2.0, 10);
-        for slot in 0..agents {
-            assert_eq!(
-                grid.neighbours_of(slot).collect::<Vec<_>>(),
-                brute_force(&x, &z, slot, 7.0, 10),
-                "slot {slot}"
-            );
-        }
+        assert_same_as_brute_force(&grid, &x, &z);
         let mut pairs = 0;
         grid.for_each_pair_within(2.0, |a, b, distance| {
             assert!(a < b && distance < 2.0);
@@ -691,13 +685,19 @@ mod tests {
             x.swap(agents - 1, agents - 2);
             z.swap(agents - 1, agents - 2);
             grid.rebuild([&x, &y, &z], 7.0, 2.0, 10);
-            for slot in 0..agents {
-                assert_eq!(
-                    grid.neighbours_of(slot).collect::<Vec<_>>(),
-                    brute_force(&x, &z, slot, 7.0, 10),
-                    "slot {slot}"
-                );
-            }
+            assert_same_as_brute_force(&grid, &x, &z);
+        }
+    }
+
+    /// Every agent's neighbours from a grid rebuilt with range 7 m and K = 10 against the
+    /// brute-force answer.
+    fn assert_same_as_brute_force(grid: &NeighbourGrid, x: &[f32], z: &[f32]) {
+        for slot in 0..x.len() {
+            assert_eq!(
+                grid.neighbours_of(slot).collect::<Vec<_>>(),
+                brute_force(x, z, slot, 7.0, 10),
+                "slot {slot}"
+            );
         }
     }
 }

@@ -101,6 +101,39 @@ fn keep_awake(done: &AtomicBool, stepping: Option<usize>) {
     }
 }
 
+impl StepStats {
+    /// The passes' names, in step order, as [`StepStats::pass_stats`] lists them.
+    pub const PASS_NAMES: [&'static str; 10] = [
+        "ingest",
+        "schedule",
+        "adopt",
+        "follow",
+        "slope",
+        "neighbours",
+        "avoid",
+        "move",
+        "separate",
+        "feedback",
+    ];
+
+    /// Every pass's counters, in the order of [`StepStats::PASS_NAMES`] (`neighbours` runs
+    /// alongside `schedule`, so its time lies inside `schedule`'s too).
+    pub fn pass_stats(&self) -> [PassStats; 10] {
+        [
+            self.ingest,
+            self.schedule,
+            self.adopt,
+            self.follow,
+            self.slope,
+            self.neighbours,
+            self.avoid,
+            self.movement,
+            self.separate,
+            self.feedback,
+        ]
+    }
+}
+
 fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let value = run();

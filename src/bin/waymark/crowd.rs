@@ -370,18 +370,8 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             .map_err(|e| CliError::Usage(e.to_string()))?;
         run.frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
         let stats = *run.crowd.stats();
-        run.pass_ms.push([
-            stats.ingest.time_ms,
-            stats.schedule.time_ms,
-            stats.adopt.time_ms,
-            stats.follow.time_ms,
-            stats.slope.time_ms,
-            stats.neighbours.time_ms,
-            stats.avoid.time_ms,
-            stats.movement.time_ms,
-            stats.separate.time_ms,
-            stats.feedback.time_ms,
-        ]);
+        run.pass_ms
+            .push(stats.pass_stats().map(|pass| pass.time_ms));
         run.nodes_expanded_max_frame = run
             .nodes_expanded_max_frame
             .max(stats.scheduler.nodes_expanded);
@@ -429,20 +419,8 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     Ok(run)
 }
 
-/// The step's passes as `pass_ms` names them; `neighbours` (the grid and the K nearest)
-/// runs alongside `schedule`, so its time is inside `schedule`'s wall time too.
-const PASS_NAMES: [&str; 10] = [
-    "ingest",
-    "schedule",
-    "adopt",
-    "follow",
-    "slope",
-    "neighbours",
-    "avoid",
-    "move",
-    "separate",
-    "feedback",
-];
+/// The step's passes as `pass_ms` names them.
+const PASS_NAMES: [&str; 10] = StepStats::PASS_NAMES;
 
 /// Draws the crowd (mesh, corridors, agents, velocities) to an SVG file.
 pub fn write_svg(crowd: &Crowd, path: &Path, caption: &str) -> Result<(), CliError> {
