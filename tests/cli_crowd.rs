@@ -152,3 +152,32 @@ fn bad_crowd_arguments_are_one_line() {
         assert!(stderr.contains(expected), "{stderr}");
     }
 }
+
+#[test]
+fn skipping_the_quality_measurement_leaves_its_fields_null_and_the_timing() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["crowd", "--agents", "300", "--frames", "20", "--json"];
+        args.extend_from_slice(extra);
+        let output = waymark(&args);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    let measured = run(&[]);
+    let skipped = run(&["--skip-quality"]);
+    for field in [
+        "overlap_pairs_per_frame",
+        "max_overlap_m",
+        "off_mesh_agents",
+    ] {
+        assert!(measured[field].is_number(), "{field}: {measured}");
+        assert!(skipped[field].is_null(), "{field}: {skipped}");
+    }
+    assert!(skipped["ms_per_frame_median"].as_f64().unwrap() > 0.0);
+    // Quality is read, never written: the crowd moves the same.
+    assert_eq!(measured["arrivals"], skipped["arrivals"]);
+    assert_eq!(measured["blocked"], skipped["blocked"]);
+}
