@@ -385,11 +385,11 @@ impl NeighbourGrid {
         best.capacity = out.len();
         best.count = 0;
         best.worst = u64::MAX;
-        let hint_m = self
+        let bound_m = self
             .kth_hint_m
             .get(agent.slot as usize)
             .map_or(f32::INFINITY, |&kth| kth * HINT_GROWTH + HINT_MARGIN_M);
-        if !self.first_look(best, hint_m.min(self.range_m)) {
+        if !self.first_look(best, bound_m.min(self.range_m)) {
             best.count = 0;
             best.worst = u64::MAX;
             self.grow_block(best);
@@ -406,9 +406,9 @@ impl NeighbourGrid {
     }
 
     /// The first look: the candidates closer than `bound_m` (at most the range), from the
-    /// cells its disc touches. True, with `best`
-    /// cut to the K nearest, if at least K are inside or the disc is the whole range (an
-    /// agent with fewer than K in range, or without a hint, is answered here too).
+    /// cells its disc touches. True, with `best` cut to the K nearest, if at least K are
+    /// inside or the disc is the whole range (an agent with fewer than K in range, or
+    /// without a hint, is answered here too).
     fn first_look(&self, best: &mut Nearest, bound_m: f32) -> bool {
         let [x, _, z] = best.position;
         // Keys below this one are exactly those closer than the bound.
@@ -430,8 +430,9 @@ impl NeighbourGrid {
         true
     }
 
-    /// The search without a hint: a block of 3 x 3 cells, grown ring by ring until nothing
-    /// outside it can be among the K nearest.
+    /// The search when the first look found fewer than K (the agent's neighbours moved
+    /// away, or the hint was another agent's): a block of 3 x 3 cells, grown ring by ring
+    /// until nothing outside it can be among the K nearest.
     fn grow_block(&self, best: &mut Nearest) {
         let (column, row) = self.cell_of(best.position[0], best.position[2]);
         for block_row in (row - 1).max(0)..=(row + 1).min(self.rows - 1) {
