@@ -1075,6 +1075,12 @@ pub fn separation_pass(
             )
         })
         .unzip();
+    // The widest body: a neighbour farther than the agent's radius plus this cannot touch
+    // it, which is known from the feet alone, without reading the neighbour's record.
+    let widest_m = bodies
+        .par_iter()
+        .map(|body| body.radius)
+        .reduce(|| 0.0, f32::max);
     for _ in 0..SEPARATION_ROUNDS {
         let (feedback_read, feet_read, ends_read) = (&*feedback, &feet, &ends);
         active
@@ -1088,6 +1094,7 @@ pub fn separation_pass(
                     filter,
                     feedback_read,
                     (feet_read, ends_read),
+                    widest_m,
                     index as usize,
                 )
             })
@@ -1139,6 +1146,7 @@ fn separation_move(
     filter: &crate::query::QueryFilter,
     feedback: &[super::StepFeedback],
     (feet, ends): (&[Vec2], &[Vec2]),
+    widest_m: f32,
     index: usize,
 ) -> Option<SeparationMove> {
     let own = &bodies[index];
@@ -1147,9 +1155,13 @@ fn separation_move(
     }
     let here = feet[index];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
+    let could_touch = own.radius + widest_m;
     for &other in grid.neighbours_at(index) {
         let other = other as usize;
         let offset = here - feet[other];
+        if offset.length_squared() >= could_touch * could_touch {
+            continue;
+        }
         let distance = offset.length();
         let reach = (own.radius + bodies[other].radius)
             * give(config.squeeze_fraction, own, &bodies[other]);
