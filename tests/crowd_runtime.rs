@@ -790,3 +790,41 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
         .count();
     assert_eq!(waiting, 0);
 }
+
+#[test]
+fn crowds_stepped_at_once_on_one_pool_all_finish() {
+    use rayon::prelude::*;
+    // A game may step several crowds in parallel on rayon's pool. Each step keeps the pool's
+    // other threads busy while it runs; those keep-awake jobs must never hold a thread that
+    // another crowd's step is waiting on for good. Four crowds, two threads.
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mesh_for_run = dungeon();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let new_crowd = |offset: usize| {
+            let mut crowd = Crowd::new(&mesh_for_run, CrowdConfig::default()).unwrap();
+            for (start, targets) in shared_agents(offset + 300).into_iter().skip(offset) {
+                let agent = crowd
+                    .add_agent(start, AgentParams::DETOUR_REFERENCE)
+                    .unwrap();
+                crowd.request_move(agent, targets[0]).unwrap();
+            }
+            crowd
+        };
+        let mut crowds: Vec<Crowd> = (0..4).map(|i| new_crowd(300 * i)).collect();
+        pool.install(|| {
+            for _ in 0..60 {
+                crowds.par_iter_mut().for_each(|crowd| {
+                    crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+                });
+            }
+        });
+        sender.send(()).unwrap();
+    });
+    receiver
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("every crowd finished its 60 steps (a minute without: a deadlock)");
+}

@@ -79,27 +79,42 @@ pub struct StepStats {
 /// chunks, the moment they are offered) and spins between, rather than sleeping through
 /// the step's serial stretches. On the stepping thread itself (which can pick this job up
 /// while it waits inside a pass) it returns at once: spinning there would stall the step
-/// that sets `done`.
+/// that sets `done`. It also gives up after [`KEEP_AWAKE_IDLE`] without finding work: when
+/// several crowds step at once on one pool, a thread waiting inside one step can pick up
+/// another step's job of this kind, and two such threads could each hold the step the
+/// other's job waits for; with nothing left to run, one of them returns and both go on.
+/// A step's serial stretches are far shorter, so the limit does not cost the waking it
+/// saves. (That interleaving comes from reading how rayon's threads wait; the test that
+/// steps four crowds on two threads has not hung without the limit either.)
 fn keep_awake(done: &AtomicBool, stepping: Option<usize>) {
     if rayon::current_thread_index() == stepping {
         return;
     }
     let mut idle_rounds = 0u32;
+    let mut idle_since = Instant::now();
     while !done.load(Ordering::Acquire) {
         if rayon::yield_now() == Some(rayon::Yield::Executed) {
             idle_rounds = 0;
+            idle_since = Instant::now();
             continue;
         }
         idle_rounds += 1;
         // Now and then the core is offered to the system, so a pool with more threads
-        // than cores does not starve the threads doing the work.
+        // than cores does not starve the threads doing the work; and the idle time is
+        // checked.
         if idle_rounds % 64 == 0 {
+            if idle_since.elapsed() > KEEP_AWAKE_IDLE {
+                return;
+            }
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();
         }
     }
 }
+
+/// How long a keep-awake job spins without finding work before it gives up.
+const KEEP_AWAKE_IDLE: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl StepStats {
     /// The passes' names, in step order, as [`StepStats::pass_stats`] lists them.
