@@ -27,16 +27,20 @@
 //! uses the scalar one (figures in docs/benchmarks.md).
 //!
 //! The pass works in the grid's cell order over one gathered record per agent
-//! ([`AvoidBody`]), so an agent's neighbours are read from nearby memory; its answers go
-//! back to slot order at the end. Agents crossing an off-mesh link do not negotiate: their
+//! ([`AvoidBody`], one cache line: what the agent's neighbours read, plus its own limits
+//! and polygon), so an agent's neighbours are read from nearby memory and the pass reads
+//! no lane by slot; its answers go back to slot order at the end. Agents crossing an off-mesh link do not negotiate: their
 //! neighbours take all of the avoidance against them. Walkers slowed by a neighbour close
 //! ahead may turn right ([`AvoidanceConfig::slow_turn_rad`], off by default).
 //!
 //! After the move, [`separation_pass`] pushes overlapping agents apart along the surface;
-//! [`ContactModel`] says whether it also removes the velocity into the contact.
+//! [`ContactModel`] says whether it also removes the velocity into the contact. A pair that
+//! has stalled may give up to [`AvoidanceConfig::squeeze_fraction`] of its radius sum, in
+//! both passes alike (off by default: it trades overlap for flow).
 //!
-//! Invariants: each agent's result depends only on the lanes, the grid and the mesh, so the
-//! pass runs over chunks of agents in parallel and is the same at any thread count.
+//! Invariants: each agent's result depends only on the gathered bodies, the grid and the
+//! mesh, so the pass runs over chunks of agents in parallel and is the same at any thread
+//! count.
 
 use glam::Vec2;
 use rayon::prelude::*;
