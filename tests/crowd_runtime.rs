@@ -828,3 +828,49 @@ fn crowds_stepped_at_once_on_one_pool_all_finish() {
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("every crowd finished its 60 steps (a minute without: a deadlock)");
 }
+
+#[test]
+fn an_empty_crowd_and_a_crowd_emptied_mid_run_step_without_trouble() {
+    // The grid beside the searches, the keep-awake jobs and the avoid pass all meet zero
+    // agents: a crowd that starts empty, and one whose every agent is removed mid-run.
+    let mesh = strip(4);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut empty = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        for _ in 0..3 {
+            assert!(
+                empty
+                    .step(0.1, &mut KinematicController)
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+        let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        let agents: Vec<_> = (0..3)
+            .map(|i| {
+                let agent = crowd
+                    .add_agent(
+                        Vec3::new(1.0 + 2.0 * i as f32, 0.0, 1.0),
+                        AgentParams::DETOUR_REFERENCE,
+                    )
+                    .unwrap();
+                crowd.request_move(agent, Vec3::new(7.0, 0.0, 1.0)).unwrap();
+                agent
+            })
+            .collect();
+        for _ in 0..3 {
+            crowd.step(0.1, &mut KinematicController).unwrap();
+        }
+        for agent in agents {
+            crowd.remove_agent(agent).unwrap();
+        }
+        for _ in 0..3 {
+            crowd.step(0.1, &mut KinematicController).unwrap();
+        }
+        assert_eq!(crowd.len(), 0);
+        assert_eq!(crowd.neighbour_grid().len(), 0);
+    });
+}
