@@ -29,8 +29,9 @@
 //! The pass works in the grid's cell order over one gathered record per agent
 //! ([`AvoidBody`], one cache line: what the agent's neighbours read, plus its own limits
 //! and polygon), so an agent's neighbours are read from nearby memory and the pass reads
-//! no lane by slot; its answers go back to slot order at the end. Agents crossing an off-mesh link do not negotiate: their
-//! neighbours take all of the avoidance against them. Walkers slowed by a neighbour close
+//! no lane by slot; its answers go back to slot order at the end. Agents crossing an
+//! off-mesh link do not negotiate: their neighbours take all of the avoidance against
+//! them. Walkers slowed by a neighbour close
 //! ahead may turn right ([`AvoidanceConfig::slow_turn_rad`], off by default).
 //!
 //! After the move, [`separation_pass`] pushes overlapping agents apart along the surface;

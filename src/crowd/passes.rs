@@ -78,7 +78,8 @@ pub struct FollowOutput {
     /// arrival tolerance): it may start crossing.
     pub link_ready: bool,
     /// The next point ahead where the slope limit drops and the limit past it, found again
-    /// when the funnel ran (`None`: keep the last one; an infinite speed: no such point).
+    /// when the funnel ran or the cursor moved (`None`: keep the last one; an infinite
+    /// speed: no such point).
     pub slowdown: Option<(Vec2, f32)>,
 }
 
@@ -410,8 +411,9 @@ pub fn follow_pass(
         });
 }
 
-/// Finds the next slow-down point again when the funnel ran, and caps the requested
-/// velocity so the agent is slow enough when it gets there.
+/// Finds the next slow-down point again when the funnel ran or the cursor moved on (a kept
+/// corner can outlast several polygons, and the point is looked for from the cursor), and
+/// caps the requested velocity so the agent is slow enough when it gets there.
 fn slow_down(
     snapshot: &Snapshot,
     lanes: &AgentLanes,
@@ -419,7 +421,7 @@ fn slow_down(
     dt: f32,
     output: &mut FollowOutput,
 ) {
-    if output.refreshed {
+    if output.refreshed || output.cursor != lanes.cursor[slot] {
         let found = lanes.corridor[slot].as_ref().and_then(|corridor| {
             next_slowdown(
                 snapshot,

@@ -70,7 +70,6 @@ pub(crate) enum Outcome {
     NoGoal,
 }
 
-/// A finished job, waiting for adoption.
 /// A search finished in a round, with its corridor built.
 struct Done {
     job: Job,
@@ -78,6 +77,7 @@ struct Done {
     pool: NodePool,
 }
 
+/// A finished job, waiting for adoption.
 pub(crate) struct Finished {
     pub job: Job,
     pub outcome: Outcome,
