@@ -50,7 +50,7 @@ use wide::f32x8;
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
 use super::passes::STALL_S;
-use crate::mesh::Snapshot;
+use crate::mesh::{Snapshot, Wall};
 
 /// Most neighbours one agent can weigh (a bound on [`AvoidanceConfig::neighbours_max`]).
 pub const NEIGHBOURS_CAPACITY: usize = 32;
@@ -708,39 +708,36 @@ fn share(agent: AgentStatus, neighbour: AgentStatus) -> f32 {
 /// reach whose interior is the closest point (an agent beyond a segment's end, going round a
 /// corner of walkable space, is not held back by it). Returns how many were written.
 pub fn wall_constraints(
-    walls: &[[Vec2; 2]],
+    walls: &[Wall],
     position: Vec2,
     reach_m: f32,
     wall_time_horizon_s: f32,
     out: &mut [HalfPlane],
 ) -> usize {
+    // Most segments near an agent do not bind it, which ones do changes from agent to
+    // agent, and a branch on it mispredicted about one segment in seven (eighteen
+    // segments per agent in the city): every segment's half-plane is written to the next
+    // free place, which only advances when the segment counts.
+    let inverse_horizon = 1.0 / wall_time_horizon_s;
     let mut count = 0;
-    for &[start, end] in walls {
+    for wall in walls {
         if count == out.len() {
             break;
         }
-        let edge = end - start;
-        let length_squared = edge.length_squared();
-        if length_squared <= EPSILON * EPSILON {
-            continue;
-        }
-        let t = edge.dot(position - start) / length_squared;
-        if t <= 0.0 || t >= 1.0 {
-            continue;
-        }
-        // Walkable space is where perp_dot(edge, point - start) < 0 (the tile winding).
-        let inward = Vec2::new(edge.y, -edge.x) / length_squared.sqrt();
-        let distance = inward.dot(position - start);
-        if !(-0.01..=reach_m).contains(&distance) {
-            continue; // behind the segment (it faces away), or too far to matter
-        }
-        let distance = distance.max(0.0);
+        let offset = position - wall.start;
+        let along = wall.direction.dot(offset);
+        // Walkable space is where perp_dot(direction, point - start) < 0 (the tile winding).
+        let inward = Vec2::new(wall.direction.y, -wall.direction.x);
+        let distance = inward.dot(offset);
+        // Not beyond an end, not behind the segment (it faces away), not too far to matter.
+        let binding =
+            (along > 0.0) & (along < wall.length_m) & (distance >= -0.01) & (distance <= reach_m);
         // v . inward >= -distance / horizon: close on the segment no faster than that.
         out[count] = HalfPlane {
-            point: -inward * (distance / wall_time_horizon_s),
-            direction: Vec2::new(inward.y, -inward.x),
+            point: -inward * (distance.max(0.0) * inverse_horizon),
+            direction: -wall.direction,
         };
-        count += 1;
+        count += usize::from(binding);
     }
     count
 }
@@ -793,7 +790,11 @@ fn slow_turn(preferred: Vec2, velocity: Vec2, batch: &NeighbourBatch, most_rad: 
 /// The factor on a pair's radius sum: 1, less by up to `squeeze_fraction` as the longer
 /// stall of the two grows to [`STALL_S`]. Avoidance and separation both use it, so a pair
 /// allowed to squeeze past each other is not pushed back apart by the separation pass.
+#[inline]
 fn give(squeeze_fraction: f32, own: &AvoidBody, other: &AvoidBody) -> f32 {
+    if squeeze_fraction == 0.0 {
+        return 1.0; // the default: no stall to read
+    }
     let stall = own.stalled_s.max(other.stalled_s) / STALL_S;
     1.0 - squeeze_fraction * stall.min(1.0)
 }
@@ -974,19 +975,35 @@ pub fn avoid_one(
         &mut planes[..WALLS_CAPACITY],
     );
 
-    batch.count = 0;
-    // Between walkers: the lower id's share, the higher id's (a select, not a branch: the
-    // comparison goes either way at random).
-    let shares = [config.yield_share, 1.0 - config.yield_share];
-    for &other in grid.neighbours_at(index) {
+    // The agent's share against a neighbour, by what the neighbour does: holding still,
+    // walking with a higher id than the agent's, walking with a lower one (between walkers
+    // the lower id takes the yield share). Looked up, not branched on: the neighbour's
+    // status goes either way at random.
+    let shares = if agent_walking {
+        [
+            share(own.status, AgentStatus::Idle),
+            config.yield_share,
+            1.0 - config.yield_share,
+        ]
+    } else {
+        let against_walker = share(own.status, AgentStatus::Moving);
+        [
+            share(own.status, AgentStatus::Idle),
+            against_walker,
+            against_walker,
+        ]
+    };
+    let neighbours = grid.neighbours_at(index);
+    let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
+    for (i, &other) in neighbours[..count].iter().enumerate() {
         let other = &bodies[other as usize];
-        let i = batch.count;
         batch.offset_x[i] = other.position.x - position.x;
         batch.offset_z[i] = other.position.y - position.y;
         // A holding agent answers a walker's intent (its preferred velocity), not its
         // current velocity: a walker stopped against it, wanting through, still makes it
         // step aside, where the current velocities (both zero) would leave both standing.
-        let neighbour_velocity = if !agent_walking && walking(other.status) {
+        let other_walking = walking(other.status);
+        let neighbour_velocity = if !agent_walking & other_walking {
             other.desired
         } else {
             other.velocity
@@ -999,14 +1016,17 @@ pub fn avoid_one(
         // squeezes past at the cost of a bounded overlap instead of standing forever.
         batch.radius_sum[i] =
             (own.radius + other.radius) * give(config.squeeze_fraction, &own, other);
-        batch.share[i] = if walking(own.status) && walking(other.status) {
-            // Between walkers, the lower id gives way (equal shares at 0.5).
-            shares[usize::from(own.entity_bits > other.entity_bits)]
+        let against =
+            usize::from(other_walking) * (1 + usize::from(own.entity_bits > other.entity_bits));
+        // An agent crossing a link is an obstacle on a fixed course: all the avoidance is
+        // the agent's.
+        batch.share[i] = if other.status == AgentStatus::CrossingLink {
+            1.0
         } else {
-            share(own.status, other.status)
+            shares[against]
         };
-        batch.count += 1;
     }
+    batch.count = count;
     let preferred = slow_turn(preferred, velocity, batch, config.slow_turn_rad);
     // The scalar kernel: its `wide` twin computes every case for all eight lanes and
     // measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10
@@ -1068,24 +1088,22 @@ pub fn separation_pass(
     // everyone; later rounds only at the agents that were in contact (most of a crowd
     // touches nobody, and rounds are for settling crushes).
     let mut active: Vec<u32> = (0..grid.len() as u32).collect();
-    // Feet and end velocities as dense arrays: the neighbour reads stay in cache (a
-    // feedback record is ~100 bytes).
-    let (mut feet, mut ends): (Vec<Vec2>, Vec<Vec2>) = (0..grid.len())
+    // Feet (with the body's radius) and end velocities as dense arrays: the neighbour
+    // reads stay in cache (a feedback record is ~100 bytes, a gathered body 64), and
+    // whether two bodies touch is known from the feet alone.
+    let (mut feet, mut ends): (Vec<Foot>, Vec<Vec2>) = (0..grid.len())
         .into_par_iter()
         .map(|index| {
             let step = &feedback[grid.slot_at(index)];
             (
-                Vec2::new(step.foot.x, step.foot.z),
+                Foot {
+                    position: Vec2::new(step.foot.x, step.foot.z),
+                    radius: bodies[index].radius,
+                },
                 Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
             )
         })
         .unzip();
-    // The widest body: a neighbour farther than the agent's radius plus this cannot touch
-    // it, which is known from the feet alone, without reading the neighbour's record.
-    let widest_m = bodies
-        .par_iter()
-        .map(|body| body.radius)
-        .reduce(|| 0.0, f32::max);
     for _ in 0..SEPARATION_ROUNDS {
         let (feedback_read, feet_read, ends_read) = (&*feedback, &feet, &ends);
         active
@@ -1099,7 +1117,6 @@ pub fn separation_pass(
                     filter,
                     feedback_read,
                     (feet_read, ends_read),
-                    widest_m,
                     index as usize,
                 )
             })
@@ -1111,7 +1128,7 @@ pub fn separation_pass(
             };
             let step = &mut feedback[grid.slot_at(index as usize)];
             let at = index as usize;
-            feet[at] = Vec2::new(correction.foot.x, correction.foot.z);
+            feet[at].position = Vec2::new(correction.foot.x, correction.foot.z);
             ends[at] += correction.velocity_change;
             let moved = correction.foot - step.foot;
             step.foot = correction.foot;
@@ -1140,6 +1157,15 @@ pub struct SeparationMove {
     pub velocity_change: Vec2,
 }
 
+/// An agent's foot and body radius, as the separation pass reads its neighbours.
+#[derive(Clone, Copy, Debug)]
+struct Foot {
+    /// (x, z), metres.
+    position: Vec2,
+    /// Radius, metres.
+    radius: f32,
+}
+
 /// One move out of its overlaps, in one separation round, for the agent at `index` in
 /// cell order, if it has any.
 #[allow(clippy::too_many_arguments)]
@@ -1150,8 +1176,7 @@ fn separation_move(
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
     feedback: &[super::StepFeedback],
-    (feet, ends): (&[Vec2], &[Vec2]),
-    widest_m: f32,
+    (feet, ends): (&[Foot], &[Vec2]),
     index: usize,
 ) -> Option<SeparationMove> {
     let own = &bodies[index];
@@ -1160,20 +1185,22 @@ fn separation_move(
     }
     let here = feet[index];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
-    let could_touch = own.radius + widest_m;
     for &other in grid.neighbours_at(index) {
         let other = other as usize;
-        let offset = here - feet[other];
-        if offset.length_squared() >= could_touch * could_touch {
+        let there = feet[other];
+        let offset = here.position - there.position;
+        let reach =
+            (here.radius + there.radius) * give(config.squeeze_fraction, own, &bodies[other]);
+        // Overlapping by more than the slack, tested on squares: most neighbours touch
+        // nobody, so this rarely passes and predicts well, and the square root is taken
+        // only for a contact.
+        let contact_m = reach - SEPARATION_SLACK_M;
+        let distance_squared = offset.length_squared();
+        if !(contact_m > 0.0 && distance_squared < contact_m * contact_m) {
             continue;
         }
-        let distance = offset.length();
-        let reach = (own.radius + bodies[other].radius)
-            * give(config.squeeze_fraction, own, &bodies[other]);
+        let distance = distance_squared.sqrt();
         let overlap = reach - distance;
-        if overlap <= SEPARATION_SLACK_M {
-            continue;
-        }
         // Two feet on the same spot part along a direction fixed by their order.
         let away = if distance > 1e-6 {
             offset / distance
@@ -1329,7 +1356,7 @@ mod tests {
     fn a_wall_ahead_limits_the_closing_speed_and_a_wall_behind_a_corner_does_not() {
         // Wall along z = 0 from x = 0 to 10 walked so walkable space (right of the edge) is
         // z > 0: edge from (10, 0) to (0, 0) has right-hand normal (0, 1).
-        let walls = [[Vec2::new(10.0, 0.0), Vec2::new(0.0, 0.0)]];
+        let walls = [Wall::new(Vec2::new(10.0, 0.0), Vec2::new(0.0, 0.0)).expect("a segment")];
         let mut out = [HalfPlane {
             point: Vec2::ZERO,
             direction: Vec2::X,

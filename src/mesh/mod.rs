@@ -19,5 +19,5 @@ pub use navmesh::{
     Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState, Snapshot,
 };
 pub use poly_ref::{PolyRef, TileGeneration, TileSlot};
-pub use runtime_tile::{Adjacent, RuntimeTile};
+pub use runtime_tile::{Adjacent, RuntimeTile, Wall};
 pub use tile::{DetailSubMesh, PolyFlags, TileData, TileHeader, TilePoly, TileSource};

@@ -84,7 +84,7 @@ pub struct RuntimeTile {
     /// neighbours in this tile, as horizontal (x, z) segments; polygon `p`'s are
     /// `walls[walls_start[p] as usize..walls_start[p + 1] as usize]`. Local avoidance reads
     /// them so it never steers an agent into the boundary.
-    pub walls: Vec<[Vec2; 2]>,
+    pub walls: Vec<Wall>,
     /// Start of each polygon's segments in `walls`, plus the end (length polygons + 1).
     pub walls_start: Vec<u32>,
 }
@@ -103,17 +103,49 @@ pub fn triangle_gradient([a, b, c]: [Vec3; 3]) -> Option<Vec2> {
     ))
 }
 
+/// A boundary segment seen from above, prepared for the avoid pass, which tests every
+/// segment near every agent every frame: its unit direction and length are stored, so a
+/// test is two dot products (no division or square root per agent and segment).
+/// Walkable space lies on the segment's right (`direction.perp_dot(point - start) < 0`,
+/// the tile winding).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wall {
+    /// Start (x, z), metres.
+    pub start: Vec2,
+    /// Unit direction from start to end.
+    pub direction: Vec2,
+    /// Length, metres (positive: degenerate edges are left out).
+    pub length_m: f32,
+}
+
+impl Wall {
+    /// The segment from `start` to `end`, or `None` when it has no length to speak of.
+    pub fn new(start: Vec2, end: Vec2) -> Option<Wall> {
+        let length_m = start.distance(end);
+        (length_m > 1e-5).then(|| Wall {
+            start,
+            direction: (end - start) / length_m,
+            length_m,
+        })
+    }
+
+    /// The end (x, z), metres.
+    pub fn end(&self) -> Vec2 {
+        self.start + self.direction * self.length_m
+    }
+}
+
 /// The boundary edges of every polygon's one-ring in its tile (see `RuntimeTile::walls`).
-fn walls_near_polygons(data: &TileData, corners: &[[Vec3; 6]]) -> (Vec<[Vec2; 2]>, Vec<u32>) {
+fn walls_near_polygons(data: &TileData, corners: &[[Vec3; 6]]) -> (Vec<Wall>, Vec<u32>) {
     let own_walls = |polygon: usize| {
         let tile_polygon = &data.polygons[polygon];
         let count = usize::from(tile_polygon.vertex_count);
         let corners = &corners[polygon];
         (0..count)
             .filter(move |&edge| tile_polygon.neighbours[edge] == TilePoly::NO_NEIGHBOUR)
-            .map(move |edge| {
+            .filter_map(move |edge| {
                 let (a, b) = (corners[edge], corners[(edge + 1) % count]);
-                [Vec2::new(a.x, a.z), Vec2::new(b.x, b.z)]
+                Wall::new(Vec2::new(a.x, a.z), Vec2::new(b.x, b.z))
             })
     };
     let mut walls = Vec::new();
@@ -283,7 +315,7 @@ impl RuntimeTile {
 
     /// Boundary segments (x, z) of the polygon and its neighbours in this tile.
     #[inline]
-    pub fn walls_near(&self, polygon: u16) -> &[[Vec2; 2]] {
+    pub fn walls_near(&self, polygon: u16) -> &[Wall] {
         let index = usize::from(polygon);
         &self.walls[self.walls_start[index] as usize..self.walls_start[index + 1] as usize]
     }
