@@ -1088,22 +1088,24 @@ pub fn separation_pass(
     // everyone; later rounds only at the agents that were in contact (most of a crowd
     // touches nobody, and rounds are for settling crushes).
     let mut active: Vec<u32> = (0..grid.len() as u32).collect();
-    // Feet (with the body's radius) and end velocities as dense arrays: the neighbour
-    // reads stay in cache (a feedback record is ~100 bytes, a gathered body 64), and
-    // whether two bodies touch is known from the feet alone.
-    let (mut feet, mut ends): (Vec<Foot>, Vec<Vec2>) = (0..grid.len())
+    // Feet and end velocities as dense arrays: the neighbour reads stay in cache (a
+    // feedback record is ~100 bytes).
+    let (mut feet, mut ends): (Vec<Vec2>, Vec<Vec2>) = (0..grid.len())
         .into_par_iter()
         .map(|index| {
             let step = &feedback[grid.slot_at(index)];
             (
-                Foot {
-                    position: Vec2::new(step.foot.x, step.foot.z),
-                    radius: bodies[index].radius,
-                },
+                Vec2::new(step.foot.x, step.foot.z),
                 Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
             )
         })
         .unzip();
+    // The widest body: a neighbour farther than the agent's radius plus this cannot touch
+    // it, which is known from the feet alone, without reading the neighbour's record.
+    let widest_m = bodies
+        .par_iter()
+        .map(|body| body.radius)
+        .reduce(|| 0.0, f32::max);
     for _ in 0..SEPARATION_ROUNDS {
         let (feedback_read, feet_read, ends_read) = (&*feedback, &feet, &ends);
         active
@@ -1117,6 +1119,7 @@ pub fn separation_pass(
                     filter,
                     feedback_read,
                     (feet_read, ends_read),
+                    widest_m,
                     index as usize,
                 )
             })
@@ -1128,7 +1131,7 @@ pub fn separation_pass(
             };
             let step = &mut feedback[grid.slot_at(index as usize)];
             let at = index as usize;
-            feet[at].position = Vec2::new(correction.foot.x, correction.foot.z);
+            feet[at] = Vec2::new(correction.foot.x, correction.foot.z);
             ends[at] += correction.velocity_change;
             let moved = correction.foot - step.foot;
             step.foot = correction.foot;
@@ -1157,15 +1160,6 @@ pub struct SeparationMove {
     pub velocity_change: Vec2,
 }
 
-/// An agent's foot and body radius, as the separation pass reads its neighbours.
-#[derive(Clone, Copy, Debug)]
-struct Foot {
-    /// (x, z), metres.
-    position: Vec2,
-    /// Radius, metres.
-    radius: f32,
-}
-
 /// One move out of its overlaps, in one separation round, for the agent at `index` in
 /// cell order, if it has any.
 #[allow(clippy::too_many_arguments)]
@@ -1176,7 +1170,8 @@ fn separation_move(
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
     feedback: &[super::StepFeedback],
-    (feet, ends): (&[Foot], &[Vec2]),
+    (feet, ends): (&[Vec2], &[Vec2]),
+    widest_m: f32,
     index: usize,
 ) -> Option<SeparationMove> {
     let own = &bodies[index];
@@ -1185,22 +1180,20 @@ fn separation_move(
     }
     let here = feet[index];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
+    let could_touch = own.radius + widest_m;
     for &other in grid.neighbours_at(index) {
         let other = other as usize;
-        let there = feet[other];
-        let offset = here.position - there.position;
-        let reach =
-            (here.radius + there.radius) * give(config.squeeze_fraction, own, &bodies[other]);
-        // Overlapping by more than the slack, tested on squares: most neighbours touch
-        // nobody, so this rarely passes and predicts well, and the square root is taken
-        // only for a contact.
-        let contact_m = reach - SEPARATION_SLACK_M;
-        let distance_squared = offset.length_squared();
-        if !(contact_m > 0.0 && distance_squared < contact_m * contact_m) {
+        let offset = here - feet[other];
+        if offset.length_squared() >= could_touch * could_touch {
             continue;
         }
-        let distance = distance_squared.sqrt();
+        let distance = offset.length();
+        let reach = (own.radius + bodies[other].radius)
+            * give(config.squeeze_fraction, own, &bodies[other]);
         let overlap = reach - distance;
+        if overlap <= SEPARATION_SLACK_M {
+            continue;
+        }
         // Two feet on the same spot part along a direction fixed by their order.
         let away = if distance > 1e-6 {
             offset / distance
