@@ -582,17 +582,44 @@ const PRUNED_NETWORKS: [PrunedNetwork; NETWORK_INPUTS + 1] = {
 };
 
 /// Sorts the first `count` (at most 16) of `keys` ascending with [`PRUNED_NETWORKS`]; the
-/// other places come back in no particular order.
+/// other places come back in no particular order. One straight-line function per count
+/// (the network a constant in each), so every compare-exchange has its places built in
+/// rather than read from a table.
 #[inline]
 fn sort_short(keys: &mut [u64; NETWORK_INPUTS], count: usize) {
-    let network = &PRUNED_NETWORKS[count];
-    for &(low, high) in &network.comparators[..network.length] {
+    match count {
+        0 | 1 => {}
+        2 => sort_fixed::<2>(keys),
+        3 => sort_fixed::<3>(keys),
+        4 => sort_fixed::<4>(keys),
+        5 => sort_fixed::<5>(keys),
+        6 => sort_fixed::<6>(keys),
+        7 => sort_fixed::<7>(keys),
+        8 => sort_fixed::<8>(keys),
+        9 => sort_fixed::<9>(keys),
+        10 => sort_fixed::<10>(keys),
+        11 => sort_fixed::<11>(keys),
+        12 => sort_fixed::<12>(keys),
+        13 => sort_fixed::<13>(keys),
+        14 => sort_fixed::<14>(keys),
+        15 => sort_fixed::<15>(keys),
+        _ => sort_fixed::<16>(keys),
+    }
+}
+
+/// [`sort_short`] for `COUNT` keys.
+#[inline(always)]
+fn sort_fixed<const COUNT: usize>(keys: &mut [u64; NETWORK_INPUTS]) {
+    let network = const { PRUNED_NETWORKS[COUNT] };
+    let mut next = 0;
+    while next < network.length {
+        let (low, high) = network.comparators[next];
         let (low, high) = (usize::from(low), usize::from(high));
         let (a, b) = (keys[low], keys[high]);
         keys[low] = a.min(b);
         keys[high] = a.max(b);
+        next += 1;
     }
-    // All sixteen places, in output order: a fixed count, no loop exit to mispredict.
     let placed = *keys;
     for (key, &place) in keys.iter_mut().zip(&network.output) {
         *key = placed[usize::from(place)];
