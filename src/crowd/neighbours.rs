@@ -384,14 +384,14 @@ impl NeighbourGrid {
         best.position = [agent.x, agent.y, agent.z];
         best.capacity = out.len();
         best.count = 0;
-        best.worst = u64::MAX;
+        best.worst = best.range_key();
         let bound_m = self
             .kth_hint_m
             .get(agent.slot as usize)
             .map_or(f32::INFINITY, |&kth| kth * HINT_GROWTH + HINT_MARGIN_M);
         if !self.first_look(best, bound_m.min(self.range_m)) {
             best.count = 0;
-            best.worst = u64::MAX;
+            best.worst = best.range_key();
             self.grow_block(best);
         }
         for (neighbour, &key) in out.iter_mut().zip(&best.keys[..best.count]) {
@@ -481,8 +481,10 @@ struct Nearest {
     /// K.
     capacity: usize,
     count: usize,
-    /// The K-th nearest key at the last cut (`u64::MAX` until K are known): a candidate
-    /// that does not beat it cannot be among the K nearest and is not kept.
+    /// The K-th nearest key at the last cut, or until K are known the key of the query's
+    /// bound (the range, or the first look's disc): a candidate that does not beat it
+    /// cannot be among the K nearest and is not kept. Always at most the range's key, so
+    /// this one comparison also keeps out everything beyond the range.
     worst: u64,
 }
 
@@ -648,20 +650,30 @@ impl Nearest {
     #[inline]
     fn consider_run(&mut self, grid: &NeighbourGrid, run: std::ops::Range<usize>) {
         let [x, y, z] = self.position;
-        let first = run.start as u32;
-        for (other_index, other) in (first..).zip(&grid.sorted[run]) {
-            let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
-            let key = key_of(distance_squared, other_index);
-            let qualifies = (distance_squared < self.range_squared)
-                & (other_index != self.index)
-                & ((other.y - y).abs() < self.vertical_range_m)
-                & (key < self.worst);
-            self.keys[self.count] = key;
-            self.count += usize::from(qualifies);
+        let mut start = run.start;
+        while start < run.end {
+            // Room is made before a piece of the run, not checked per candidate.
             if self.count == CANDIDATES_MAX {
                 self.cut();
             }
+            let end = run.end.min(start + (CANDIDATES_MAX - self.count));
+            for (other_index, other) in (start as u32..).zip(&grid.sorted[start..end]) {
+                let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
+                let key = key_of(distance_squared, other_index);
+                // `worst` is at most the range's key: no separate range test.
+                let qualifies = (key < self.worst)
+                    & (other_index != self.index)
+                    & ((other.y - y).abs() < self.vertical_range_m);
+                self.keys[self.count] = key;
+                self.count += usize::from(qualifies);
+            }
+            start = end;
         }
+    }
+
+    /// The key of the query range: every kept candidate's key is below it.
+    fn range_key(&self) -> u64 {
+        key_of(self.range_squared, 0)
     }
 
     /// Sorts the candidates and keeps the K nearest.
