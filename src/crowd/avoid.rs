@@ -575,54 +575,81 @@ pub fn orca_constraints_scalar(
     out: &mut ConstraintLanes,
 ) {
     for i in 0..batch.count {
-        let (px, pz) = (batch.offset_x[i], batch.offset_z[i]);
-        let (vx, vz) = (batch.relative_velocity_x[i], batch.relative_velocity_z[i]);
-        let radius = batch.radius_sum[i];
-        let distance_squared = px * px + pz * pz;
-        let radius_squared = radius * radius;
-        let colliding = distance_squared <= radius_squared;
-        // w: relative velocity seen from the centre of the truncation circle.
-        let inverse = if colliding {
-            inverse_dt
+        let plane = orca_half_plane(
+            velocity,
+            inverse_horizon,
+            inverse_dt,
+            Vec2::new(batch.offset_x[i], batch.offset_z[i]),
+            Vec2::new(batch.relative_velocity_x[i], batch.relative_velocity_z[i]),
+            batch.radius_sum[i],
+            batch.share[i],
+        );
+        out.point_x[i] = plane.point.x;
+        out.point_z[i] = plane.point.y;
+        out.direction_x[i] = plane.direction.x;
+        out.direction_z[i] = plane.direction.y;
+    }
+}
+
+/// The ORCA half-plane of one neighbour at `offset` (its position minus the agent's),
+/// with `relative_velocity` (the agent's minus the neighbour's), radius sum `radius` and the
+/// agent's `share`: the body of [`orca_constraints_scalar`], which the avoid pass also
+/// calls directly as it reads each neighbour.
+#[inline(always)]
+fn orca_half_plane(
+    velocity: Vec2,
+    inverse_horizon: f32,
+    inverse_dt: f32,
+    offset: Vec2,
+    relative_velocity: Vec2,
+    radius: f32,
+    share: f32,
+) -> HalfPlane {
+    let (px, pz) = (offset.x, offset.y);
+    let (vx, vz) = (relative_velocity.x, relative_velocity.y);
+    let distance_squared = px * px + pz * pz;
+    let radius_squared = radius * radius;
+    let colliding = distance_squared <= radius_squared;
+    // w: relative velocity seen from the centre of the truncation circle.
+    let inverse = if colliding {
+        inverse_dt
+    } else {
+        inverse_horizon
+    };
+    let wx = vx - px * inverse;
+    let wz = vz - pz * inverse;
+    let w_squared = wx * wx + wz * wz;
+    let w_dot_p = wx * px + wz * pz;
+    let on_cutoff = colliding || (w_dot_p < 0.0 && w_dot_p * w_dot_p > radius_squared * w_squared);
+    let (direction_x, direction_z, change_x, change_z);
+    if on_cutoff {
+        // Closest boundary point is on the truncation circle: push out along w.
+        let w_length = w_squared.sqrt().max(LENGTH_FLOOR);
+        let (unit_x, unit_z) = (wx / w_length, wz / w_length);
+        let scale = radius * inverse - w_length;
+        direction_x = unit_z;
+        direction_z = -unit_x;
+        change_x = unit_x * scale;
+        change_z = unit_z * scale;
+    } else {
+        // Closest boundary point is on a leg of the cone: project onto it.
+        let leg = (distance_squared - radius_squared).max(0.0).sqrt();
+        let inverse_distance_squared = 1.0 / distance_squared;
+        let left = px * wz - pz * wx > 0.0;
+        if left {
+            direction_x = (px * leg - pz * radius) * inverse_distance_squared;
+            direction_z = (px * radius + pz * leg) * inverse_distance_squared;
         } else {
-            inverse_horizon
-        };
-        let wx = vx - px * inverse;
-        let wz = vz - pz * inverse;
-        let w_squared = wx * wx + wz * wz;
-        let w_dot_p = wx * px + wz * pz;
-        let on_cutoff =
-            colliding || (w_dot_p < 0.0 && w_dot_p * w_dot_p > radius_squared * w_squared);
-        let (direction_x, direction_z, change_x, change_z);
-        if on_cutoff {
-            // Closest boundary point is on the truncation circle: push out along w.
-            let w_length = w_squared.sqrt().max(LENGTH_FLOOR);
-            let (unit_x, unit_z) = (wx / w_length, wz / w_length);
-            let scale = radius * inverse - w_length;
-            direction_x = unit_z;
-            direction_z = -unit_x;
-            change_x = unit_x * scale;
-            change_z = unit_z * scale;
-        } else {
-            // Closest boundary point is on a leg of the cone: project onto it.
-            let leg = (distance_squared - radius_squared).max(0.0).sqrt();
-            let inverse_distance_squared = 1.0 / distance_squared;
-            let left = px * wz - pz * wx > 0.0;
-            if left {
-                direction_x = (px * leg - pz * radius) * inverse_distance_squared;
-                direction_z = (px * radius + pz * leg) * inverse_distance_squared;
-            } else {
-                direction_x = (-(px * leg) - pz * radius) * inverse_distance_squared;
-                direction_z = (px * radius - pz * leg) * inverse_distance_squared;
-            }
-            let along = vx * direction_x + vz * direction_z;
-            change_x = direction_x * along - vx;
-            change_z = direction_z * along - vz;
+            direction_x = (-(px * leg) - pz * radius) * inverse_distance_squared;
+            direction_z = (px * radius - pz * leg) * inverse_distance_squared;
         }
-        out.point_x[i] = velocity.x + change_x * batch.share[i];
-        out.point_z[i] = velocity.y + change_z * batch.share[i];
-        out.direction_x[i] = direction_x;
-        out.direction_z[i] = direction_z;
+        let along = vx * direction_x + vz * direction_z;
+        change_x = direction_x * along - vx;
+        change_z = direction_z * along - vz;
+    }
+    HalfPlane {
+        point: Vec2::new(velocity.x + change_x * share, velocity.y + change_z * share),
+        direction: Vec2::new(direction_x, direction_z),
     }
 }
 
@@ -767,20 +794,16 @@ fn symmetry_nudge(entity_bits: u64) -> Vec2 {
 const SLOW_TURN_CONTACT_RADII: f32 = 1.5;
 
 /// The preferred velocity of a walker going at `velocity`, turned to the right by up to
-/// `most_rad` in proportion to how much slower than preferred it goes, when a neighbour of
-/// `batch` is close ahead ([`AvoidanceConfig::slow_turn_rad`]).
-fn slow_turn(preferred: Vec2, velocity: Vec2, batch: &NeighbourBatch, most_rad: f32) -> Vec2 {
+/// `most_rad` in proportion to how much slower than preferred it goes, when a neighbour is
+/// `close_ahead` (closer than [`SLOW_TURN_CONTACT_RADII`] radius sums, ahead of the
+/// preferred velocity; [`AvoidanceConfig::slow_turn_rad`]).
+fn slow_turn(preferred: Vec2, velocity: Vec2, close_ahead: bool, most_rad: f32) -> Vec2 {
     let wanted = preferred.length();
     if most_rad == 0.0 || wanted <= EPSILON {
         return preferred;
     }
     let slowness = (1.0 - velocity.length() / wanted).clamp(0.0, 1.0);
-    let blocked = (0..batch.count).any(|i| {
-        let offset = Vec2::new(batch.offset_x[i], batch.offset_z[i]);
-        offset.dot(preferred) > 0.0
-            && offset.length_squared() < (batch.radius_sum[i] * SLOW_TURN_CONTACT_RADII).powi(2)
-    });
-    if slowness > 0.0 && blocked {
+    if slowness > 0.0 && close_ahead {
         Vec2::from_angle(-most_rad * slowness).rotate(preferred)
     } else {
         preferred
@@ -896,20 +919,16 @@ pub fn avoid_pass(
         });
 }
 
-/// Per-agent working memory of the avoid pass, reused across the agents of a chunk (about
-/// 2 KB that would otherwise be zeroed for every agent).
+/// Per-agent working memory of the avoid pass, reused across the agents of a chunk (the
+/// half-plane list, which would otherwise be zeroed for every agent).
 #[derive(Clone, Debug)]
 pub struct AvoidScratch {
-    batch: NeighbourBatch,
-    constraints: ConstraintLanes,
     planes: [HalfPlane; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
 }
 
 impl Default for AvoidScratch {
     fn default() -> Self {
         AvoidScratch {
-            batch: NeighbourBatch::default(),
-            constraints: ConstraintLanes::default(),
             planes: [HalfPlane {
                 point: Vec2::ZERO,
                 direction: Vec2::X,
@@ -958,11 +977,7 @@ pub fn avoid_one(
     let agent_walking = walking(own.status);
     let bounds = VelocityBounds::new(velocity, own.speed_limit, own.acceleration_limit * dt);
 
-    let AvoidScratch {
-        batch,
-        constraints,
-        planes,
-    } = scratch;
+    let AvoidScratch { planes } = scratch;
     let walls = snapshot
         .tile(own.polygon)
         .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
@@ -993,12 +1008,18 @@ pub fn avoid_one(
             against_walker,
         ]
     };
+    // Each neighbour's half-plane is built as it is read (the kernel of
+    // `orca_constraints_scalar`, whose `wide` twin computes every case for all eight lanes
+    // and measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10;
+    // docs/benchmarks.md), straight into the program's list: no lanes in between.
+    let (inverse_horizon, inverse_dt) = (1.0 / config.time_horizon_s, 1.0 / dt);
+    let turning = config.slow_turn_rad != 0.0;
+    let mut close_ahead = false;
     let neighbours = grid.neighbours_at(index);
     let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
-    for (i, &other) in neighbours[..count].iter().enumerate() {
+    for (plane, &other) in planes[hard_count..].iter_mut().zip(&neighbours[..count]) {
         let other = &bodies[other as usize];
-        batch.offset_x[i] = other.position.x - position.x;
-        batch.offset_z[i] = other.position.y - position.y;
+        let offset = other.position - position;
         // A holding agent answers a walker's intent (its preferred velocity), not its
         // current velocity: a walker stopped against it, wanting through, still makes it
         // step aside, where the current velocities (both zero) would leave both standing.
@@ -1008,44 +1029,37 @@ pub fn avoid_one(
         } else {
             other.velocity
         };
-        batch.relative_velocity_x[i] = velocity.x - neighbour_velocity.x;
-        batch.relative_velocity_z[i] = velocity.y - neighbour_velocity.y;
         // A pair that has stalled (two walkers head-on in a corridor too narrow to pass,
         // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
         // with the longer stall, by the squeeze fraction after STALL_S, so the pair
         // squeezes past at the cost of a bounded overlap instead of standing forever.
-        batch.radius_sum[i] =
-            (own.radius + other.radius) * give(config.squeeze_fraction, &own, other);
+        let radius_sum = (own.radius + other.radius) * give(config.squeeze_fraction, &own, other);
         let against =
             usize::from(other_walking) * (1 + usize::from(own.entity_bits > other.entity_bits));
         // An agent crossing a link is an obstacle on a fixed course: all the avoidance is
         // the agent's.
-        batch.share[i] = if other.status == AgentStatus::CrossingLink {
+        let share = if other.status == AgentStatus::CrossingLink {
             1.0
         } else {
             shares[against]
         };
+        if turning {
+            close_ahead |= offset.dot(preferred) > 0.0
+                && offset.length_squared() < (radius_sum * SLOW_TURN_CONTACT_RADII).powi(2);
+        }
+        *plane = orca_half_plane(
+            velocity,
+            inverse_horizon,
+            inverse_dt,
+            offset,
+            velocity - neighbour_velocity,
+            radius_sum,
+            share,
+        );
     }
-    batch.count = count;
-    let preferred = slow_turn(preferred, velocity, batch, config.slow_turn_rad);
-    // The scalar kernel: its `wide` twin computes every case for all eight lanes and
-    // measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10
-    // (docs/benchmarks.md).
-    orca_constraints_scalar(
-        velocity,
-        1.0 / config.time_horizon_s,
-        1.0 / dt,
-        batch,
-        constraints,
-    );
-    for i in 0..batch.count {
-        planes[hard_count + i] = HalfPlane {
-            point: Vec2::new(constraints.point_x[i], constraints.point_z[i]),
-            direction: Vec2::new(constraints.direction_x[i], constraints.direction_z[i]),
-        };
-    }
+    let preferred = slow_turn(preferred, velocity, close_ahead, config.slow_turn_rad);
     solve_velocity(
-        &planes[..hard_count + batch.count],
+        &planes[..hard_count + count],
         hard_count,
         &bounds,
         preferred,
