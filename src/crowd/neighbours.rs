@@ -613,15 +613,26 @@ fn sort_short(keys: &mut [u64; NETWORK_INPUTS], count: usize) {
 #[inline(always)]
 fn sort_fixed<const COUNT: usize>(keys: &mut [u64; NETWORK_INPUTS]) {
     let network = const { PRUNED_NETWORKS[COUNT] };
-    let mut next = 0;
-    while next < network.length {
-        let (low, high) = network.comparators[next];
-        let (low, high) = (usize::from(low), usize::from(high));
-        let (a, b) = (keys[low], keys[high]);
-        keys[low] = a.min(b);
-        keys[high] = a.max(b);
-        next += 1;
+    // Written out comparator by comparator: with the network a constant, each test below
+    // folds away or leaves one compare-exchange at fixed places (LLVM does not unroll a
+    // loop of sixty on its own).
+    macro_rules! compare_exchanges {
+        ($($next:literal)*) => {$(
+            if $next < network.length {
+                let (low, high) = network.comparators[$next];
+                let (low, high) = (usize::from(low), usize::from(high));
+                let (a, b) = (keys[low], keys[high]);
+                keys[low] = a.min(b);
+                keys[high] = a.max(b);
+            }
+        )*};
     }
+    compare_exchanges!(
+        0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
+        30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57
+        58 59
+    );
+    const { assert!(SORTING_NETWORK.len() == 60) };
     let placed = *keys;
     for (key, &place) in keys.iter_mut().zip(&network.output) {
         *key = placed[usize::from(place)];
