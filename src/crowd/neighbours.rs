@@ -668,16 +668,21 @@ impl Nearest {
                 self.cut();
             }
             let end = run.end.min(start + (CANDIDATES_MAX - self.count));
+            // The loop's state in locals: kept in the struct, the count went through memory
+            // on every candidate (a store the next candidate's store waited for) and the
+            // bounds were reloaded after each key written.
+            let (worst, own_index, vertical_m) = (self.worst, self.index, self.vertical_range_m);
+            let mut count = self.count;
             for (other_index, other) in (start as u32..).zip(&grid.sorted[start..end]) {
                 let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
                 let key = key_of(distance_squared, other_index);
                 // `worst` is at most the range's key: no separate range test.
-                let qualifies = (key < self.worst)
-                    & (other_index != self.index)
-                    & ((other.y - y).abs() < self.vertical_range_m);
-                self.keys[self.count] = key;
-                self.count += usize::from(qualifies);
+                let qualifies =
+                    (key < worst) & (other_index != own_index) & ((other.y - y).abs() < vertical_m);
+                self.keys[count] = key;
+                count += usize::from(qualifies);
             }
+            self.count = count;
             start = end;
         }
     }
