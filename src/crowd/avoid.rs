@@ -733,7 +733,8 @@ fn share(agent: AgentStatus, neighbour: AgentStatus) -> f32 {
 
 /// The boundary half-planes of an agent at `position` (x, z): one per segment within
 /// reach whose interior is the closest point (an agent beyond a segment's end, going round a
-/// corner of walkable space, is not held back by it). Returns how many were written.
+/// corner of walkable space, is not held back by it). Writes at most `out.len()` and at
+/// most [`WALLS_CAPACITY`], the first segments in `walls` order; returns how many.
 pub fn wall_constraints(
     walls: &[Wall],
     position: Vec2,
@@ -743,28 +744,36 @@ pub fn wall_constraints(
 ) -> usize {
     // Most segments near an agent do not bind it, which ones do changes from agent to
     // agent, and a branch on it mispredicted about one segment in seven (eighteen
-    // segments per agent in the city): every segment's half-plane is written to the next
-    // free place, which only advances when the segment counts.
-    let inverse_horizon = 1.0 / wall_time_horizon_s;
+    // segments per agent in the city): every segment's index is written to the next free
+    // place, which only advances when the segment binds; the half-planes are built after,
+    // for the few that do.
+    let capacity = out.len().min(WALLS_CAPACITY);
+    let mut binding = [0u32; WALLS_CAPACITY];
     let mut count = 0;
-    for wall in walls {
-        if count == out.len() {
+    for (index, wall) in walls.iter().enumerate() {
+        if count == capacity {
             break;
         }
         let offset = position - wall.start;
         let along = wall.direction.dot(offset);
         // Walkable space is where perp_dot(direction, point - start) < 0 (the tile winding).
-        let inward = Vec2::new(wall.direction.y, -wall.direction.x);
-        let distance = inward.dot(offset);
+        let distance = wall.direction.y * offset.x - wall.direction.x * offset.y;
         // Not beyond an end, not behind the segment (it faces away), not too far to matter.
-        let binding =
+        let binds =
             (along > 0.0) & (along < wall.length_m) & (distance >= -0.01) & (distance <= reach_m);
+        binding[count] = index as u32;
+        count += usize::from(binds);
+    }
+    let inverse_horizon = 1.0 / wall_time_horizon_s;
+    for (plane, &index) in out.iter_mut().zip(&binding[..count]) {
+        let wall = &walls[index as usize];
+        let inward = Vec2::new(wall.direction.y, -wall.direction.x);
+        let distance = inward.dot(position - wall.start);
         // v . inward >= -distance / horizon: close on the segment no faster than that.
-        out[count] = HalfPlane {
+        *plane = HalfPlane {
             point: -inward * (distance.max(0.0) * inverse_horizon),
             direction: -wall.direction,
         };
-        count += usize::from(binding);
     }
     count
 }
