@@ -20,11 +20,13 @@
 //! closest to the preferred velocity; when the neighbours' half-planes leave nothing, a 3-D
 //! fallback minimises the largest violation of them while the boundary stays hard.
 //!
-//! The half-planes over one agent's neighbours come from [`orca_constraints_scalar`]; its
-//! `wide` twin [`orca_constraints_simd`] (eight neighbours at a time, the same operations
-//! in the same order, bit-identical: tested) computes every case for every lane and
-//! measured slower on the default target and no faster on x86-64-v3 at K = 10, so the pass
-//! uses the scalar one (figures in docs/benchmarks.md).
+//! The half-planes over one agent's neighbours come from the scalar kernel
+//! [`orca_constraints_scalar`], whose per-neighbour body the pass calls as it reads each
+//! neighbour (no lanes in between); its `wide` twin [`orca_constraints_simd`] (eight
+//! neighbours at a time, the same operations in the same order, bit-identical: tested)
+//! computes every case for every lane and measured slower on the default target and no
+//! faster on x86-64-v3 at K = 10, so the pass uses the scalar one (figures in
+//! docs/benchmarks.md).
 //!
 //! The pass works in the grid's cell order over one gathered record per agent
 //! ([`AvoidBody`], one cache line: what the agent's neighbours read, plus its own limits
