@@ -526,10 +526,7 @@ fn with_avoidance_two_thousand_agents_step_the_same_at_1_2_and_8_threads() {
 fn same_at_any_thread_count(avoidance: bool) {
     let mesh = dungeon();
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = pool_of(threads);
         pool.install(|| {
             let (crowd, events) = run_shared(&mesh, 2000, 300, avoidance);
             let lanes = crowd.lanes();
@@ -557,10 +554,7 @@ fn same_at_any_thread_count(avoidance: bool) {
 #[test]
 fn keeping_the_workers_awake_changes_nothing_but_time() {
     let mesh = dungeon();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
+    let pool = pool_of(3);
     let run = |awake: bool| {
         let config = CrowdConfig {
             keep_workers_awake: awake,
@@ -800,10 +794,7 @@ fn crowds_stepped_at_once_on_one_pool_all_finish() {
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mesh_for_run = dungeon();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = pool_of(2);
         let new_crowd = |offset: usize| {
             let mut crowd = Crowd::new(&mesh_for_run, CrowdConfig::default()).unwrap();
             for (start, targets) in shared_agents(offset + 300).into_iter().skip(offset) {
@@ -834,10 +825,7 @@ fn an_empty_crowd_and_a_crowd_emptied_mid_run_step_without_trouble() {
     // The grid beside the searches, the keep-awake jobs and the avoid pass all meet zero
     // agents: a crowd that starts empty, and one whose every agent is removed mid-run.
     let mesh = strip(4);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
+    let pool = pool_of(2);
     pool.install(|| {
         let mut empty = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
         for _ in 0..3 {
@@ -873,4 +861,12 @@ fn an_empty_crowd_and_a_crowd_emptied_mid_run_step_without_trouble() {
         assert_eq!(crowd.len(), 0);
         assert_eq!(crowd.neighbour_grid().len(), 0);
     });
+}
+
+/// A rayon pool of `threads` threads, for running a crowd at a chosen thread count.
+fn pool_of(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
 }
