@@ -607,6 +607,10 @@ const PRUNED_NETWORKS: [PrunedNetwork; NETWORK_INPUTS + 1] = {
 /// rather than read from a table.
 #[inline]
 fn sort_short(keys: &mut [u64; NETWORK_INPUTS], count: usize) {
+    debug_assert!(
+        count <= NETWORK_INPUTS,
+        "{count} keys for a 16-input network"
+    );
     match count {
         0 | 1 => {}
         2 => sort_fixed::<2>(keys),
