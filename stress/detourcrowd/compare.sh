@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# waymark against native DetourCrowd on the shared dungeon crowd, run back to back so both
+# see the machine in the same state: issue 6's like-for-like item (full step at >= 10x
+# DetourCrowd's agents/ms with high-quality avoidance, 1,000 agents, --preset recast).
+#
+#   stress/detourcrowd/compare.sh [ROUNDS=5] [N=1000]
+#
+# Each round runs DetourCrowd (avoidance 3, one thread, as in the levels README) and then
+# waymark (`crowd --preset recast --agents-csv`, the machine's two cores), 300 frames at
+# 1/30 s each, and prints both agents/ms (from the median frame) and their ratio; the last
+# line is the median ratio over the rounds.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+rounds="${1:-5}"
+agents="${2:-1000}"
+level="$root/assets/levels/dungeon.obj"
+csv="$root/assets/levels/dungeon_crowd_agents.csv"
+"$root/stress/detourcrowd/native/build.sh" > /dev/null
+(cd "$root" && cargo build --release --quiet)
+reference="$root/target/detourcrowd/crowd_reference"
+waymark="$root/target/release/waymark"
+
+ratios=()
+printf 'round  detourcrowd_agents_per_ms  waymark_agents_per_ms  ratio\n'
+for round in $(seq 1 "$rounds"); do
+    detour=$("$reference" "$level" "$csv" "$agents" 3 | python3 -c 'import json,sys; print(json.load(sys.stdin)["agents_per_ms"])')
+    ours=$("$waymark" crowd "$level" --preset recast --agents-csv "$csv" --agents "$agents" --json --skip-quality 2>/dev/null \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["agents_per_ms"])')
+    ratio=$(python3 -c "print(f'{$ours / $detour:.2f}')")
+    ratios+=("$ratio")
+    printf '%5d  %25.1f  %21.1f  %5s\n' "$round" "$detour" "$ours" "$ratio"
+done
+python3 -c "import statistics,sys; print(f'median ratio over {len(sys.argv)-1} rounds: {statistics.median(map(float, sys.argv[1:])):.2f}')" "${ratios[@]}"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds DetourCrowd's reference run (crowd_reference.cpp) natively with g++ -O2, the
+# levels README's build, into target/detourcrowd/crowd_reference.
+#
+# Recast's C++ sources (zlib licence) come from RECAST_SOURCE if set (a recastnavigation
+# checkout), otherwise from the recastnavigation-sys crate, which vendors them: it is
+# fetched into cargo's registry on first use (crates.io is reachable where the packages
+# are), never built as Rust and never a dependency of waymark.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+crate="recastnavigation-sys"
+version="1.0.3"
+
+find_source() {
+    local registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+    ls -d "$registry"/*/"$crate-$version"/recastnavigation 2>/dev/null | head -n 1
+}
+
+source="${RECAST_SOURCE:-}"
+if [[ -z "$source" ]]; then
+    source="$(find_source)"
+    if [[ -z "$source" ]]; then
+        fetch="$(mktemp -d)"
+        mkdir -p "$fetch/src"
+        printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n%s = "=%s"\n' \
+            "$crate" "$version" > "$fetch/Cargo.toml"
+        echo 'fn main() {}' > "$fetch/src/main.rs"
+        (cd "$fetch" && cargo fetch --quiet)
+        rm -rf "$fetch"
+        source="$(find_source)"
+    fi
+fi
+if [[ ! -d "$source/DetourCrowd" ]]; then
+    echo "no Recast sources at '$source' (set RECAST_SOURCE to a recastnavigation checkout)" >&2
+    exit 1
+fi
+
+out="$root/target/detourcrowd"
+mkdir -p "$out"
+g++ -O2 -std=c++17 -w \
+    -I"$source/Recast/Include" -I"$source/Detour/Include" -I"$source/DetourCrowd/Include" \
+    "$here/crowd_reference.cpp" \
+    "$source"/Recast/Source/*.cpp "$source"/Detour/Source/*.cpp "$source"/DetourCrowd/Source/*.cpp \
+    -o "$out/crowd_reference"
+echo "$out/crowd_reference (Recast sources: $source)"
