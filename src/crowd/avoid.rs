@@ -1098,8 +1098,11 @@ const SEPARATION_FACTOR: f32 = 1.0;
 /// (vAverage).
 ///
 /// `grid` holds the neighbours found at the start of the step (agents move a fraction of
-/// the neighbour range in one step). Each round reads the feedback as the last round left
-/// it and writes after, so the pass is the same at any thread count.
+/// the neighbour range in one step). The rounds work on the agents' feet, polygons and end
+/// velocities copied into the grid's cell order (`scratch`), where an agent's neighbours
+/// lie close by, and the feedback records (a hundred bytes each, in slot order) are read
+/// once and written once, at the end. Each round reads the state the last round left and
+/// writes after, so the pass is the same at any thread count.
 pub fn separation_pass(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
@@ -1107,32 +1110,45 @@ pub fn separation_pass(
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
     feedback: &mut [super::StepFeedback],
-    corrected: &mut Vec<Option<SeparationMove>>,
+    scratch: &mut SeparationScratch,
 ) {
-    // Everything in the grid's cell order, like the avoid pass. The first round looks at
-    // everyone; later rounds only at the agents that were in contact (most of a crowd
-    // touches nobody, and rounds are for settling crushes).
-    let mut active: Vec<u32> = (0..grid.len() as u32).collect();
-    // Feet and end velocities as dense arrays: the neighbour reads stay in cache (a
-    // feedback record is ~100 bytes).
-    let (mut feet, mut ends): (Vec<Vec2>, Vec<Vec2>) = (0..grid.len())
+    let SeparationScratch {
+        agents,
+        feet,
+        moved,
+        active,
+        still,
+        moves,
+    } = scratch;
+    let feedback_read = &*feedback;
+    (0..grid.len())
         .into_par_iter()
         .map(|index| {
-            let step = &feedback[grid.slot_at(index)];
-            (
-                Vec2::new(step.foot.x, step.foot.z),
-                Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
-            )
+            let step = &feedback_read[grid.slot_at(index)];
+            SeparationAgent {
+                foot: step.foot,
+                polygon: step.polygon,
+                end: Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
+            }
         })
-        .unzip();
+        .collect_into_vec(agents);
+    feet.clear();
+    feet.extend(
+        agents
+            .iter()
+            .map(|agent| Vec2::new(agent.foot.x, agent.foot.z)),
+    );
+    moved.clear();
+    moved.resize(grid.len(), false);
+    // The first round looks at everyone; later rounds only at the agents that were in
+    // contact (most of a crowd touches nobody, and rounds are for settling crushes).
+    active.clear();
+    active.extend(0..grid.len() as u32);
     // The widest body: a neighbour farther than the agent's radius plus this cannot touch
     // it, which is known from the feet alone, without reading the neighbour's record.
-    let widest_m = bodies
-        .par_iter()
-        .map(|body| body.radius)
-        .reduce(|| 0.0, f32::max);
+    let widest_m = bodies.iter().map(|body| body.radius).fold(0.0, f32::max);
     for _ in 0..SEPARATION_ROUNDS {
-        let (feedback_read, feet_read, ends_read) = (&*feedback, &feet, &ends);
+        let (agents_read, feet_read) = (&*agents, &*feet);
         active
             .par_iter()
             .map(|&index| {
@@ -1142,36 +1158,74 @@ pub fn separation_pass(
                     config,
                     snapshot,
                     filter,
-                    feedback_read,
-                    (feet_read, ends_read),
+                    (agents_read, feet_read),
                     widest_m,
                     index as usize,
                 )
             })
-            .collect_into_vec(corrected);
-        let mut still = Vec::new();
-        for (&index, correction) in active.iter().zip(corrected.iter()) {
+            .collect_into_vec(moves);
+        still.clear();
+        for (&index, correction) in active.iter().zip(moves.iter()) {
             let Some(correction) = *correction else {
                 continue;
             };
-            let step = &mut feedback[grid.slot_at(index as usize)];
             let at = index as usize;
+            let agent = &mut agents[at];
+            agent.foot = correction.foot;
+            agent.polygon = correction.polygon;
+            agent.end += correction.velocity_change;
             feet[at] = Vec2::new(correction.foot.x, correction.foot.z);
-            ends[at] += correction.velocity_change;
-            let moved = correction.foot - step.foot;
-            step.foot = correction.foot;
-            step.polygon = correction.polygon;
-            step.displacement += moved;
-            step.displacement_correction += moved;
-            step.velocity_world_end.x = ends[at].x;
-            step.velocity_world_end.z = ends[at].y;
+            moved[at] = true;
             still.push(index);
         }
         if still.is_empty() {
             break;
         }
-        active = still;
+        std::mem::swap(active, still);
     }
+    let (agents, moved) = (&*agents, &*moved);
+    feedback
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(slot, step)| {
+            let Some(index) = grid.index_of_slot(slot).filter(|&index| moved[index]) else {
+                return;
+            };
+            let agent = &agents[index];
+            let shift = agent.foot - step.foot;
+            step.foot = agent.foot;
+            step.polygon = agent.polygon;
+            step.displacement += shift;
+            step.displacement_correction += shift;
+            step.velocity_world_end.x = agent.end.x;
+            step.velocity_world_end.z = agent.end.y;
+        });
+}
+
+/// The separation pass's working state, kept by the crowd between steps so its buffers
+/// are reused: per agent in cell order, what the rounds read and move.
+#[derive(Clone, Debug, Default)]
+pub struct SeparationScratch {
+    /// Foot, polygon and end velocity, as the last round left them.
+    agents: Vec<SeparationAgent>,
+    /// The feet seen from above: what a neighbour reads, packed (8 bytes an agent).
+    feet: Vec<Vec2>,
+    /// Whether a round has moved the agent (its feedback is rewritten at the end).
+    moved: Vec<bool>,
+    /// The agents a round looks at, and the ones it moved (the next round's).
+    active: Vec<u32>,
+    still: Vec<u32>,
+    /// A round's answers, one per active agent.
+    moves: Vec<Option<SeparationMove>>,
+}
+
+/// One agent's state in the separation rounds.
+#[derive(Clone, Copy, Debug)]
+struct SeparationAgent {
+    foot: glam::Vec3,
+    polygon: crate::mesh::PolyRef,
+    /// Horizontal end velocity, m/s.
+    end: Vec2,
 }
 
 /// One agent's correction in a separation round.
@@ -1194,8 +1248,7 @@ fn separation_move(
     config: &AvoidanceConfig,
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
-    feedback: &[super::StepFeedback],
-    (feet, ends): (&[Vec2], &[Vec2]),
+    (agents, feet): (&[SeparationAgent], &[Vec2]),
     widest_m: f32,
     index: usize,
 ) -> Option<SeparationMove> {
@@ -1240,18 +1293,18 @@ fn separation_move(
         return None;
     }
     let push = push * (SEPARATION_FACTOR / contacts as f32);
+    let agent = &agents[index];
     // An inelastic contact: the end velocity keeps nothing that drives back into the
     // agents it was pushed away from.
     let velocity_change = match config.contact {
         ContactModel::Slide => Vec2::ZERO,
         ContactModel::Inelastic => {
             let normal = push.normalize_or_zero();
-            -normal * ends[index].dot(normal).min(0.0)
+            -normal * agent.end.dot(normal).min(0.0)
         }
     };
-    let step = &feedback[grid.slot_at(index)];
-    let target = step.foot + glam::Vec3::new(push.x, 0.0, push.y);
-    super::move_foot(snapshot, filter, step.polygon, step.foot, target).map(|(foot, polygon)| {
+    let target = agent.foot + glam::Vec3::new(push.x, 0.0, push.y);
+    super::move_foot(snapshot, filter, agent.polygon, agent.foot, target).map(|(foot, polygon)| {
         SeparationMove {
             foot,
             polygon,

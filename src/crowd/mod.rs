@@ -331,7 +331,7 @@ pub struct Crowd {
     neighbour_grid: NeighbourGrid,
     avoid_velocities: Vec<avoid::Solved>,
     avoid_bodies: Vec<avoid::AvoidBody>,
-    separation_moves: Vec<Option<avoid::SeparationMove>>,
+    separation_scratch: avoid::SeparationScratch,
 }
 
 impl Crowd {
@@ -362,7 +362,7 @@ impl Crowd {
             neighbour_grid: NeighbourGrid::default(),
             avoid_velocities: Vec::new(),
             avoid_bodies: Vec::new(),
-            separation_moves: Vec::new(),
+            separation_scratch: avoid::SeparationScratch::default(),
         })
     }
 

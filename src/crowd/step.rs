@@ -287,7 +287,7 @@ impl Crowd {
         });
         self.advance_crossings(&mut feedback, dt, &mut events);
         if self.config.avoidance.enabled && self.config.avoidance.separation {
-            let mut corrected = std::mem::take(&mut self.separation_moves);
+            let mut scratch = std::mem::take(&mut self.separation_scratch);
             timed(&mut stats.separate, agents, || {
                 separation_pass(
                     &self.neighbour_grid,
@@ -296,10 +296,10 @@ impl Crowd {
                     &snapshot,
                     &self.filter,
                     &mut feedback,
-                    &mut corrected,
+                    &mut scratch,
                 )
             });
-            self.separation_moves = corrected;
+            self.separation_scratch = scratch;
         }
         timed(&mut stats.feedback, agents, || {
             self.feedback(&feedback, &mut events)
