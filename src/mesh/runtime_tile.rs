@@ -2,6 +2,7 @@
 //! tile-border edges sorted by side.
 
 use glam::{Vec2, Vec3};
+use wide::f32x8;
 
 use super::tile::{TileData, TilePoly};
 use crate::geom::Aabb;
@@ -64,11 +65,17 @@ pub struct RuntimeTile {
     pub border: [Vec<BorderEdge>; 4],
     /// Corners of each polygon (the first `vertex_count` are used), metres.
     pub corners: Vec<[Vec3; 6]>,
+    /// Per polygon, its edges as eight lanes for [`RuntimeTile::contains_xz`].
+    edge_lanes: Vec<EdgeLanes>,
     /// Detail triangles of all polygons, metres; polygon `p`'s are
     /// `detail[detail_ranges[p].0 as usize..detail_ranges[p].1 as usize]`.
     pub detail: Vec<[Vec3; 3]>,
     /// Range of each polygon's triangles in `detail`.
     pub detail_ranges: Vec<(u32, u32)>,
+    /// The detail triangles prepared for [`RuntimeTile::height_at`] (those with area seen
+    /// from above), and each polygon's range of them.
+    height_triangles: Vec<HeightTriangle>,
+    height_ranges: Vec<(u32, u32)>,
     /// Crossable edges of all polygons; polygon `p`'s are
     /// `adjacency[adjacency_start[p] as usize..adjacency_start[p + 1] as usize]`.
     pub adjacency: Vec<Adjacent>,
@@ -87,6 +94,94 @@ pub struct RuntimeTile {
     pub walls: Vec<Wall>,
     /// Start of each polygon's segments in `walls`, plus the end (length polygons + 1).
     pub walls_start: Vec<u32>,
+}
+
+/// A polygon's edges for the point-over-polygon test, one edge per lane: its start and
+/// its vector (end - start), seen from above. A polygon has at most six corners; the spare
+/// lanes hold a zero edge at the origin, whose side value is 0 for every finite point, so
+/// they always pass. The test is then one `wide` pass with no loop and no branch per edge
+/// (the crowd runs it for every agent moved, several times a step), and each lane computes
+/// exactly what the edge-by-edge test did, so the answers are the same to the bit.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(32))]
+struct EdgeLanes {
+    start_x: [f32; 8],
+    start_z: [f32; 8],
+    edge_x: [f32; 8],
+    edge_z: [f32; 8],
+}
+
+impl EdgeLanes {
+    fn new(corners: &[Vec3]) -> EdgeLanes {
+        let mut lanes = EdgeLanes::default();
+        for (edge, &start) in corners.iter().enumerate() {
+            let end = corners[(edge + 1) % corners.len()];
+            lanes.start_x[edge] = start.x;
+            lanes.start_z[edge] = start.z;
+            lanes.edge_x[edge] = end.x - start.x;
+            lanes.edge_z[edge] = end.z - start.z;
+        }
+        lanes
+    }
+
+    /// Whether `point` is on the inner side of every edge (the edge's perp-dot with the
+    /// point at most 1e-6; a NaN side fails).
+    #[inline]
+    fn contains(&self, point: Vec2) -> bool {
+        let (x, z) = (f32x8::splat(point.x), f32x8::splat(point.y));
+        let side = f32x8::from(self.edge_x) * (z - f32x8::from(self.start_z))
+            - f32x8::from(self.edge_z) * (x - f32x8::from(self.start_x));
+        side.simd_le(f32x8::splat(1e-6)).all()
+    }
+}
+
+/// A detail triangle prepared for height lookups: the barycentric weights of its second
+/// and third corners are linear in the point's offset from the first, so their gradients
+/// are stored (divided by the area once, here, rather than per lookup) with the corners'
+/// heights. Working from the first corner, not the world origin, keeps the weights as
+/// precise as the triangle is small.
+#[derive(Clone, Copy, Debug)]
+struct HeightTriangle {
+    /// The first corner, seen from above.
+    origin: Vec2,
+    /// d(weight)/d(x, z) of the second and third corners.
+    second_gradient: Vec2,
+    third_gradient: Vec2,
+    /// The corners' heights, metres.
+    heights: [f32; 3],
+}
+
+impl HeightTriangle {
+    /// `None` for a triangle without area seen from above (a vertical one has no height to
+    /// give at a point).
+    fn new([a, b, c]: [Vec3; 3]) -> Option<HeightTriangle> {
+        let (to_b, to_c) = (
+            Vec2::new(b.x - a.x, b.z - a.z),
+            Vec2::new(c.x - a.x, c.z - a.z),
+        );
+        let area = to_b.perp_dot(to_c);
+        if area.abs() < 1e-12 {
+            return None;
+        }
+        Some(HeightTriangle {
+            origin: Vec2::new(a.x, a.z),
+            // weight_b = (d x to_c) / area, weight_c = (to_b x d) / area, d = point - a.
+            second_gradient: Vec2::new(to_c.y, -to_c.x) / area,
+            third_gradient: Vec2::new(-to_b.y, to_b.x) / area,
+            heights: [a.y, b.y, c.y],
+        })
+    }
+
+    /// The point's barycentric weights (first, second, third corner); negative outside.
+    #[inline]
+    fn weights(&self, point: Vec2) -> (f32, f32, f32) {
+        let offset = point - self.origin;
+        let (second, third) = (
+            offset.dot(self.second_gradient),
+            offset.dot(self.third_gradient),
+        );
+        (1.0 - second - third, second, third)
+    }
 }
 
 /// Height gradient (dh/dx, dh/dz) of the plane through a triangle; `None` when the triangle
@@ -212,6 +307,12 @@ impl RuntimeTile {
                 corners
             })
             .collect();
+        let edge_lanes = data
+            .polygons
+            .iter()
+            .zip(&corners)
+            .map(|(polygon, corners)| EdgeLanes::new(&corners[..usize::from(polygon.vertex_count)]))
+            .collect();
         let mut detail = Vec::with_capacity(data.detail_triangles.len());
         let mut detail_ranges = Vec::with_capacity(data.polygons.len());
         for p in 0..data.polygons.len() {
@@ -219,6 +320,19 @@ impl RuntimeTile {
             detail.extend(data.detail_triangles_of(p));
             detail_ranges.push((first, detail.len() as u32));
         }
+        let mut height_triangles = Vec::with_capacity(detail.len());
+        let height_ranges = detail_ranges
+            .iter()
+            .map(|&(first, end)| {
+                let start = height_triangles.len() as u32;
+                height_triangles.extend(
+                    detail[first as usize..end as usize]
+                        .iter()
+                        .filter_map(|&triangle| HeightTriangle::new(triangle)),
+                );
+                (start, height_triangles.len() as u32)
+            })
+            .collect();
         let mut adjacency = Vec::new();
         let mut adjacency_start = Vec::with_capacity(data.polygons.len() + 1);
         for (polygon, corners) in data.polygons.iter().zip(&corners) {
@@ -271,8 +385,11 @@ impl RuntimeTile {
             bvh,
             border,
             corners,
+            edge_lanes,
             detail,
             detail_ranges,
+            height_triangles,
+            height_ranges,
             adjacency,
             adjacency_start,
             uniform_gradient,
@@ -337,25 +454,16 @@ impl RuntimeTile {
                 + gradient.x * (point.x - corner.x)
                 + gradient.y * (point.y - corner.z);
         }
+        let (first, end) = self.height_ranges[polygon as usize];
         let mut best = (f32::INFINITY, 0.0f32);
-        for &[a, b, c] in self.detail_triangles(polygon) {
-            let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
-            let (a2, b2, c2) = (
-                Vec2::new(a.x, a.z),
-                Vec2::new(b.x, b.z),
-                Vec2::new(c.x, c.z),
-            );
-            let area = turn(a2, b2, c2);
-            if area.abs() < 1e-12 {
-                continue;
-            }
-            let (wa, wb) = (turn(point, b2, c2) / area, turn(a2, point, c2) / area);
-            let wc = 1.0 - wa - wb;
+        for triangle in &self.height_triangles[first as usize..end as usize] {
+            let (wa, wb, wc) = triangle.weights(point);
             let outside = (-wa).max(-wb).max(-wc).max(0.0);
             if outside < best.0 {
                 let (wa, wb, wc) = (wa.clamp(0.0, 1.0), wb.clamp(0.0, 1.0), wc.clamp(0.0, 1.0));
                 let sum = (wa + wb + wc).max(1e-12);
-                best = (outside, (wa * a.y + wb * b.y + wc * c.y) / sum);
+                let [ha, hb, hc] = triangle.heights;
+                best = (outside, (wa * ha + wb * hb + wc * hc) / sum);
                 if outside == 0.0 {
                     break;
                 }
@@ -365,15 +473,10 @@ impl RuntimeTile {
     }
 
     /// Whether the horizontal point (x, z) lies over the polygon (its edges included, with
-    /// 1e-6 of slack for points computed on an edge).
+    /// 1e-6 of slack for points computed on an edge). A NaN point lies over nothing.
     #[inline]
     pub fn contains_xz(&self, polygon: u16, point: Vec2) -> bool {
-        let count = usize::from(self.data.polygons[polygon as usize].vertex_count);
-        let corners = &self.corners[polygon as usize];
-        (0..count).all(|i| {
-            let (a, b) = (corners[i], corners[if i + 1 == count { 0 } else { i + 1 }]);
-            Vec2::new(b.x - a.x, b.z - a.z).perp_dot(point - Vec2::new(a.x, a.z)) <= 1e-6
-        })
+        self.edge_lanes[polygon as usize].contains(point)
     }
 
     /// Closest point on the polygon to `point`, with the height of the detail surface, and
@@ -471,5 +574,97 @@ mod tests {
             |_| visited += 1,
         );
         assert_eq!(visited, 0);
+    }
+
+    /// The edge-by-edge test the lanes replace, written out.
+    fn contains_edge_by_edge(corners: &[Vec3], point: Vec2) -> bool {
+        (0..corners.len()).all(|i| {
+            let (a, b) = (corners[i], corners[(i + 1) % corners.len()]);
+            Vec2::new(b.x - a.x, b.z - a.z).perp_dot(point - Vec2::new(a.x, a.z)) <= 1e-6
+        })
+    }
+
+    #[test]
+    fn the_edge_lanes_answer_as_the_edge_by_edge_test() {
+        let mut random = crate::geom::SplitMix64::new(5);
+        let mut value = |scale: f32| (random.next_f32() * 2.0 - 1.0) * scale;
+        let (mut inside, mut outside) = (0, 0);
+        for round in 0..2_000 {
+            // A convex polygon of 3 to 6 corners, clockwise seen from above (walkable on
+            // the right of each edge, as baked), around a random centre.
+            let count = 3 + round % 4;
+            let centre = Vec3::new(value(50.0), value(5.0), value(50.0));
+            let radius = 0.5 + value(4.0).abs();
+            let corners: Vec<Vec3> = (0..count)
+                .map(|i| {
+                    let angle = -(i as f32) * std::f32::consts::TAU / count as f32;
+                    centre + Vec3::new(angle.cos(), 0.0, angle.sin()) * radius
+                })
+                .collect();
+            let lanes = EdgeLanes::new(&corners);
+            for probe in 0..16 {
+                // Points around the polygon, and points computed on its edges and corners.
+                let point = if probe < 12 {
+                    Vec2::new(centre.x, centre.z) + Vec2::new(value(1.5), value(1.5)) * radius
+                } else {
+                    let (a, b) = (corners[probe % count], corners[(probe + 1) % count]);
+                    let t = [0.0, 0.5, 1.0, value(1.0).abs()][probe % 4];
+                    let on = a + (b - a) * t;
+                    Vec2::new(on.x, on.z)
+                };
+                let expected = contains_edge_by_edge(&corners, point);
+                assert_eq!(
+                    lanes.contains(point),
+                    expected,
+                    "round {round} probe {probe}"
+                );
+                if expected {
+                    inside += 1;
+                } else {
+                    outside += 1;
+                }
+            }
+            assert!(!lanes.contains(Vec2::new(f32::NAN, centre.z)));
+        }
+        // Both answers were exercised, many times.
+        assert!(
+            inside > 5_000 && outside > 5_000,
+            "{inside} inside, {outside} outside"
+        );
+    }
+
+    #[test]
+    fn prepared_height_triangles_weigh_points_as_the_signed_areas_do() {
+        let mut random = crate::geom::SplitMix64::new(9);
+        let mut value = |scale: f32| (random.next_f32() * 2.0 - 1.0) * scale;
+        let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
+        for round in 0..5_000 {
+            // Triangles a few metres across, far from the origin as in a large level.
+            let centre = Vec3::new(value(500.0), value(20.0), value(500.0));
+            let corner = |v: &mut dyn FnMut(f32) -> f32| centre + Vec3::new(v(3.0), v(1.0), v(3.0));
+            let (a, b, c) = (corner(&mut value), corner(&mut value), corner(&mut value));
+            let flat = |v: Vec3| Vec2::new(v.x, v.z);
+            let area = turn(flat(a), flat(b), flat(c));
+            let Some(triangle) = HeightTriangle::new([a, b, c]) else {
+                assert!(area.abs() < 1e-12, "round {round}: area {area} refused");
+                continue;
+            };
+            let point = flat(centre) + Vec2::new(value(4.0), value(4.0));
+            let (wa, wb, wc) = triangle.weights(point);
+            let expected = (
+                turn(point, flat(b), flat(c)) / area,
+                turn(flat(a), point, flat(c)) / area,
+                turn(flat(a), flat(b), point) / area,
+            );
+            // Relative to the weights' scale (a thin triangle has large weights off it).
+            let scale = 1.0 + expected.0.abs().max(expected.1.abs()).max(expected.2.abs());
+            for (got, want) in [(wa, expected.0), (wb, expected.1), (wc, expected.2)] {
+                assert!(
+                    (got - want).abs() <= 1e-3 * scale,
+                    "round {round}: {got} vs {want}"
+                );
+            }
+            assert!((wa + wb + wc - 1.0).abs() <= 1e-5 * scale);
+        }
     }
 }
