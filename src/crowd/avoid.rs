@@ -1127,6 +1127,7 @@ pub fn separation_pass(
             let step = &feedback_read[grid.slot_at(index)];
             SeparationAgent {
                 foot: step.foot,
+                height_stale: false,
                 polygon: step.polygon,
                 end: Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
             }
@@ -1172,6 +1173,7 @@ pub fn separation_pass(
             let at = index as usize;
             let agent = &mut agents[at];
             agent.foot = correction.foot;
+            agent.height_stale = correction.height_stale;
             agent.polygon = correction.polygon;
             agent.end += correction.velocity_change;
             feet[at] = Vec2::new(correction.foot.x, correction.foot.z);
@@ -1192,8 +1194,14 @@ pub fn separation_pass(
                 return;
             };
             let agent = &agents[index];
-            let shift = agent.foot - step.foot;
-            step.foot = agent.foot;
+            let mut foot = agent.foot;
+            if agent.height_stale {
+                if let Some(tile) = snapshot.tile(agent.polygon) {
+                    foot.y = tile.height_at(agent.polygon.polygon(), Vec2::new(foot.x, foot.z));
+                }
+            }
+            let shift = foot - step.foot;
+            step.foot = foot;
             step.polygon = agent.polygon;
             step.displacement += shift;
             step.displacement_correction += shift;
@@ -1222,7 +1230,9 @@ pub struct SeparationScratch {
 /// One agent's state in the separation rounds.
 #[derive(Clone, Copy, Debug)]
 struct SeparationAgent {
+    /// The foot; its height is stale while `height_stale`.
     foot: glam::Vec3,
+    height_stale: bool,
     polygon: crate::mesh::PolyRef,
     /// Horizontal end velocity, m/s.
     end: Vec2,
@@ -1237,6 +1247,9 @@ pub struct SeparationMove {
     pub polygon: crate::mesh::PolyRef,
     /// Change of the horizontal end velocity, m/s (zero for [`ContactModel::Slide`]).
     pub velocity_change: Vec2,
+    /// Whether `foot.y` is still the height before the move (a move within the polygon;
+    /// the pass reads the height once, after its last round).
+    pub height_stale: bool,
 }
 
 /// One move out of its overlaps, in one separation round, for the agent at `index` in
@@ -1304,13 +1317,27 @@ fn separation_move(
         }
     };
     let target = agent.foot + glam::Vec3::new(push.x, 0.0, push.y);
-    super::move_foot(snapshot, filter, agent.polygon, agent.foot, target).map(|(foot, polygon)| {
-        SeparationMove {
-            foot,
-            polygon,
+    // Most pushes stay in the agent's polygon: the foot moves there with its height left
+    // as it was, to be read from the detail mesh once after the last round (the rounds
+    // read only the feet seen from above). The rest walk the surface, which gives the
+    // height with the clamped point.
+    let tile = snapshot.tile(agent.polygon)?;
+    if tile.contains_xz(agent.polygon.polygon(), Vec2::new(target.x, target.z)) {
+        return Some(SeparationMove {
+            foot: glam::Vec3::new(target.x, agent.foot.y, target.z),
+            polygon: agent.polygon,
             velocity_change,
-        }
-    })
+            height_stale: true,
+        });
+    }
+    crate::query::move_along_surface(snapshot, agent.polygon, agent.foot, target, filter)
+        .ok()
+        .map(|moved| SeparationMove {
+            foot: moved.position,
+            polygon: moved.polygon,
+            velocity_change,
+            height_stale: false,
+        })
 }
 
 #[cfg(test)]
