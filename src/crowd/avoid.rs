@@ -36,8 +36,10 @@
 //! them. Walkers slowed by a neighbour close
 //! ahead may turn right ([`AvoidanceConfig::slow_turn_rad`], off by default).
 //!
-//! After the move, [`separation_pass`] pushes overlapping agents apart along the surface;
-//! [`ContactModel`] says whether it also removes the velocity into the contact. A pair that
+//! After the move, [`separation_pass`] pushes overlapping agents apart along the surface,
+//! in rounds over feet and polygons copied into cell order ([`SeparationScratch`]), the
+//! step's feedback read once and written once; [`ContactModel`] says whether it also
+//! removes the velocity into the contact. A pair that
 //! has stalled may give up to [`AvoidanceConfig::squeeze_fraction`] of its radius sum, in
 //! both passes alike (off by default: it trades overlap for flow).
 //!

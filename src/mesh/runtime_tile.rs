@@ -55,6 +55,10 @@ impl Adjacent {
 /// Besides the baked data it keeps, per polygon, its corners and its detail triangles as
 /// world-space points in contiguous arrays: the hot queries (nearest polygon, height,
 /// search) then read straight through memory instead of through two levels of indices.
+/// The two questions the crowd asks of every moved agent are answered from data prepared
+/// here: whether a point lies over a polygon (its edges as eight `f32` lanes, one `wide`
+/// test) and the height there (one plane for a coplanar polygon, otherwise per detail
+/// triangle its barycentric weight gradients, so no division per lookup).
 #[derive(Debug)]
 pub struct RuntimeTile {
     /// The baked data.
