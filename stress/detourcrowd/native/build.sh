@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds DetourCrowd's reference run (crowd_reference.cpp) natively with g++ -O2, the
-# levels README's build, into target/detourcrowd/crowd_reference.
+# levels README's build, into target/detourcrowd/crowd_reference. EXTRA_FLAGS adds to the
+# compiler's flags (EXTRA_FLAGS=-flto for a whole-program build, as waymark's release
+# profile is); OUT names another binary.
 #
 # Recast's C++ sources (zlib licence) come from RECAST_SOURCE if set (a recastnavigation
 # checkout), otherwise from the recastnavigation-sys crate, which vendors them: it is
@@ -38,9 +40,10 @@ fi
 
 out="$root/target/detourcrowd"
 mkdir -p "$out"
-g++ -O2 -std=c++17 -w \
+# shellcheck disable=SC2086 # EXTRA_FLAGS is a list of flags
+g++ -O2 -std=c++17 -w ${EXTRA_FLAGS:-} \
     -I"$source/Recast/Include" -I"$source/Detour/Include" -I"$source/DetourCrowd/Include" \
     "$here/crowd_reference.cpp" \
     "$source"/Recast/Source/*.cpp "$source"/Detour/Source/*.cpp "$source"/DetourCrowd/Source/*.cpp \
-    -o "$out/crowd_reference"
-echo "$out/crowd_reference (Recast sources: $source)"
+    -o "$out/${OUT:-crowd_reference}"
+echo "$out/${OUT:-crowd_reference} (Recast sources: $source)"
