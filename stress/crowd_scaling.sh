@@ -5,6 +5,11 @@
 # AVOIDANCE=off runs without local avoidance (default on); results go to
 # crowd_scaling.csv / crowd_scaling_no_avoidance.csv.
 # Every run is its own process: peak_rss_mib is that run's peak (bake + navmesh + crowd).
+# BUDGET_PER_AGENT=F sizes the path-search node budget per frame as F x N (at least the
+# default 2048) so the searches keep up with the first frame's N fresh requests; results
+# then go to crowd_scaling_served.csv. With the fixed default budget a large crowd is
+# mostly still waiting for its first path at frame 300 (95,770 of 100,000), and waiting
+# agents are cheaper than walking ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 frames=${1:-300}
@@ -17,10 +22,16 @@ cargo build --release --quiet
 avoidance=${AVOIDANCE:-on}
 name=crowd_scaling
 if [ "$avoidance" = off ]; then name=crowd_scaling_no_avoidance; fi
+budget_per_agent=${BUDGET_PER_AGENT:-}
+if [ -n "$budget_per_agent" ]; then name=${name}_served; fi
 out=stress/results/$name.csv
 echo "agents,frames,ms_per_frame_median,ms_per_frame_max,agents_per_ms,waiting_for_path,path_wait_frames_p95,nodes_expanded_max_frame,node_budget,ingest_ms,schedule_ms,adopt_ms,follow_ms,slope_ms,neighbours_ms,avoid_ms,move_ms,separate_ms,feedback_ms,peak_rss_mib,lane_bytes_per_agent,level" > "$out"
 for n in "${sizes[@]}"; do
-  json=$(target/release/waymark crowd city --agents "$n" --frames "$frames" --avoidance "$avoidance" --json)
+  budget=()
+  if [ -n "$budget_per_agent" ]; then
+    budget=(--node-budget "$(python3 -c "print(max(2048, round($budget_per_agent * $n)))")")
+  fi
+  json=$(target/release/waymark crowd city --agents "$n" --frames "$frames" --avoidance "$avoidance" "${budget[@]}" --json)
   python3 - "$json" >> "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
