@@ -514,6 +514,34 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
 }
 
 #[test]
+fn a_pressed_crowd_keeps_every_foot_on_the_detail_surface() {
+    // 700 of the shared agents in the dungeon, with avoidance and separation: the
+    // separation rounds move feet without reading the height and read it once at the end,
+    // and the dungeon has polygons whose detail triangles are not coplanar (stairs and
+    // ramps). Every foot must still stand at the detail mesh's height where it is.
+    let mesh = dungeon();
+    let (crowd, _) = run_shared(&mesh, 700, 150, true);
+    assert!(
+        crowd.stats().separate.items > 0,
+        "the separation pass ran: {:?}",
+        crowd.stats().separate
+    );
+    let snapshot = crowd.snapshot();
+    let lanes = crowd.lanes();
+    let mut off_level = Vec::new();
+    for slot in 0..lanes.len() {
+        let polygon = lanes.polygon[slot];
+        let tile = snapshot.tile(polygon).expect("a live polygon");
+        let foot = lanes.position(slot);
+        let height = tile.height_at(polygon.polygon(), Vec2::new(foot.x, foot.z));
+        if (foot.y - height).abs() > 1e-5 {
+            off_level.push((slot, foot, height));
+        }
+    }
+    assert!(off_level.is_empty(), "feet off the surface: {off_level:?}");
+}
+
+#[test]
 fn two_thousand_agents_step_the_same_at_1_2_and_8_threads() {
     same_at_any_thread_count(false);
 }
