@@ -23,6 +23,10 @@ avoidance=${AVOIDANCE:-on}
 name=crowd_scaling
 if [ "$avoidance" = off ]; then name=crowd_scaling_no_avoidance; fi
 budget_per_agent=${BUDGET_PER_AGENT:-}
+# WARM_UP=F runs F untimed frames first (`--warm-up-frames`), so the measured frames are
+# those of a crowd that walks (with BUDGET_PER_AGENT, the first burst served by then).
+warm_up=${WARM_UP:-0}
+if [ "$warm_up" != 0 ]; then name=${name}_warm; fi
 if [ -n "$budget_per_agent" ]; then name=${name}_served; fi
 out=stress/results/$name.csv
 echo "agents,frames,ms_per_frame_median,ms_per_frame_max,agents_per_ms,waiting_for_path,path_wait_frames_p95,nodes_expanded_max_frame,node_budget,ingest_ms,schedule_ms,adopt_ms,follow_ms,slope_ms,neighbours_ms,avoid_ms,move_ms,separate_ms,feedback_ms,peak_rss_mib,lane_bytes_per_agent,level" > "$out"
@@ -31,7 +35,7 @@ for n in "${sizes[@]}"; do
   if [ -n "$budget_per_agent" ]; then
     budget=(--node-budget "$(python3 -c "print(max(2048, round($budget_per_agent * $n)))")")
   fi
-  json=$(target/release/waymark crowd city --agents "$n" --frames "$frames" --avoidance "$avoidance" "${budget[@]}" --json)
+  json=$(target/release/waymark crowd city --agents "$n" --frames "$frames" --warm-up-frames "$warm_up" --avoidance "$avoidance" "${budget[@]}" --json)
   python3 - "$json" >> "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
