@@ -181,3 +181,44 @@ fn skipping_the_quality_measurement_leaves_its_fields_null_and_the_timing() {
     assert_eq!(measured["arrivals"], skipped["arrivals"]);
     assert_eq!(measured["blocked"], skipped["blocked"]);
 }
+
+#[test]
+fn warm_up_frames_are_run_untimed_before_the_measured_ones() {
+    // 3,000 agents on the generated city measured over frames 0-19 and, after 300
+    // untimed frames, over frames 300-319: by then the first frame's path requests are
+    // served (measured: 1,942 waiting at frame 20, none at frame 320), and the JSON says
+    // how many frames were measured and how many ran before.
+    let run = |warm_up: &str| -> Value {
+        let output = waymark(&[
+            "crowd",
+            "city",
+            "--agents",
+            "3000",
+            "--frames",
+            "20",
+            "--warm-up-frames",
+            warm_up,
+            "--skip-quality",
+            "--json",
+        ]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let cold = run("0");
+    let warm = run("300");
+    assert_eq!(cold["frames"], 20);
+    assert_eq!(warm["frames"], 20);
+    assert_eq!(cold["warm_up_frames"], 0);
+    assert_eq!(warm["warm_up_frames"], 300);
+    let waiting = |report: &Value| report["waiting_for_path"].as_u64().unwrap();
+    assert!(
+        waiting(&cold) > 1000 && waiting(&warm) < 100,
+        "waiting: {} after the warm-up, {} without",
+        waiting(&warm),
+        waiting(&cold)
+    );
+}
