@@ -18,9 +18,20 @@ fn asset(name: &str) -> String {
     format!("{}/assets/levels/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A successful run's JSON report.
+fn json_of(args: &[&str]) -> Value {
+    let output = waymark(args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 /// The first 1,000 shared agents on dungeon.obj with DetourCrowd's parameters, as JSON.
 fn shared_dungeon_agents(avoidance: &str) -> Value {
-    let output = waymark(&[
+    json_of(&[
         "crowd",
         &asset("dungeon.obj"),
         "--preset",
@@ -32,13 +43,7 @@ fn shared_dungeon_agents(avoidance: &str) -> Value {
         "--avoidance",
         avoidance,
         "--json",
-    ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    ])
 }
 
 #[test]
@@ -188,8 +193,8 @@ fn warm_up_frames_are_run_untimed_before_the_measured_ones() {
     // untimed frames, over frames 300-319: by then the first frame's path requests are
     // served (measured: 1,942 waiting at frame 20, none at frame 320), and the JSON says
     // how many frames were measured and how many ran before.
-    let run = |warm_up: &str| -> Value {
-        let output = waymark(&[
+    let run = |warm_up: &str| {
+        json_of(&[
             "crowd",
             "city",
             "--agents",
@@ -200,13 +205,7 @@ fn warm_up_frames_are_run_untimed_before_the_measured_ones() {
             warm_up,
             "--skip-quality",
             "--json",
-        ]);
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
+        ])
     };
     let cold = run("0");
     let warm = run("300");

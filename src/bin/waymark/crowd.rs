@@ -373,61 +373,53 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         crowd,
     };
     let mut quality_grid = NeighbourGrid::default();
+    // Path waits answered before the measured frames are left out with their events.
+    let mut waits_before = 0;
     for frame in 0..command.warm_up_frames + command.frames {
         let measured = frame >= command.warm_up_frames;
+        if frame == command.warm_up_frames {
+            waits_before = run.crowd.path_waits().len();
+        }
         let clock = Instant::now();
         let events = run
             .crowd
             .step(command.dt, &mut controller)
             .map_err(|e| CliError::Usage(e.to_string()))?;
-        let elapsed_ms = clock.elapsed().as_secs_f64() * 1e3;
-        if !measured {
-            for event in events {
-                if let CrowdEvent::Arrived { entity, .. }
-                | CrowdEvent::PartialArrived { entity, .. }
-                | CrowdEvent::NoPath { entity, .. } = event
-                {
-                    let index = index_of[&entity];
-                    let targets = &scenario[index].1;
-                    next[index] = (next[index] + 1) % targets.len();
-                    run.crowd
-                        .request_move(entity, targets[next[index]])
-                        .map_err(|e| CliError::Usage(e.to_string()))?;
-                }
+        if measured {
+            run.frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
+            let stats = *run.crowd.stats();
+            run.pass_ms
+                .push(stats.pass_stats().map(|pass| pass.time_ms));
+            run.nodes_expanded_max_frame = run
+                .nodes_expanded_max_frame
+                .max(stats.scheduler.nodes_expanded);
+            run.last = stats;
+            // Quality is measured outside the timed step.
+            if !command.skip_quality {
+                let quality = measure_quality(&run.crowd, &mut quality_grid);
+                run.overlap_pairs_total += u64::from(quality.overlap_pairs);
+                run.max_overlap_m = run.max_overlap_m.max(quality.max_overlap_m);
+                run.off_mesh_agents = run.off_mesh_agents.max(quality.off_mesh_agents);
             }
-            continue;
         }
-        run.frame_ms.push(elapsed_ms);
-        let stats = *run.crowd.stats();
-        run.pass_ms
-            .push(stats.pass_stats().map(|pass| pass.time_ms));
-        run.nodes_expanded_max_frame = run
-            .nodes_expanded_max_frame
-            .max(stats.scheduler.nodes_expanded);
-        run.last = stats;
-        // Quality is measured outside the timed step.
-        if !command.skip_quality {
-            let quality = measure_quality(&run.crowd, &mut quality_grid);
-            run.overlap_pairs_total += u64::from(quality.overlap_pairs);
-            run.max_overlap_m = run.max_overlap_m.max(quality.max_overlap_m);
-            run.off_mesh_agents = run.off_mesh_agents.max(quality.off_mesh_agents);
-        }
+        // Counted only in measured frames; agents take their next target in every frame.
+        let count = |counter: &mut usize| *counter += usize::from(measured);
         for event in events {
             let entity = match event {
                 CrowdEvent::Arrived { entity, .. } => {
-                    run.arrivals += 1;
+                    count(&mut run.arrivals);
                     entity
                 }
                 CrowdEvent::PartialArrived { entity, .. } => {
-                    run.partial_arrivals += 1;
+                    count(&mut run.partial_arrivals);
                     entity
                 }
                 CrowdEvent::NoPath { entity, .. } => {
-                    run.no_path += 1;
+                    count(&mut run.no_path);
                     entity
                 }
                 CrowdEvent::Blocked { .. } => {
-                    run.blocked += 1;
+                    count(&mut run.blocked);
                     continue;
                 }
                 CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => continue,
@@ -441,7 +433,10 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                 .map_err(|e| CliError::Usage(e.to_string()))?;
         }
     }
-    let mut waits: Vec<u64> = run.crowd.path_waits().to_vec();
+    if command.frames == 0 {
+        waits_before = run.crowd.path_waits().len();
+    }
+    let mut waits: Vec<u64> = run.crowd.path_waits()[waits_before..].to_vec();
     waits.sort_unstable();
     run.path_wait_frames_p95 = waits
         .get(((waits.len() as f64 - 1.0) * 0.95).round().max(0.0) as usize)
