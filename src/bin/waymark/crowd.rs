@@ -92,7 +92,7 @@ pub struct CrowdCommand {
     /// Frames to run.
     #[arg(long, default_value_t = 300)]
     pub frames: usize,
-    /// Frames to run before those measured (untimed, their events not counted; agents
+    /// Frames to run before those measured (untimed, their events and path waits not counted; agents
     /// still take their next targets): the first frame's burst of fresh path requests
     /// served before timing, for the cost of a crowd that walks.
     #[arg(long, default_value_t = 0, value_name = "F")]
