@@ -246,11 +246,13 @@ fn funnel_windows(crowd: &Crowd) -> Vec<Vec<(Vec3, Vec3)>> {
     (0..lanes.len())
         .filter_map(|slot| {
             let corridor = lanes.corridor[slot].as_ref()?;
-            let cursor = (lanes.cursor[slot] as usize).min(corridor.portals.len());
-            let last = (cursor + LOOKAHEAD_PORTALS).min(corridor.portals.len());
+            let portals = corridor.len() - 1;
+            let cursor = (lanes.cursor[slot] as usize).min(portals);
+            let last = (cursor + LOOKAHEAD_PORTALS).min(portals);
             let foot = lanes.position(slot);
             let mut window = vec![(foot, foot)];
-            window.extend_from_slice(&corridor.portals[cursor..last]);
+            let snapshot = crowd.snapshot();
+            window.extend((cursor..last).map_while(|index| corridor.portal(snapshot, index)));
             let (left, right) = *window.last().expect("the foot");
             let end = (left + right) * 0.5;
             window.push((end, end));

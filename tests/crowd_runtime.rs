@@ -295,7 +295,7 @@ fn the_cursor_follows_the_actual_position_back_and_forth() {
     let snapshot = mesh.snapshot();
     let at = |x: f32| polygon_at(&snapshot, x, 1.0);
     let (corridor, goal) = corridor_along_strip(&mesh);
-    assert_eq!(corridor.polygons.len(), 4);
+    assert_eq!(corridor.len(), 4);
     let follow = |cursor: usize, x: f32| {
         follow_one(
             &snapshot,
@@ -333,10 +333,10 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
     let mesh = mesh_of(&polygons);
     let snapshot = mesh.snapshot();
     let (corridor, goal) = corridor_along_strip(&mesh);
-    assert_eq!(corridor.polygons.len(), 4);
+    assert_eq!(corridor.len(), 4);
     // Shoved into the side square at (3, 3): beside corridor polygon 1.
     let side = polygon_at(&snapshot, 3.0, 3.0);
-    assert!(!corridor.polygons.contains(&side));
+    assert!(!corridor.contains(side));
     let output = follow_one(
         &snapshot,
         &corridor,

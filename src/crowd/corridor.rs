@@ -1,4 +1,4 @@
-//! Corridors: the polygons of a found path with their portals and off-mesh link crossings,
+//! Corridors: the polygons of a found path and the off-mesh links it crosses,
 //! immutable and shared, and the cache that hands one corridor to every agent asking for
 //! the same start and goal polygons under the same filter.
 //!
@@ -6,6 +6,17 @@
 //! entry as a stop point, the crowd carries the agent over the link, and walking resumes in
 //! the polygon after it. No cursor search looks across a link: the polygons beyond it are
 //! reachable only by crossing.
+//!
+//! A corridor keeps no portal points: the follow pass asks for the few portals ahead of an
+//! agent ([`Corridor::portal`]) from the mesh, which already holds every edge. Portals would
+//! be three quarters of a corridor's memory (two points per polygon crossed against one
+//! 8-byte reference), and with 100,000 agents walking paths of a hundred polygons across a
+//! city that is the difference between fitting in 300 MB and not. While the corridor is
+//! valid (every tile its search read is unchanged) a portal asked for is the one its search
+//! crossed, to the bit. For the same reason a corridor keeps each polygon as its tile slot
+//! and index without the tile's generation (4 bytes, not 8): every tile the path crosses is
+//! in the corridor's read set, so while the corridor is valid the generation is the tile's
+//! live one, which [`Corridor::polygon`] reads back from the snapshot.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,14 +27,11 @@ use crate::ids::{CostVersion, FilterVersion};
 use crate::mesh::{LinkId, PolyRef, Snapshot};
 use crate::query::{PathResult, QueryFilter, ReadSet, Validity, portal};
 
-/// A path's polygons and the portals between them.
+/// A path's polygons and the off-mesh links it crosses.
 #[derive(Debug)]
 pub struct Corridor {
-    /// Polygons from start to end.
-    pub polygons: Vec<PolyRef>,
-    /// `portals[i]` is the (left, right) edge from `polygons[i]` into `polygons[i + 1]`; where
-    /// a link joins them it is the link's entry point twice (a portal of zero width).
-    pub portals: Vec<(Vec3, Vec3)>,
+    /// Polygons from start to end, each as its slot and index ([`PolyRef::tile_bits`]).
+    polygons: Vec<u32>,
     /// The off-mesh links the path crosses, in path order.
     pub links: Vec<CorridorLink>,
     /// Whether the last polygon holds the goal (false: partial, the goal is unreachable).
@@ -36,13 +44,21 @@ impl Corridor {
     /// Builds the corridor of a search result; `None` if a portal or a link the path
     /// crosses no longer exists (the mesh changed between the search and now).
     pub fn from_path(snapshot: &Snapshot, result: &PathResult) -> Option<Corridor> {
-        let polygons: Vec<PolyRef> = result.steps.iter().map(|step| step.polygon).collect();
-        let mut portals = Vec::with_capacity(polygons.len().saturating_sub(1));
+        if result.steps.is_empty() {
+            return None;
+        }
+        let polygons: Vec<u32> = result
+            .steps
+            .iter()
+            .map(|step| step.polygon.tile_bits())
+            .collect();
         let mut links = Vec::new();
         for (index, pair) in result.steps.windows(2).enumerate() {
             let (from, to) = (pair[0].polygon, pair[1].polygon);
             match pair[1].via_link {
-                None => portals.push(portal(snapshot, from, to)?),
+                None => {
+                    portal(snapshot, from, to)?;
+                }
                 Some(id) => {
                     let link = snapshot.link(id)?;
                     let (entry, exit) = if link.start_polygon == Some(from) {
@@ -52,7 +68,6 @@ impl Corridor {
                     } else {
                         return None;
                     };
-                    portals.push((entry, entry));
                     links.push(CorridorLink {
                         index: index as u32 + 1,
                         link: id,
@@ -64,11 +79,96 @@ impl Corridor {
         }
         Some(Corridor {
             polygons,
-            portals,
             links,
             complete: result.complete,
             read_set: result.read_set.clone(),
         })
+    }
+
+    /// What this corridor holds in memory, by part (capacities times element sizes, plus
+    /// the struct itself).
+    pub fn memory(&self) -> CorridorMemory {
+        CorridorMemory {
+            corridors: 1,
+            polygon_bytes: self.polygons.capacity() * size_of::<u32>(),
+            read_set_bytes: self.read_set.heap_bytes(),
+            other_bytes: size_of::<Corridor>() + self.links.capacity() * size_of::<CorridorLink>(),
+        }
+    }
+
+    /// A corridor of `polygons` (from start to end, at least one, all on live tiles of the
+    /// snapshot they are used with) and the links between them, reading what `read_set`
+    /// says; for hosts and tests that build corridors themselves.
+    pub fn new(
+        polygons: &[PolyRef],
+        links: Vec<CorridorLink>,
+        complete: bool,
+        read_set: ReadSet,
+    ) -> Option<Corridor> {
+        if polygons.is_empty() {
+            return None;
+        }
+        Some(Corridor {
+            polygons: polygons.iter().map(|polygon| polygon.tile_bits()).collect(),
+            links,
+            complete,
+            read_set,
+        })
+    }
+
+    /// Number of polygons (at least one).
+    pub fn len(&self) -> usize {
+        self.polygons.len()
+    }
+
+    /// Never: a corridor holds at least its start polygon (clippy asks for this beside
+    /// [`Corridor::len`]).
+    pub fn is_empty(&self) -> bool {
+        self.polygons.is_empty()
+    }
+
+    /// Polygon `index`, with its tile's generation in `snapshot`; `None` past the end or
+    /// when the tile is gone (the corridor is stale then, and the crowd drops it).
+    #[inline]
+    pub fn polygon(&self, snapshot: &Snapshot, index: usize) -> Option<PolyRef> {
+        let bits = *self.polygons.get(index)?;
+        let slot = PolyRef::slot_of_tile_bits(bits);
+        let (_, generation) = snapshot.live_slot(slot)?;
+        PolyRef::from_tile_bits(generation, bits)
+    }
+
+    /// The last polygon (where the goal is, or as near as the path got).
+    pub fn last_polygon(&self, snapshot: &Snapshot) -> Option<PolyRef> {
+        self.polygon(snapshot, self.polygons.len() - 1)
+    }
+
+    /// Whether `polygon` is on the corridor (compared by slot and index: the crowd keeps
+    /// its agents' polygons on live tiles, as the corridor's are).
+    pub fn contains(&self, polygon: PolyRef) -> bool {
+        self.polygons.contains(&polygon.tile_bits())
+    }
+
+    /// The portal from polygon `index` into polygon `index + 1`, as (left, right) seen
+    /// walking the corridor; where a link joins them, the link's entry twice (a portal of
+    /// zero width). `None` past the end, or when the mesh no longer joins the two (a tile
+    /// the corridor read was replaced: the crowd drops such corridors).
+    #[inline]
+    pub fn portal(&self, snapshot: &Snapshot, index: usize) -> Option<(Vec3, Vec3)> {
+        if index + 1 >= self.polygons.len() {
+            return None;
+        }
+        match self
+            .links
+            .iter()
+            .find(|link| link.index as usize == index + 1)
+        {
+            Some(link) => Some((link.entry, link.entry)),
+            None => portal(
+                snapshot,
+                self.polygon(snapshot, index)?,
+                self.polygon(snapshot, index + 1)?,
+            ),
+        }
     }
 
     /// The first link crossed after corridor polygon `cursor` (the agent reaches its entry
@@ -105,13 +205,14 @@ impl Corridor {
     ) -> Option<usize> {
         let (first, last) = self.walkable_piece(cursor);
         let last = (cursor + ahead).min(last);
+        let bits = polygon.tile_bits();
         (cursor..=last)
             .rev()
-            .find(|&i| self.polygons[i] == polygon)
+            .find(|&i| self.polygons[i] == bits)
             .or_else(|| {
                 (cursor.saturating_sub(back).max(first)..cursor)
                     .rev()
-                    .find(|&i| self.polygons[i] == polygon)
+                    .find(|&i| self.polygons[i] == bits)
             })
     }
 }
@@ -129,6 +230,35 @@ pub struct CorridorLink {
     pub exit: Vec3,
 }
 
+/// Memory held by corridors, by part, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CorridorMemory {
+    /// Distinct corridors counted.
+    pub corridors: usize,
+    /// Their polygon lists.
+    pub polygon_bytes: usize,
+    /// What their searches read.
+    pub read_set_bytes: usize,
+    /// The structs themselves and their link lists.
+    pub other_bytes: usize,
+}
+
+impl CorridorMemory {
+    /// All parts together.
+    pub fn total_bytes(&self) -> usize {
+        self.polygon_bytes + self.read_set_bytes + self.other_bytes
+    }
+}
+
+impl std::ops::AddAssign for CorridorMemory {
+    fn add_assign(&mut self, other: CorridorMemory) {
+        self.corridors += other.corridors;
+        self.polygon_bytes += other.polygon_bytes;
+        self.read_set_bytes += other.read_set_bytes;
+        self.other_bytes += other.other_bytes;
+    }
+}
+
 /// Key of a shared corridor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CorridorKey {
@@ -143,18 +273,54 @@ pub struct CorridorKey {
 }
 
 /// Shared corridors by (start, goal, filter, cost), evicted when a tile they read changes.
-#[derive(Debug, Default)]
+///
+/// The cache is bounded: once it holds more than its capacity, an insert drops every entry
+/// that only the cache still holds (no agent follows it and no result waits to be adopted),
+/// so a long game with agents cycling through targets does not keep every path it ever
+/// found. Which entries go depends only on who holds them, never on the map's iteration
+/// order, so a run stays deterministic. The next sweep waits until the cache has doubled
+/// from what the last one kept, so when agents hold most entries the sweeps cost O(1) an
+/// insert.
+#[derive(Debug)]
 pub struct CorridorCache {
     entries: HashMap<CorridorKey, Arc<Corridor>>,
+    /// Entries beyond which an insert sweeps.
+    capacity: usize,
+    /// Size at which the next insert sweeps.
+    sweep_at: usize,
     /// Lookups answered from the cache.
     pub hits: u64,
     /// Lookups that needed a search.
     pub misses: u64,
     /// Entries dropped because a tile they read changed.
     pub evictions: u64,
+    /// Entries dropped by sweeps because nobody held them.
+    pub released: u64,
+}
+
+impl Default for CorridorCache {
+    fn default() -> Self {
+        CorridorCache::with_capacity(CorridorCache::DEFAULT_CAPACITY)
+    }
 }
 
 impl CorridorCache {
+    /// Entries kept before the first sweep, by default.
+    pub const DEFAULT_CAPACITY: usize = 4096;
+
+    /// An empty cache that sweeps unheld entries once it holds more than `capacity`.
+    pub fn with_capacity(capacity: usize) -> CorridorCache {
+        CorridorCache {
+            entries: HashMap::new(),
+            capacity,
+            sweep_at: capacity,
+            hits: 0,
+            misses: 0,
+            evictions: 0,
+            released: 0,
+        }
+    }
+
     /// The cached corridor for `key`, if it is still valid on `snapshot`.
     pub fn get(
         &mut self,
@@ -176,8 +342,15 @@ impl CorridorCache {
         Some(corridor.clone())
     }
 
-    /// Stores a corridor.
+    /// Stores a corridor; past the capacity, first drops the entries nobody else holds.
     pub fn insert(&mut self, key: CorridorKey, corridor: Arc<Corridor>) {
+        if self.entries.len() >= self.sweep_at {
+            let before = self.entries.len();
+            self.entries
+                .retain(|_, corridor| Arc::strong_count(corridor) > 1);
+            self.released += (before - self.entries.len()) as u64;
+            self.sweep_at = self.capacity.max(2 * self.entries.len());
+        }
         self.entries.insert(key, corridor);
     }
 
@@ -190,6 +363,11 @@ impl CorridorCache {
         self.evictions += (before - self.entries.len()) as u64;
     }
 
+    /// The cached corridors, in no particular order.
+    pub fn corridors(&self) -> impl Iterator<Item = &Arc<Corridor>> {
+        self.entries.values()
+    }
+
     /// Number of cached corridors.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -198,5 +376,63 @@ impl CorridorCache {
     /// Whether the cache is empty.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::{TileGeneration, TileSlot};
+
+    fn entry(polygon: u16) -> (CorridorKey, Arc<Corridor>) {
+        let reference = PolyRef::new(TileGeneration(1), TileSlot(0), polygon).unwrap();
+        let filter = QueryFilter::new();
+        let key = CorridorKey {
+            start: reference,
+            goal: reference,
+            filter: filter.version(),
+            cost: filter.cost_version(),
+        };
+        let corridor = Corridor::new(&[reference], Vec::new(), true, ReadSet::default());
+        (key, Arc::new(corridor.unwrap()))
+    }
+
+    #[test]
+    fn a_full_cache_drops_only_the_corridors_nobody_holds() {
+        let mut cache = CorridorCache::with_capacity(4);
+        let mut held = Vec::new();
+        for polygon in 0..4 {
+            let (key, corridor) = entry(polygon);
+            if polygon != 3 {
+                held.push(corridor.clone());
+            }
+            cache.insert(key, corridor);
+        }
+        assert_eq!(cache.len(), 4, "no sweep up to the capacity");
+        let (key, corridor) = entry(100);
+        cache.insert(key, corridor);
+        // Polygon 3's went; the three held ones and the new one stay.
+        assert_eq!((cache.len(), cache.released), (4, 1));
+        for corridor in &held {
+            assert!(cache.corridors().any(|kept| Arc::ptr_eq(kept, corridor)));
+        }
+        // The sweep kept three: the next waits for six entries, not for the capacity.
+        for polygon in [200, 201] {
+            let (key, corridor) = entry(polygon);
+            held.push(corridor.clone());
+            cache.insert(key, corridor);
+        }
+        assert_eq!((cache.len(), cache.released), (6, 1));
+        let (key, corridor) = entry(300);
+        cache.insert(key, corridor);
+        // The sweep at six drops the unheld 100; five held plus the new one.
+        assert_eq!((cache.len(), cache.released), (6, 2));
+        // Once agents let go, the next sweep (at ten) empties all but the newest.
+        held.clear();
+        for polygon in 400..405 {
+            let (key, corridor) = entry(polygon);
+            cache.insert(key, corridor);
+        }
+        assert_eq!((cache.len(), cache.released), (1, 12));
     }
 }

@@ -62,11 +62,13 @@ pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
     move_foot,
 };
-pub use corridor::{Corridor, CorridorCache, CorridorKey};
+pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory};
 pub use lanes::{AgentLanes, AgentStatus};
 pub use neighbours::NeighbourGrid;
 pub use scheduler::{FrameBudget, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
+
+use std::sync::Arc;
 
 use glam::Vec3;
 
@@ -127,6 +129,9 @@ pub struct CrowdConfig {
     /// some machines, several times a step). They look for other pool work meanwhile, so
     /// a host's own parallel jobs still run. Results are the same either way.
     pub keep_workers_awake: bool,
+    /// Corridors the cache keeps before it drops those no agent holds (see
+    /// [`CorridorCache`]).
+    pub corridor_cache_capacity: usize,
 }
 
 impl Default for CrowdConfig {
@@ -142,6 +147,7 @@ impl Default for CrowdConfig {
             avoidance: AvoidanceConfig::default(),
             use_links: true,
             keep_workers_awake: true,
+            corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
         }
     }
 }
@@ -349,7 +355,7 @@ impl Crowd {
             snapshot: mesh.snapshot(),
             filter,
             scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents),
-            cache: CorridorCache::default(),
+            cache: CorridorCache::with_capacity(config.corridor_cache_capacity),
             config,
             frame: 0,
             epoch: 0,
@@ -427,6 +433,20 @@ impl Crowd {
     /// The corridor cache (for its counters).
     pub fn cache(&self) -> &CorridorCache {
         &self.cache
+    }
+
+    /// Memory held by the corridors that agents follow or the cache keeps, each shared
+    /// corridor counted once.
+    pub fn corridor_memory(&self) -> CorridorMemory {
+        let mut seen = std::collections::HashSet::new();
+        let mut memory = CorridorMemory::default();
+        let held = self.lanes.corridor.iter().flatten();
+        for corridor in held.chain(self.cache.corridors()) {
+            if seen.insert(Arc::as_ptr(corridor)) {
+                memory += corridor.memory();
+            }
+        }
+        memory
     }
 
     /// The last step's counters.

@@ -83,6 +83,25 @@ pub struct FollowOutput {
     pub slowdown: Option<(Vec2, f32)>,
 }
 
+impl FollowOutput {
+    /// The output for an agent that is off its corridor at `cursor`: no request, a fresh
+    /// path wanted.
+    fn off_corridor(cursor: usize, foot: Vec2) -> FollowOutput {
+        FollowOutput {
+            cursor: cursor as u32,
+            corner: foot,
+            desired: Vec2::ZERO,
+            stop_distance: f32::INFINITY,
+            corner_after: f32::INFINITY,
+            refreshed: true,
+            horizon: true,
+            off_corridor: true,
+            link_ready: false,
+            slowdown: None,
+        }
+    }
+}
+
 /// Follows the corridor for one agent: moves the cursor to the corridor polygon the agent
 /// actually stands in (forward only once it has crossed into the next polygon, backward
 /// when pushed back), pulls the string through the next [`LOOKAHEAD_PORTALS`] portals (up
@@ -166,18 +185,7 @@ fn plan_follow(
         }
     };
     let Some((cursor, entry)) = found else {
-        return Err(FollowOutput {
-            cursor: cursor as u32,
-            corner: flat,
-            desired: Vec2::ZERO,
-            stop_distance: f32::INFINITY,
-            corner_after: f32::INFINITY,
-            refreshed: true,
-            horizon: true,
-            off_corridor: true,
-            link_ready: false,
-            slowdown: None,
-        });
+        return Err(FollowOutput::off_corridor(cursor, flat));
     };
     // The walk ends at the goal or at the entry of the next link, whichever comes first:
     // the speed profile brakes for either.
@@ -190,12 +198,19 @@ fn plan_follow(
     // Beside the corridor (pushed into a neighbouring polygon): back in through the shared
     // edge first.
     window.extend(entry);
-    window.extend_from_slice(&corridor.portals[cursor..window_end]);
+    let mut last_portal = (position, position);
+    for index in cursor..window_end {
+        // `None` only if the mesh changed under a corridor the crowd has not dropped yet:
+        // the agent asks for a new path as if it had left its corridor.
+        last_portal = corridor
+            .portal(snapshot, index)
+            .ok_or_else(|| FollowOutput::off_corridor(cursor, flat))?;
+        window.push(last_portal);
+    }
     let end = if reaches_stop {
         link.map_or(agent.goal, |link| link.entry)
     } else {
-        let (left, right) = corridor.portals[window_end - 1];
-        (left + right) * 0.5
+        (last_portal.0 + last_portal.1) * 0.5
     };
     window.push((end, end));
     Ok(FollowPlan {
@@ -259,7 +274,8 @@ pub fn rejoin(
     let (first, piece_last) = corridor.walkable_piece(cursor);
     let last = (piece_last + 1).min(cursor + 4);
     (cursor.saturating_sub(1).max(first)..last).find_map(|index| {
-        portal(snapshot, polygon, corridor.polygons[index]).map(|edge| (index, edge))
+        let beside = corridor.polygon(snapshot, index)?;
+        portal(snapshot, polygon, beside).map(|edge| (index, edge))
     })
 }
 
@@ -324,14 +340,14 @@ pub fn next_slowdown(
     max_speed: f32,
     speed_limit: f32,
 ) -> Option<(Vec2, f32)> {
-    let last = (cursor + LOOKAHEAD_PORTALS).min(corridor.polygons.len() - 1);
+    let last = (cursor + LOOKAHEAD_PORTALS).min(corridor.len() - 1);
     for index in cursor + 1..=last {
-        let polygon = corridor.polygons[index];
+        let polygon = corridor.polygon(snapshot, index)?;
         let tile = snapshot.tile(polygon)?;
         let steepest = tile.steepest_gradient[usize::from(polygon.polygon())];
         let limit = max_speed / (1.0 + steepest * steepest).sqrt();
         if limit < speed_limit - 1e-3 {
-            let (left, right) = corridor.portals[index - 1];
+            let (left, right) = corridor.portal(snapshot, index - 1)?;
             let middle = (left + right) * 0.5;
             return Some((Vec2::new(middle.x, middle.z), limit));
         }

@@ -447,15 +447,21 @@ impl Crowd {
             let goal = if corridor.complete {
                 goal_position
             } else {
-                let last = *corridor.polygons.last().expect("a corridor has a polygon");
-                self.snapshot.tile(last).map_or(goal_position, |tile| {
-                    tile.closest_point(last.polygon(), current.target).0
-                })
+                corridor
+                    .last_polygon(&self.snapshot)
+                    .and_then(|last| {
+                        let tile = self.snapshot.tile(last)?;
+                        Some(tile.closest_point(last.polygon(), current.target).0)
+                    })
+                    .unwrap_or(goal_position)
             };
             let goal_polygon = if corridor.complete {
                 goal_polygon_snapped
             } else {
-                *corridor.polygons.last().expect("a corridor has a polygon")
+                // Adopted corridors passed the read-set check: their tiles are live.
+                corridor
+                    .last_polygon(&self.snapshot)
+                    .unwrap_or(goal_polygon_snapped)
             };
             let lanes = &mut self.lanes;
             lanes.goal_x[slot] = goal.x;
@@ -494,8 +500,10 @@ impl Crowd {
                 Some(output) if !output.off_corridor => {
                     funnel_runs += u32::from(output.refreshed);
                     if output.cursor != lanes.cursor[slot] || output.refreshed {
-                        if let Some(corridor) = &lanes.corridor[slot] {
-                            lanes.cursor_polygon[slot] = corridor.polygons[output.cursor as usize];
+                        if let Some(polygon) = lanes.corridor[slot].as_ref().and_then(|corridor| {
+                            corridor.polygon(&self.snapshot, output.cursor as usize)
+                        }) {
+                            lanes.cursor_polygon[slot] = polygon;
                         }
                     }
                     if output.refreshed {
@@ -568,11 +576,12 @@ impl Crowd {
                     .link(id)
                     .is_some_and(|link| link.open && link.version == version)
         });
-        if !open_as_read {
+        let landing = corridor.polygon(&self.snapshot, next.index as usize);
+        let (true, Some(landing)) = (open_as_read, landing) else {
             self.lanes.corridor[slot] = None;
             self.reissue(entity);
             return;
-        }
+        };
         let from = self.lanes.position(slot);
         // Crossed at the agent's cruising speed, in at least one step.
         let duration_s = (from.distance(next.exit) / self.lanes.preferred_speed[slot]).max(dt);
@@ -582,7 +591,7 @@ impl Crowd {
             to: next.exit,
             elapsed_s: 0.0,
             duration_s,
-            landing: corridor.polygons[next.index as usize],
+            landing,
             landing_index: next.index,
         };
         self.world

@@ -211,7 +211,9 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
         let position = lanes.position(slot);
         if let Some(corridor) = &lanes.corridor[slot] {
             let mut previous = position;
-            for &(left, right) in corridor.portals.iter().skip(lanes.cursor[slot] as usize) {
+            let portals = (lanes.cursor[slot] as usize..corridor.len())
+                .map_while(|index| corridor.portal(snapshot, index));
+            for (left, right) in portals {
                 let middle = (left + right) * 0.5;
                 drawer.line(DrawKind::Corridor, previous, middle);
                 previous = middle;

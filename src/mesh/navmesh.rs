@@ -10,6 +10,14 @@
 //! the same call that records the new source versions; queries refuse pending tiles; a
 //! rebuilt tile is committed only if the source versions it was built from are still the
 //! current ones, and its slot's generation is bumped so old references go stale.
+//!
+//! Generations come from one counter for the whole mesh, advanced once per change that
+//! replaces or invalidates tiles, and every slot changed in it takes the new value. So a
+//! tile's generation only grows, and a tile changed after some query read the mesh has a
+//! generation above every generation that query saw: a result can prove its reads still
+//! hold by keeping the slots it read and the newest generation among them (8 bytes for
+//! the newest and 2 a slot, where a list of slot and generation pairs takes 8 a slot).
+//! The crowd's corridors keep their reads that way.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -179,7 +187,8 @@ impl TileGrid {
 pub struct SlotView {
     /// Tile coordinates.
     pub tile: (i32, i32),
-    /// Current generation (bumped whenever the slot's tile is replaced).
+    /// Current generation: the mesh's change count when the slot's tile was last replaced
+    /// or marked pending (see the module doc).
     pub generation: TileGeneration,
     /// State.
     pub state: SlotState,
@@ -349,6 +358,8 @@ pub struct NavMesh {
     current: Arc<SnapshotData>,
     /// Latest source version of every instance the mesh has been told about.
     source_versions: HashMap<u32, SourceVersion>,
+    /// The generation given to the slots of the last change (0: none yet).
+    last_generation: u32,
 }
 
 impl NavMesh {
@@ -368,7 +379,13 @@ impl NavMesh {
                 polygon_total: 0,
             }),
             source_versions: HashMap::new(),
+            last_generation: 0,
         }
+    }
+
+    /// The generation the next change gives the slots it changes (not yet taken).
+    fn next_generation(&self) -> TileGeneration {
+        TileGeneration(self.last_generation.wrapping_add(1).max(1))
     }
 
     /// A mesh holding every tile of a `.wmnav` file.
@@ -393,6 +410,7 @@ impl NavMesh {
     pub fn add_tiles(&mut self, tiles: Vec<TileData>) -> Result<Vec<TileSlot>, NavMeshError> {
         let mut data = self.copy_data();
         let mut slots = Vec::with_capacity(tiles.len());
+        let generation = self.next_generation();
         for tile in tiles {
             let (x, z) = (tile.header.tile_x, tile.header.tile_z);
             tile.validate()
@@ -401,8 +419,9 @@ impl NavMesh {
                 self.source_versions
                     .insert(source.instance, source.source_version());
             }
-            slots.push(place_tile(&mut data, tile)?);
+            slots.push(place_tile(&mut data, tile, generation)?);
         }
+        self.last_generation = generation.0;
         self.publish(data);
         Ok(slots)
     }
@@ -416,6 +435,7 @@ impl NavMesh {
         }
         let mut data = self.copy_data();
         let mut pending = Vec::new();
+        let generation = self.next_generation();
         for view in data.slots.iter_mut() {
             let SlotState::Live(tile) = &view.state else {
                 continue;
@@ -427,9 +447,12 @@ impl NavMesh {
             });
             if stale {
                 view.state = SlotState::Pending;
-                view.generation = TileGeneration(view.generation.0.wrapping_add(1).max(1));
+                view.generation = generation;
                 pending.push(view.tile);
             }
+        }
+        if !pending.is_empty() {
+            self.last_generation = generation.0;
         }
         self.publish(data);
         pending
@@ -578,12 +601,16 @@ impl NavMesh {
     }
 }
 
-fn place_tile(data: &mut SnapshotData, tile: TileData) -> Result<TileSlot, NavMeshError> {
+fn place_tile(
+    data: &mut SnapshotData,
+    tile: TileData,
+    generation: TileGeneration,
+) -> Result<TileSlot, NavMeshError> {
     let key = (tile.header.tile_x, tile.header.tile_z);
     let runtime = Arc::new(RuntimeTile::new(tile));
     if let Some(&slot) = data.slot_at.get(&key) {
         let view = &mut data.slots[usize::from(slot.0)];
-        view.generation = TileGeneration(view.generation.0.wrapping_add(1).max(1));
+        view.generation = generation;
         view.state = SlotState::Live(runtime);
         return Ok(slot);
     }
@@ -593,7 +620,7 @@ fn place_tile(data: &mut SnapshotData, tile: TileData) -> Result<TileSlot, NavMe
     let slot = TileSlot(data.slots.len() as u16);
     data.slots.push(SlotView {
         tile: key,
-        generation: TileGeneration(1),
+        generation,
         state: SlotState::Live(runtime),
     });
     data.slot_at.insert(key, slot);

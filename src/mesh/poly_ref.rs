@@ -52,6 +52,30 @@ impl PolyRef {
         PolyRef(NonZeroU64::new(bits).unwrap_or(self.0))
     }
 
+    /// The slot and polygon without the generation (the low half of the bits): enough to
+    /// name a polygon where the tile's generation is known from elsewhere.
+    #[inline]
+    pub fn tile_bits(self) -> u32 {
+        self.0.get() as u32
+    }
+
+    /// The slot of [`PolyRef::tile_bits`].
+    #[inline]
+    pub fn slot_of_tile_bits(bits: u32) -> TileSlot {
+        TileSlot((bits >> 16) as u16)
+    }
+
+    /// The reference of [`PolyRef::tile_bits`] in tile generation `generation`; `None` for
+    /// a zero generation.
+    #[inline]
+    pub fn from_tile_bits(generation: TileGeneration, bits: u32) -> Option<PolyRef> {
+        PolyRef::new(
+            generation,
+            Self::slot_of_tile_bits(bits),
+            (bits & 0xffff) as u16,
+        )
+    }
+
     /// The packed bits (for storage and hashing).
     pub fn to_bits(self) -> u64 {
         self.0.get()

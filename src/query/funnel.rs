@@ -11,8 +11,8 @@
 
 use glam::Vec3;
 
-use super::search::{PathStep, cross_tile_portals};
-use super::{QueryError, ReadSet, check_point};
+use super::search::{PathStep, cross_tile_portal_into};
+use super::{QueryError, check_point};
 use crate::mesh::{LinkId, PolyRef, Snapshot, TilePoly};
 
 /// What a corner is.
@@ -69,15 +69,11 @@ pub fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, 
             if to.slot() == from.slot() && neighbour == to.polygon() {
                 return Some((b, a));
             }
-        } else if to.slot() != from.slot() {
-            let mut scratch = ReadSet::default();
-            for (reference, first, second) in
-                cross_tile_portals(snapshot, from, neighbour & 3, a, b, &mut scratch)
-            {
-                if reference == to {
-                    return Some((second, first));
-                }
-            }
+        } else if to.slot() != from.slot()
+            && let Some((first, second)) =
+                cross_tile_portal_into(snapshot, from, neighbour & 3, a, b, to)
+        {
+            return Some((second, first));
         }
     }
     None

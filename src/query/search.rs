@@ -14,11 +14,15 @@
 use std::borrow::Borrow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 use glam::Vec3;
 
 use super::{QueryError, QueryFilter, ReadSet, check_point};
-use crate::mesh::{Adjacent, LinkId, PolyRef, Snapshot, TilePoly};
+use crate::mesh::runtime_tile::BorderEdge;
+use crate::mesh::{
+    Adjacent, LinkId, PolyRef, RuntimeTile, Snapshot, TileGeneration, TilePoly, TileSlot,
+};
 
 /// Node pool size used when none is given; matches the Detour reference runs.
 pub const NODE_POOL_DEFAULT: usize = 2048;
@@ -731,14 +735,57 @@ pub(crate) fn cross_tile_portals_into(
     portals: &mut Vec<(PolyRef, Vec3, Vec3)>,
 ) {
     portals.clear();
+    let Some((slot, tile, generation)) = facing_tile(snapshot, from, side) else {
+        return;
+    };
+    read_set.read_tile(slot, generation);
+    let tolerance = border_tolerance(snapshot);
+    for edge in &tile.border[usize::from((side + 2) % 4)] {
+        let Some((first, second)) = border_portal(side, a, b, edge, tolerance) else {
+            continue;
+        };
+        let Some(reference) = PolyRef::new(generation, slot, edge.polygon) else {
+            continue;
+        };
+        portals.push((reference, first, second));
+    }
+}
+
+/// The portal from edge `a b` of `from` (on tile side `side`) into polygon `to` of the
+/// facing tile: the first of [`cross_tile_portals`] that leads into `to`, found without
+/// allocating or recording reads (the follow pass asks for one portal of a corridor whose
+/// reads were checked when it was adopted).
+pub(crate) fn cross_tile_portal_into(
+    snapshot: &Snapshot,
+    from: PolyRef,
+    side: u16,
+    a: Vec3,
+    b: Vec3,
+    to: PolyRef,
+) -> Option<(Vec3, Vec3)> {
+    let (slot, tile, generation) = facing_tile(snapshot, from, side)?;
+    if slot != to.slot() || generation != to.generation() {
+        return None;
+    }
+    let tolerance = border_tolerance(snapshot);
+    tile.border[usize::from((side + 2) % 4)]
+        .iter()
+        .filter(|edge| edge.polygon == to.polygon())
+        .find_map(|edge| border_portal(side, a, b, edge, tolerance))
+}
+
+/// The live tile across side `side` of `from`'s tile, with its slot and generation.
+fn facing_tile(
+    snapshot: &Snapshot,
+    from: PolyRef,
+    side: u16,
+) -> Option<(TileSlot, &Arc<RuntimeTile>, TileGeneration)> {
     let data = snapshot.data();
     let facing = match data.neighbour_slots.get(usize::from(from.slot().0)) {
         Some(neighbours) => neighbours[usize::from(side & 3)],
         None => {
             // A snapshot without the neighbour table (never published): look the tile up.
-            let Some(view) = data.slots.get(usize::from(from.slot().0)) else {
-                return;
-            };
+            let view = data.slots.get(usize::from(from.slot().0))?;
             let (dx, dz) = [(-1, 0), (0, 1), (1, 0), (0, -1)][usize::from(side & 3)];
             data.slot_at
                 .get(&(view.tile.0 + dx, view.tile.1 + dz))
@@ -746,55 +793,63 @@ pub(crate) fn cross_tile_portals_into(
         }
     };
     if facing == u16::MAX {
-        return;
+        return None;
     }
-    let slot = crate::mesh::TileSlot(facing);
-    let Some((tile, generation)) = snapshot.live_slot(slot) else {
-        return;
-    };
-    read_set.read_tile(slot, generation);
+    let slot = TileSlot(facing);
+    let (tile, generation) = snapshot.live_slot(slot)?;
+    Some((slot, tile, generation))
+}
+
+/// How far apart in height two border edges may be and still join: the agent's climb, at
+/// least 0.1 m.
+fn border_tolerance(snapshot: &Snapshot) -> f32 {
+    snapshot.data().params.agent_max_climb_m.max(0.1)
+}
+
+/// Edge `a b` on tile side `side` clipped to where it overlaps the facing tile's border
+/// edge `edge` (at least 1 mm, with the heights at one end of the overlap within
+/// `tolerance`): the overlap's ends on `a b`, in the order of `a b`, so left and right are
+/// as for an ordinary edge.
+fn border_portal(
+    side: u16,
+    a: Vec3,
+    b: Vec3,
+    edge: &BorderEdge,
+    tolerance: f32,
+) -> Option<(Vec3, Vec3)> {
     let along = |p: Vec3| if side == 0 || side == 2 { p.z } else { p.x };
-    let tolerance = data.params.agent_max_climb_m.max(0.1);
     let (low, high) = (along(a).min(along(b)), along(a).max(along(b)));
-    for edge in &tile.border[usize::from((side + 2) % 4)] {
-        let (other_low, other_high) = (
-            along(edge.start).min(along(edge.end)),
-            along(edge.start).max(along(edge.end)),
-        );
-        let (start, end) = (low.max(other_low), high.min(other_high));
-        if end - start < 1e-3 {
-            continue;
-        }
-        let point_at = |p: Vec3, q: Vec3, t: f32| {
-            let span = along(q) - along(p);
-            if span.abs() < 1e-9 {
-                p
-            } else {
-                p + (q - p) * ((t - along(p)) / span)
-            }
-        };
-        let (mine_start, mine_end) = (point_at(a, b, start), point_at(a, b, end));
-        let (theirs_start, theirs_end) = (
-            point_at(edge.start, edge.end, start),
-            point_at(edge.start, edge.end, end),
-        );
-        if (mine_start.y - theirs_start.y).abs() > tolerance
-            && (mine_end.y - theirs_end.y).abs() > tolerance
-        {
-            continue;
-        }
-        let Some(reference) = PolyRef::new(generation, slot, edge.polygon) else {
-            continue;
-        };
-        // Keep the portal's ends in the order of `a b`, so left and right are as for an
-        // ordinary edge of `from`.
-        let (first, second) = if along(a) <= along(b) {
-            (mine_start, mine_end)
-        } else {
-            (mine_end, mine_start)
-        };
-        portals.push((reference, first, second));
+    let (other_low, other_high) = (
+        along(edge.start).min(along(edge.end)),
+        along(edge.start).max(along(edge.end)),
+    );
+    let (start, end) = (low.max(other_low), high.min(other_high));
+    if end - start < 1e-3 {
+        return None;
     }
+    let point_at = |p: Vec3, q: Vec3, t: f32| {
+        let span = along(q) - along(p);
+        if span.abs() < 1e-9 {
+            p
+        } else {
+            p + (q - p) * ((t - along(p)) / span)
+        }
+    };
+    let (mine_start, mine_end) = (point_at(a, b, start), point_at(a, b, end));
+    let (theirs_start, theirs_end) = (
+        point_at(edge.start, edge.end, start),
+        point_at(edge.start, edge.end, end),
+    );
+    if (mine_start.y - theirs_start.y).abs() > tolerance
+        && (mine_end.y - theirs_end.y).abs() > tolerance
+    {
+        return None;
+    }
+    Some(if along(a) <= along(b) {
+        (mine_start, mine_end)
+    } else {
+        (mine_end, mine_start)
+    })
 }
 
 fn check_search(

@@ -16,7 +16,7 @@ use waymark::debug::{draw_crowd, svg::SvgDrawer};
 use waymark::mesh::NavMesh;
 use waymark::query::{QueryFilter, random_points};
 
-use crate::bake::{peak_rss_mib, with_threads};
+use crate::bake::{peak_rss_mib, resident_mib, return_freed_memory, with_threads};
 use crate::bake_args::{BakeArgs, PresetArg};
 use crate::{CliError, level};
 
@@ -296,6 +296,8 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         )));
     }
     let (mesh, name) = load_mesh(command)?;
+    // The bake's scratch is freed by now; give it back so resident memory is the runtime's.
+    return_freed_memory();
     let scenario = match &command.agents_csv {
         Some(path) => read_agents(path, command.agents)?,
         None => random_agents(&mesh, command.agents, command.seed),
@@ -503,6 +505,8 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         }
     };
     if command.json {
+        let corridors = run.crowd.corridor_memory();
+        let mib = |bytes: usize| (bytes as f64 / (1024.0 * 1024.0) * 10.0).round() / 10.0;
         let report = json!({
             "level": run.level,
             "agents": run.agents,
@@ -538,6 +542,14 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "stuck_agents": stuck_agents(&run.crowd),
             "lane_bytes_per_agent": waymark::crowd::AgentLanes::bytes_per_agent(),
             "peak_rss_mib": peak_rss_mib(),
+            "resident_mib": resident_mib(),
+            "corridors": {
+                "count": corridors.corridors,
+                "cached": run.crowd.cache().len(),
+                "mib": mib(corridors.total_bytes()),
+                "polygons_mib": mib(corridors.polygon_bytes),
+                "read_sets_mib": mib(corridors.read_set_bytes),
+            },
         });
         writeln!(out, "{report}")?;
         return Ok(());
