@@ -703,7 +703,7 @@ fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
         .clone()
         .unwrap();
     assert_eq!(
-        corridor.read_set.tiles[0].generation,
+        corridor.reads.newest_generation(),
         waymark::mesh::TileGeneration(2)
     );
 }

@@ -16,7 +16,10 @@
 //! crossed, to the bit. For the same reason a corridor keeps each polygon as its tile slot
 //! and index without the tile's generation (4 bytes, not 8): every tile the path crosses is
 //! in the corridor's read set, so while the corridor is valid the generation is the tile's
-//! live one, which [`Corridor::polygon`] reads back from the snapshot.
+//! live one, which [`Corridor::polygon`] reads back from the snapshot. And what the search
+//! read is kept as [`CorridorReads`]: the slots read and the newest generation seen, which
+//! proves exactly what the search's full read set would (tile generations only grow, see
+//! the mesh module), in a quarter of the bytes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,7 +27,7 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use crate::ids::{CostVersion, FilterVersion};
-use crate::mesh::{LinkId, PolyRef, Snapshot};
+use crate::mesh::{LinkId, LinkVersion, PolyRef, SlotState, Snapshot, TileGeneration, TileSlot};
 use crate::query::{PathResult, QueryFilter, ReadSet, Validity, portal};
 
 /// A path's polygons and the off-mesh links it crosses.
@@ -37,7 +40,7 @@ pub struct Corridor {
     /// Whether the last polygon holds the goal (false: partial, the goal is unreachable).
     pub complete: bool,
     /// What the search read.
-    pub read_set: ReadSet,
+    pub reads: CorridorReads,
 }
 
 impl Corridor {
@@ -81,7 +84,7 @@ impl Corridor {
             polygons,
             links,
             complete: result.complete,
-            read_set: result.read_set.clone(),
+            reads: CorridorReads::new(&result.read_set),
         })
     }
 
@@ -91,19 +94,19 @@ impl Corridor {
         CorridorMemory {
             corridors: 1,
             polygon_bytes: self.polygons.capacity() * size_of::<u32>(),
-            read_set_bytes: self.read_set.heap_bytes(),
+            read_set_bytes: self.reads.heap_bytes(),
             other_bytes: size_of::<Corridor>() + self.links.capacity() * size_of::<CorridorLink>(),
         }
     }
 
     /// A corridor of `polygons` (from start to end, at least one, all on live tiles of the
-    /// snapshot they are used with) and the links between them, reading what `read_set`
-    /// says; for hosts and tests that build corridors themselves.
+    /// snapshot they are used with) and the links between them, depending on what
+    /// `read_set` says was read; for hosts and tests that build corridors themselves.
     pub fn new(
         polygons: &[PolyRef],
         links: Vec<CorridorLink>,
         complete: bool,
-        read_set: ReadSet,
+        read_set: &ReadSet,
     ) -> Option<Corridor> {
         if polygons.is_empty() {
             return None;
@@ -112,7 +115,7 @@ impl Corridor {
             polygons: polygons.iter().map(|polygon| polygon.tile_bits()).collect(),
             links,
             complete,
-            read_set,
+            reads: CorridorReads::new(read_set),
         })
     }
 
@@ -230,6 +233,89 @@ pub struct CorridorLink {
     pub exit: Vec3,
 }
 
+/// What a corridor's search read, in the form a long-lived corridor keeps: the slots of the
+/// tiles read, the newest generation among them, the links considered with their versions
+/// and the filter's versions.
+///
+/// A tile changed after the search has a generation above every generation the search saw
+/// (one counter for the whole mesh), so "every slot read is live at a generation no newer
+/// than the newest seen" holds exactly when every tile read is unchanged: the same answer
+/// as [`ReadSet::still_valid_in`] on the full read set. Crowd corridors lead to positions,
+/// not interaction targets, so there is no target version to keep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorridorReads {
+    newest_generation: TileGeneration,
+    slots: Box<[TileSlot]>,
+    links: Box<[(LinkId, LinkVersion)]>,
+    filter: FilterVersion,
+    cost: CostVersion,
+}
+
+impl CorridorReads {
+    /// The compact form of a search's read set.
+    pub fn new(read_set: &ReadSet) -> CorridorReads {
+        CorridorReads {
+            newest_generation: read_set
+                .tiles
+                .iter()
+                .map(|read| read.generation)
+                .max()
+                .unwrap_or(TileGeneration(0)),
+            slots: read_set.tiles.iter().map(|read| read.slot).collect(),
+            links: read_set.links.iter().copied().collect(),
+            filter: read_set.filter,
+            cost: read_set.cost,
+        }
+    }
+
+    /// The newest tile generation the search saw.
+    pub fn newest_generation(&self) -> TileGeneration {
+        self.newest_generation
+    }
+
+    /// The slots of the tiles read, in the order first read.
+    pub fn slots(&self) -> &[TileSlot] {
+        &self.slots
+    }
+
+    /// The links considered, with the versions seen.
+    pub fn links(&self) -> &[(LinkId, LinkVersion)] {
+        &self.links
+    }
+
+    /// Whether everything read still holds on `snapshot` under `filter`, and if not the
+    /// first reason, checked in the order of [`ReadSet::still_valid_in`].
+    pub fn still_valid_in(&self, snapshot: &Snapshot, filter: &QueryFilter) -> Validity {
+        if filter.version() != self.filter {
+            return Validity::FilterChanged;
+        }
+        if filter.cost_version() != self.cost {
+            return Validity::CostChanged;
+        }
+        let slots = &snapshot.data().slots;
+        for &slot in self.slots.iter() {
+            let unchanged = slots.get(usize::from(slot.0)).is_some_and(|view| {
+                view.generation <= self.newest_generation
+                    && matches!(view.state, SlotState::Live(_))
+            });
+            if !unchanged {
+                return Validity::TileChanged(slot);
+            }
+        }
+        for &(id, version) in self.links.iter() {
+            if snapshot.link(id).is_none_or(|link| link.version != version) {
+                return Validity::LinkChanged(id);
+            }
+        }
+        Validity::Valid
+    }
+
+    /// Bytes its lists hold on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        size_of_val(&*self.slots) + size_of_val(&*self.links)
+    }
+}
+
 /// Memory held by corridors, by part, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CorridorMemory {
@@ -332,7 +418,7 @@ impl CorridorCache {
             self.misses += 1;
             return None;
         };
-        if corridor.read_set.still_valid_in(snapshot, filter, |_| None) != Validity::Valid {
+        if corridor.reads.still_valid_in(snapshot, filter) != Validity::Valid {
             self.entries.remove(key);
             self.evictions += 1;
             self.misses += 1;
@@ -358,7 +444,7 @@ impl CorridorCache {
     pub fn evict_stale(&mut self, snapshot: &Snapshot, filter: &QueryFilter) {
         let before = self.entries.len();
         self.entries.retain(|_, corridor| {
-            corridor.read_set.still_valid_in(snapshot, filter, |_| None) == Validity::Valid
+            corridor.reads.still_valid_in(snapshot, filter) == Validity::Valid
         });
         self.evictions += (before - self.entries.len()) as u64;
     }
@@ -393,7 +479,7 @@ mod tests {
             filter: filter.version(),
             cost: filter.cost_version(),
         };
-        let corridor = Corridor::new(&[reference], Vec::new(), true, ReadSet::default());
+        let corridor = Corridor::new(&[reference], Vec::new(), true, &ReadSet::default());
         (key, Arc::new(corridor.unwrap()))
     }
 

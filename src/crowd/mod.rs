@@ -62,7 +62,7 @@ pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
     move_foot,
 };
-pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory};
+pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
 pub use lanes::{AgentLanes, AgentStatus};
 pub use neighbours::NeighbourGrid;
 pub use scheduler::{FrameBudget, RequestId, ScheduleStats};
@@ -405,9 +405,7 @@ impl Crowd {
                 }
             }
             let stale = self.lanes.corridor[slot].as_ref().is_some_and(|corridor| {
-                corridor
-                    .read_set
-                    .still_valid_in(&self.snapshot, &self.filter, |_| None)
+                corridor.reads.still_valid_in(&self.snapshot, &self.filter)
                     != crate::query::Validity::Valid
             });
             if stale {

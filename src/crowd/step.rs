@@ -423,9 +423,7 @@ impl Crowd {
                 Outcome::Corridor(corridor) => Some(corridor),
             };
             let usable = corridor.filter(|c| {
-                c.read_set
-                    .still_valid_in(&self.snapshot, &self.filter, |_| None)
-                    == Validity::Valid
+                c.reads.still_valid_in(&self.snapshot, &self.filter) == Validity::Valid
             });
             let Some(corridor) = usable else {
                 rejected += 1;
@@ -569,7 +567,7 @@ impl Crowd {
         let Some(&next) = corridor.next_link(self.lanes.cursor[slot] as usize) else {
             return;
         };
-        let open_as_read = corridor.read_set.links.iter().any(|&(id, version)| {
+        let open_as_read = corridor.reads.links().iter().any(|&(id, version)| {
             id == next.link
                 && self
                     .snapshot
@@ -723,10 +721,7 @@ impl Crowd {
         }
         lanes.status[slot] = AgentStatus::Moving;
         let stale = lanes.corridor[slot].as_ref().is_none_or(|corridor| {
-            corridor
-                .read_set
-                .still_valid_in(&self.snapshot, &self.filter, |_| None)
-                != Validity::Valid
+            corridor.reads.still_valid_in(&self.snapshot, &self.filter) != Validity::Valid
         });
         if stale {
             lanes.corridor[slot] = None;

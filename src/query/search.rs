@@ -899,3 +899,55 @@ pub fn find_path(
     *pool = returned;
     Ok(result)
 }
+
+#[cfg(all(test, feature = "bake"))]
+mod tests {
+    use super::*;
+    use crate::bake::{BakeConfig, Preset, bake};
+    use crate::mesh::NavMesh;
+
+    /// The follow pass asks for one cross-tile portal at a time; it must be the portal the
+    /// search (and so the corridor it built) used: the first into that polygon of the full
+    /// list, to the bit. Checked over every border edge of a tiled city.
+    #[test]
+    fn the_single_border_portal_is_the_first_of_the_full_list() {
+        let city = crate::scene::city::city(400, 11);
+        let world = city.scene.world_triangles().unwrap();
+        let config = BakeConfig {
+            tile_size_cells: Some(48),
+            ..BakeConfig::preset(Preset::Guard)
+        };
+        let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+        let snapshot = mesh.snapshot();
+        let mut checked = 0;
+        for slot in 0..snapshot.data().slots.len() {
+            let Some((tile, generation)) = snapshot.live_slot(TileSlot(slot as u16)) else {
+                continue;
+            };
+            for (index, polygon) in tile.data.polygons.iter().enumerate() {
+                let from = PolyRef::new(generation, TileSlot(slot as u16), index as u16).unwrap();
+                let count = usize::from(polygon.vertex_count);
+                for edge in 0..count {
+                    let neighbour = polygon.neighbours[edge];
+                    if neighbour == TilePoly::NO_NEIGHBOUR || neighbour & TilePoly::TILE_EDGE == 0 {
+                        continue;
+                    }
+                    let a = tile.data.vertex(polygon.vertices[edge]);
+                    let b = tile.data.vertex(polygon.vertices[(edge + 1) % count]);
+                    let side = neighbour & 3;
+                    let mut scratch = ReadSet::default();
+                    let all = cross_tile_portals(&snapshot, from, side, a, b, &mut scratch);
+                    for &(to, _, _) in &all {
+                        let first = all.iter().find(|portal| portal.0 == to).unwrap();
+                        assert_eq!(
+                            cross_tile_portal_into(&snapshot, from, side, a, b, to),
+                            Some((first.1, first.2))
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 200, "only {checked} border portals");
+    }
+}
