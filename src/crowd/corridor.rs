@@ -27,8 +27,10 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use crate::ids::{CostVersion, FilterVersion};
-use crate::mesh::{LinkId, LinkVersion, PolyRef, SlotState, Snapshot, TileGeneration, TileSlot};
-use crate::query::{PathResult, QueryFilter, ReadSet, Validity, portal};
+use crate::mesh::{
+    LinkId, LinkVersion, PolyRef, RuntimeTile, SlotState, Snapshot, TileGeneration, TileSlot,
+};
+use crate::query::{PathResult, QueryFilter, ReadSet, Validity, portal, portal_in};
 
 /// A path's polygons and the off-mesh links it crosses.
 #[derive(Debug)]
@@ -157,21 +159,57 @@ impl Corridor {
     /// the corridor read was replaced: the crowd drops such corridors).
     #[inline]
     pub fn portal(&self, snapshot: &Snapshot, index: usize) -> Option<(Vec3, Vec3)> {
-        if index + 1 >= self.polygons.len() {
+        let mut portal = None;
+        self.portals_into(snapshot, index..index + 1, |edge| portal = Some(edge))?;
+        portal
+    }
+
+    /// Hands `push` the portals out of polygons `range` in order (see [`Corridor::portal`]),
+    /// looking each tile up once for a run of polygons in it; `None`, after the portals
+    /// before it, at the first one the mesh no longer has or past the end.
+    #[inline]
+    pub fn portals_into(
+        &self,
+        snapshot: &Snapshot,
+        range: std::ops::Range<usize>,
+        mut push: impl FnMut((Vec3, Vec3)),
+    ) -> Option<()> {
+        if range.end >= self.polygons.len() {
             return None;
         }
-        match self
-            .links
-            .iter()
-            .find(|link| link.index as usize == index + 1)
-        {
-            Some(link) => Some((link.entry, link.entry)),
-            None => portal(
-                snapshot,
-                self.polygon(snapshot, index)?,
-                self.polygon(snapshot, index + 1)?,
-            ),
+        let mut links = self.links.iter().peekable();
+        let mut tile: Option<(TileSlot, &Arc<RuntimeTile>, TileGeneration)> = None;
+        for index in range {
+            while links
+                .next_if(|link| (link.index as usize) < index + 1)
+                .is_some()
+            {}
+            if let Some(link) = links.peek().filter(|link| link.index as usize == index + 1) {
+                push((link.entry, link.entry));
+                continue;
+            }
+            let (from_bits, to_bits) = (self.polygons[index], self.polygons[index + 1]);
+            let from_slot = PolyRef::slot_of_tile_bits(from_bits);
+            let (_, from_tile, from_generation) = match tile {
+                Some(kept) if kept.0 == from_slot => kept,
+                _ => {
+                    let (live, generation) = snapshot.live_slot(from_slot)?;
+                    *tile.insert((from_slot, live, generation))
+                }
+            };
+            let from = PolyRef::from_tile_bits(from_generation, from_bits)?;
+            let to_slot = PolyRef::slot_of_tile_bits(to_bits);
+            let to = if to_slot == from_slot {
+                PolyRef::from_tile_bits(from_generation, to_bits)?
+            } else {
+                PolyRef::from_tile_bits(snapshot.live_slot(to_slot)?.1, to_bits)?
+            };
+            if usize::from(from.polygon()) >= from_tile.data.polygons.len() {
+                return None;
+            }
+            push(portal_in(snapshot, from_tile, from, to)?);
         }
+        Some(())
     }
 
     /// The first link crossed after corridor polygon `cursor` (the agent reaches its entry

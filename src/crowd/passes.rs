@@ -198,19 +198,17 @@ fn plan_follow(
     // Beside the corridor (pushed into a neighbouring polygon): back in through the shared
     // edge first.
     window.extend(entry);
-    let mut last_portal = (position, position);
-    for index in cursor..window_end {
-        // `None` only if the mesh changed under a corridor the crowd has not dropped yet:
-        // the agent asks for a new path as if it had left its corridor.
-        last_portal = corridor
-            .portal(snapshot, index)
-            .ok_or_else(|| FollowOutput::off_corridor(cursor, flat))?;
-        window.push(last_portal);
-    }
+    // `None` only if the mesh changed under a corridor the crowd has not dropped yet: the
+    // agent asks for a new path as if it had left its corridor.
+    corridor
+        .portals_into(snapshot, cursor..window_end, |portal| window.push(portal))
+        .ok_or_else(|| FollowOutput::off_corridor(cursor, flat))?;
     let end = if reaches_stop {
         link.map_or(agent.goal, |link| link.entry)
     } else {
-        (last_portal.0 + last_portal.1) * 0.5
+        // Not at the stop: the window holds at least one portal, the last pushed.
+        let (left, right) = window[window.len() - 1];
+        (left + right) * 0.5
     };
     window.push((end, end));
     Ok(FollowPlan {

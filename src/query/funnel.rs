@@ -13,7 +13,7 @@ use glam::Vec3;
 
 use super::search::{PathStep, cross_tile_portal_into};
 use super::{QueryError, check_point};
-use crate::mesh::{LinkId, PolyRef, Snapshot, TilePoly};
+use crate::mesh::{LinkId, PolyRef, RuntimeTile, Snapshot, TilePoly};
 
 /// What a corner is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,25 +55,44 @@ fn turn(a: Vec3, b: Vec3, c: Vec3) -> f32 {
 /// the two do not share an edge (or either is stale).
 #[inline]
 pub fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, Vec3)> {
-    let tile = snapshot.tile(from)?;
+    portal_in(snapshot, snapshot.tile(from)?, from, to)
+}
+
+/// [`portal`] with `from`'s live tile already in hand (a caller walking a corridor keeps
+/// it across the polygons of one tile).
+#[inline]
+pub fn portal_in(
+    snapshot: &Snapshot,
+    tile: &RuntimeTile,
+    from: PolyRef,
+    to: PolyRef,
+) -> Option<(Vec3, Vec3)> {
     let polygon = &tile.data.polygons[usize::from(from.polygon())];
     let count = usize::from(polygon.vertex_count);
+    let same_tile = to.slot() == from.slot();
+    let edge_ends = |edge: usize| {
+        (
+            tile.data.vertex(polygon.vertices[edge]),
+            tile.data.vertex(polygon.vertices[(edge + 1) % count]),
+        )
+    };
     for edge in 0..count {
         let neighbour = polygon.neighbours[edge];
         if neighbour == TilePoly::NO_NEIGHBOUR {
             continue;
         }
-        let a = tile.data.vertex(polygon.vertices[edge]);
-        let b = tile.data.vertex(polygon.vertices[(edge + 1) % count]);
         if neighbour & TilePoly::TILE_EDGE == 0 {
-            if to.slot() == from.slot() && neighbour == to.polygon() {
+            if same_tile && neighbour == to.polygon() {
+                let (a, b) = edge_ends(edge);
                 return Some((b, a));
             }
-        } else if to.slot() != from.slot()
-            && let Some((first, second)) =
+        } else if !same_tile {
+            let (a, b) = edge_ends(edge);
+            if let Some((first, second)) =
                 cross_tile_portal_into(snapshot, from, neighbour & 3, a, b, to)
-        {
-            return Some((second, first));
+            {
+                return Some((second, first));
+            }
         }
     }
     None

@@ -23,7 +23,7 @@ mod search;
 mod surface;
 
 pub use filter::QueryFilter;
-pub use funnel::{Corner, CornerFlags, portal, pull, straight_path};
+pub use funnel::{Corner, CornerFlags, portal, portal_in, pull, straight_path};
 pub use nearest::{
     ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with, polygons_within,
 };
