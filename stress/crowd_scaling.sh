@@ -29,7 +29,7 @@ warm_up=${WARM_UP:-0}
 if [ "$warm_up" != 0 ]; then name=${name}_warm; fi
 if [ -n "$budget_per_agent" ]; then name=${name}_served; fi
 out=stress/results/$name.csv
-echo "agents,frames,ms_per_frame_median,ms_per_frame_max,agents_per_ms,waiting_for_path,path_wait_frames_p95,nodes_expanded_max_frame,node_budget,ingest_ms,schedule_ms,adopt_ms,follow_ms,slope_ms,neighbours_ms,avoid_ms,move_ms,separate_ms,feedback_ms,peak_rss_mib,lane_bytes_per_agent,level" > "$out"
+echo "agents,frames,ms_per_frame_median,ms_per_frame_max,agents_per_ms,waiting_for_path,path_wait_frames_p95,nodes_expanded_max_frame,node_budget,ingest_ms,schedule_ms,adopt_ms,follow_ms,slope_ms,neighbours_ms,avoid_ms,move_ms,separate_ms,feedback_ms,peak_rss_mib,lane_bytes_per_agent,corridor_mib,level" > "$out"
 for n in "${sizes[@]}"; do
   budget=()
   if [ -n "$budget_per_agent" ]; then
@@ -43,7 +43,7 @@ p = r["pass_ms"]
 row = [r["agents"], r["frames"], r["ms_per_frame_median"], r["ms_per_frame_max"], r["agents_per_ms"],
        r["waiting_for_path"], r["path_wait_frames_p95"], r["nodes_expanded_max_frame"], r["node_budget"],
        p["ingest"], p["schedule"], p["adopt"], p["follow"], p["slope"], p.get("neighbours", 0.0), p["avoid"], p["move"], p["separate"], p["feedback"],
-       r["peak_rss_mib"], r["lane_bytes_per_agent"], '"' + r["level"] + '"']
+       r["peak_rss_mib"], r["lane_bytes_per_agent"], r["corridors"]["mib"], '"' + r["level"] + '"']
 print(",".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
 PY
   tail -1 "$out"

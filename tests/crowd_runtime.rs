@@ -58,7 +58,7 @@ fn polygon_at(snapshot: &Snapshot, x: f32, z: f32) -> PolyRef {
 
 /// The corridor from (1, 0, 1) to (7, 0, 1) on `mesh` (a strip of squares along +x, maybe
 /// with more polygons beside it), and the goal.
-fn corridor_along_strip(mesh: &NavMesh) -> (Corridor, Vec3) {
+fn corridor_along_strip(mesh: &NavMesh) -> (std::sync::Arc<Corridor>, Vec3) {
     let snapshot = mesh.snapshot();
     let mut pool = NodePool::new(NODE_POOL_DEFAULT);
     let goal = Vec3::new(7.0, 0.0, 1.0);
@@ -69,7 +69,10 @@ fn corridor_along_strip(mesh: &NavMesh) -> (Corridor, Vec3) {
     );
     let filter = QueryFilter::new();
     let path = find_path(&snapshot, from, start, to, goal, &filter, &mut pool).unwrap();
-    (Corridor::from_path(&snapshot, &path).unwrap(), goal)
+    (
+        std::sync::Arc::new(Corridor::from_path(&snapshot, &path).unwrap()),
+        goal,
+    )
 }
 
 /// A straight corridor of `count` 2 m x 2 m squares along +x.

@@ -198,18 +198,46 @@ impl Corridor {
                 }
             };
             let from = PolyRef::from_tile_bits(from_generation, from_bits)?;
-            let to_slot = PolyRef::slot_of_tile_bits(to_bits);
-            let to = if to_slot == from_slot {
-                PolyRef::from_tile_bits(from_generation, to_bits)?
-            } else {
-                PolyRef::from_tile_bits(snapshot.live_slot(to_slot)?.1, to_bits)?
-            };
             if usize::from(from.polygon()) >= from_tile.data.polygons.len() {
                 return None;
             }
-            push(portal_in(snapshot, from_tile, from, to)?);
+            let to_slot = PolyRef::slot_of_tile_bits(to_bits);
+            if to_slot == from_slot {
+                let to = PolyRef::from_tile_bits(from_generation, to_bits)?;
+                push(portal_in(snapshot, from_tile, from, to, None)?);
+            } else {
+                // Into the next tile: it is the next portal's `from` tile as well.
+                let (to_tile, to_generation) = snapshot.live_slot(to_slot)?;
+                let to = PolyRef::from_tile_bits(to_generation, to_bits)?;
+                push(portal_in(snapshot, from_tile, from, to, Some(to_tile))?);
+                tile = Some((to_slot, to_tile, to_generation));
+            }
         }
         Some(())
+    }
+
+    /// Polygons `range` as (corridor index, live tile, polygon index in the tile), each tile
+    /// looked up once per run of polygons in it; ends early at the first polygon whose tile
+    /// is gone (a stale corridor) or at the corridor's end.
+    pub fn polygons_in_tiles<'a>(
+        &'a self,
+        snapshot: &'a Snapshot,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (usize, &'a RuntimeTile, u16)> + 'a {
+        let mut kept: Option<(TileSlot, &'a RuntimeTile)> = None;
+        range.map_while(move |index| {
+            let bits = *self.polygons.get(index)?;
+            let slot = PolyRef::slot_of_tile_bits(bits);
+            let tile = match kept {
+                Some((kept_slot, tile)) if kept_slot == slot => tile,
+                _ => {
+                    let tile: &RuntimeTile = snapshot.live_slot(slot)?.0;
+                    kept = Some((slot, tile));
+                    tile
+                }
+            };
+            Some((index, tile, (bits & 0xffff) as u16))
+        })
     }
 
     /// The first link crossed after corridor polygon `cursor` (the agent reaches its entry

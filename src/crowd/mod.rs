@@ -338,6 +338,9 @@ pub struct Crowd {
     avoid_velocities: Vec<avoid::Solved>,
     avoid_bodies: Vec<avoid::AvoidBody>,
     separation_scratch: avoid::SeparationScratch,
+    /// Per slot, the portals of the agent's last funnel window (cold: see
+    /// [`passes::PortalWindow`]); kept in step with the lanes.
+    portal_windows: Vec<passes::PortalWindow>,
 }
 
 impl Crowd {
@@ -369,6 +372,7 @@ impl Crowd {
             avoid_velocities: Vec::new(),
             avoid_bodies: Vec::new(),
             separation_scratch: avoid::SeparationScratch::default(),
+            portal_windows: Vec::new(),
         })
     }
 
@@ -568,6 +572,7 @@ impl Crowd {
             preferred_speed: params.preferred_speed_mps,
             max_acceleration: params.max_acceleration_mps2,
         });
+        self.portal_windows.push(passes::PortalWindow::EMPTY);
         self.world
             .insert_one(entity, Slot(slot))
             .expect("the entity was just spawned");
@@ -577,6 +582,7 @@ impl Crowd {
     /// Removes an agent; its pending searches are dropped.
     pub fn remove_agent(&mut self, entity: hecs::Entity) -> Result<(), CrowdError> {
         let slot = self.slot(entity)?;
+        self.portal_windows.swap_remove(slot);
         if let Some(moved) = self.lanes.swap_remove(slot) {
             if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(moved) {
                 moved_slot.0 = slot;

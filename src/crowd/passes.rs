@@ -2,6 +2,8 @@
 //! pass is the [`Controller`](super::Controller)). Each pass writes only its own outputs,
 //! so the parallel ones give the same lanes at any thread count.
 
+use std::sync::{Arc, Weak};
+
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 use wide::f32x8;
@@ -15,6 +17,59 @@ use crate::query::portal;
 
 /// Portals ahead of the cursor the follow pass pulls the string through.
 pub const LOOKAHEAD_PORTALS: usize = 12;
+
+/// The portals of an agent's last funnel window, kept so that the next window (mostly the
+/// same one, moved on by a polygon or two) asks the mesh only for the portals it has not
+/// seen. Corridors keep no portals (memory: see the corridor module), and on a large mesh
+/// each portal asked for is a cache miss or two; this brings the follow pass back to about
+/// one per polygon walked. Cold state beside the lanes: read and written only when the
+/// agent's funnel runs. The window names its corridor by a weak handle (which keeps the
+/// corridor's address from being reused, not its polygons alive), so portals kept from a
+/// corridor the agent has since left are never used.
+#[derive(Clone, Debug)]
+pub struct PortalWindow {
+    corridor: Weak<Corridor>,
+    /// Corridor index of the first portal kept (the portal out of that polygon).
+    first: u32,
+    /// How many are kept.
+    count: u8,
+    portals: [(Vec3, Vec3); LOOKAHEAD_PORTALS],
+}
+
+impl PortalWindow {
+    /// A window that keeps nothing.
+    pub const EMPTY: PortalWindow = PortalWindow {
+        corridor: Weak::new(),
+        first: 0,
+        count: 0,
+        portals: [(Vec3::ZERO, Vec3::ZERO); LOOKAHEAD_PORTALS],
+    };
+
+    /// The portals kept from `corridor`'s index `index` on (empty if `index` is not kept,
+    /// or they were kept from another corridor).
+    fn kept_from(&self, corridor: &Arc<Corridor>, index: usize) -> &[(Vec3, Vec3)] {
+        let first = self.first as usize;
+        let end = first + usize::from(self.count);
+        if std::ptr::eq(self.corridor.as_ptr(), Arc::as_ptr(corridor))
+            && (first..end).contains(&index)
+        {
+            &self.portals[index - first..usize::from(self.count)]
+        } else {
+            &[]
+        }
+    }
+
+    /// Keeps `portals`, the portals out of `corridor`'s polygons `first..`.
+    fn keep(&mut self, corridor: &Arc<Corridor>, first: usize, portals: &[(Vec3, Vec3)]) {
+        if !std::ptr::eq(self.corridor.as_ptr(), Arc::as_ptr(corridor)) {
+            self.corridor = Arc::downgrade(corridor);
+        }
+        let count = portals.len().min(LOOKAHEAD_PORTALS);
+        self.first = first as u32;
+        self.count = count as u8;
+        self.portals[..count].copy_from_slice(&portals[..count]);
+    }
+}
 /// Frames an agent keeps its corner before the funnel runs again even if nothing changed
 /// (the corner of a straight walk stays the corner until the cursor moves or it is reached).
 pub const CORNER_REFRESH_FRAMES: u8 = 30;
@@ -110,7 +165,7 @@ impl FollowOutput {
 #[allow(clippy::too_many_arguments)]
 pub fn follow_one(
     snapshot: &Snapshot,
-    corridor: &Corridor,
+    corridor: &Arc<Corridor>,
     cursor: usize,
     position: Vec3,
     polygon: PolyRef,
@@ -131,7 +186,8 @@ pub fn follow_one(
         acceleration_limit,
     };
     let mut window = Vec::with_capacity(FUNNEL_PORTALS_MAX);
-    match plan_follow(snapshot, corridor, &agent, &mut window) {
+    let mut nothing_kept = PortalWindow::EMPTY;
+    match plan_follow(snapshot, corridor, &agent, &mut window, &mut nothing_kept) {
         Ok(plan) => {
             let funnel = funnel_scalar(&window, &mut Vec::with_capacity(window.len()));
             finish_follow(&plan, funnel, dt, arrive_tolerance_m)
@@ -172,9 +228,10 @@ struct FollowPlan {
 /// an agent that is off its corridor is the error.
 fn plan_follow(
     snapshot: &Snapshot,
-    corridor: &Corridor,
+    corridor: &Arc<Corridor>,
     agent: &FollowAgent,
     window: &mut Vec<(Vec3, Vec3)>,
+    kept: &mut PortalWindow,
 ) -> Result<FollowPlan, FollowOutput> {
     let (cursor, position, polygon) = (agent.cursor, agent.position, agent.polygon);
     let flat = Vec2::new(position.x, position.z);
@@ -198,11 +255,19 @@ fn plan_follow(
     // Beside the corridor (pushed into a neighbouring polygon): back in through the shared
     // edge first.
     window.extend(entry);
-    // `None` only if the mesh changed under a corridor the crowd has not dropped yet: the
-    // agent asks for a new path as if it had left its corridor.
+    // The portals kept from the last window first, then the mesh for the rest. `None` only
+    // if the mesh changed under a corridor the crowd has not dropped yet: the agent asks
+    // for a new path as if it had left its corridor.
+    let portals_start = window.len();
+    let reused = kept.kept_from(corridor, cursor);
+    let reused = &reused[..reused.len().min(window_end - cursor)];
+    window.extend_from_slice(reused);
     corridor
-        .portals_into(snapshot, cursor..window_end, |portal| window.push(portal))
+        .portals_into(snapshot, cursor + reused.len()..window_end, |portal| {
+            window.push(portal)
+        })
         .ok_or_else(|| FollowOutput::off_corridor(cursor, flat))?;
+    kept.keep(corridor, cursor, &window[portals_start..]);
     let end = if reaches_stop {
         link.map_or(agent.goal, |link| link.entry)
     } else {
@@ -339,10 +404,8 @@ pub fn next_slowdown(
     speed_limit: f32,
 ) -> Option<(Vec2, f32)> {
     let last = (cursor + LOOKAHEAD_PORTALS).min(corridor.len() - 1);
-    for index in cursor + 1..=last {
-        let polygon = corridor.polygon(snapshot, index)?;
-        let tile = snapshot.tile(polygon)?;
-        let steepest = tile.steepest_gradient[usize::from(polygon.polygon())];
+    for (index, tile, polygon) in corridor.polygons_in_tiles(snapshot, cursor + 1..last + 1) {
+        let steepest = *tile.steepest_gradient.get(usize::from(polygon))?;
         let limit = max_speed / (1.0 + steepest * steepest).sqrt();
         if limit < speed_limit - 1e-3 {
             let (left, right) = corridor.portal(snapshot, index - 1)?;
@@ -385,37 +448,44 @@ const FOLLOW_CHUNK_AGENTS: usize = 256;
 /// others' windows are planned and pulled, one agent at a time: the lane funnel
 /// ([`funnel_lanes`](super::funnel::funnel_lanes), eight agents at once) gives the same
 /// answers but measured 1.6x slower on these windows (docs/benchmarks.md).
+///
+/// `windows` holds each agent's [`PortalWindow`] (one per slot, as many as lanes).
 pub fn follow_pass(
     snapshot: &Snapshot,
     lanes: &AgentLanes,
+    windows: &mut [PortalWindow],
     dt: f32,
     arrive_tolerance_m: f32,
     out: &mut Vec<Option<FollowOutput>>,
 ) {
+    assert_eq!(windows.len(), lanes.len(), "one portal window per agent");
     out.clear();
     out.resize(lanes.len(), None);
     out.par_chunks_mut(FOLLOW_CHUNK_AGENTS)
+        .zip(windows.par_chunks_mut(FOLLOW_CHUNK_AGENTS))
         .enumerate()
-        .for_each(|(chunk, outputs)| {
+        .for_each(|(chunk, (outputs, kept_windows))| {
             let first = chunk * FOLLOW_CHUNK_AGENTS;
             // Window and corner buffers shared by the chunk's agents.
             let mut window = Vec::with_capacity(FUNNEL_PORTALS_MAX);
             let mut corners = Vec::with_capacity(FUNNEL_PORTALS_MAX);
-            for (offset, output) in outputs.iter_mut().enumerate() {
+            for (offset, (output, kept)) in outputs.iter_mut().zip(kept_windows).enumerate() {
                 let slot = first + offset;
                 *output = match follow_without_funnel(lanes, slot, dt, arrive_tolerance_m) {
                     Ok(output) => output,
                     Err(agent) => {
                         let corridor = lanes.corridor[slot].as_ref().expect("checked");
-                        Some(match plan_follow(snapshot, corridor, &agent, &mut window) {
-                            Ok(plan) => finish_follow(
-                                &plan,
-                                funnel_scalar(&window, &mut corners),
-                                dt,
-                                arrive_tolerance_m,
-                            ),
-                            Err(lost) => lost,
-                        })
+                        Some(
+                            match plan_follow(snapshot, corridor, &agent, &mut window, kept) {
+                                Ok(plan) => finish_follow(
+                                    &plan,
+                                    funnel_scalar(&window, &mut corners),
+                                    dt,
+                                    arrive_tolerance_m,
+                                ),
+                                Err(lost) => lost,
+                            },
+                        )
                     }
                 };
                 if let Some(output) = output.as_mut().filter(|output| !output.off_corridor) {

@@ -486,6 +486,7 @@ impl Crowd {
         follow_pass(
             &self.snapshot,
             &self.lanes,
+            &mut self.portal_windows,
             dt,
             self.config.arrive_tolerance_m,
             &mut outputs,

@@ -55,27 +55,27 @@ fn turn(a: Vec3, b: Vec3, c: Vec3) -> f32 {
 /// the two do not share an edge (or either is stale).
 #[inline]
 pub fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, Vec3)> {
-    portal_in(snapshot, snapshot.tile(from)?, from, to)
+    portal_in(snapshot, snapshot.tile(from)?, from, to, None)
 }
 
 /// [`portal`] with `from`'s live tile already in hand (a caller walking a corridor keeps
-/// it across the polygons of one tile).
+/// it across the polygons of one tile), and `to`'s too if the caller has it (`to_tile`:
+/// `to`'s live tile, when it is in another tile).
 #[inline]
 pub fn portal_in(
     snapshot: &Snapshot,
     tile: &RuntimeTile,
     from: PolyRef,
     to: PolyRef,
+    to_tile: Option<&RuntimeTile>,
 ) -> Option<(Vec3, Vec3)> {
     let polygon = &tile.data.polygons[usize::from(from.polygon())];
     let count = usize::from(polygon.vertex_count);
     let same_tile = to.slot() == from.slot();
-    let edge_ends = |edge: usize| {
-        (
-            tile.data.vertex(polygon.vertices[edge]),
-            tile.data.vertex(polygon.vertices[(edge + 1) % count]),
-        )
-    };
+    // The prepared corners (the same points as the tile's vertices) sit together, one or two
+    // cache lines, where the vertex table is one line per corner on a large mesh.
+    let corners = &tile.corners[usize::from(from.polygon())];
+    let edge_ends = |edge: usize| (corners[edge], corners[(edge + 1) % count]);
     for edge in 0..count {
         let neighbour = polygon.neighbours[edge];
         if neighbour == TilePoly::NO_NEIGHBOUR {
@@ -89,7 +89,7 @@ pub fn portal_in(
         } else if !same_tile {
             let (a, b) = edge_ends(edge);
             if let Some((first, second)) =
-                cross_tile_portal_into(snapshot, from, neighbour & 3, a, b, to)
+                cross_tile_portal_into(snapshot, from, neighbour & 3, a, b, to, to_tile)
             {
                 return Some((second, first));
             }

@@ -754,7 +754,8 @@ pub(crate) fn cross_tile_portals_into(
 /// The portal from edge `a b` of `from` (on tile side `side`) into polygon `to` of the
 /// facing tile: the first of [`cross_tile_portals`] that leads into `to`, found without
 /// allocating or recording reads (the follow pass asks for one portal of a corridor whose
-/// reads were checked when it was adopted).
+/// reads were checked when it was adopted). `to_tile`, if the caller has it, is `to`'s live
+/// tile.
 pub(crate) fn cross_tile_portal_into(
     snapshot: &Snapshot,
     from: PolyRef,
@@ -762,16 +763,42 @@ pub(crate) fn cross_tile_portal_into(
     a: Vec3,
     b: Vec3,
     to: PolyRef,
+    to_tile: Option<&RuntimeTile>,
 ) -> Option<(Vec3, Vec3)> {
-    let (slot, tile, generation) = facing_tile(snapshot, from, side)?;
-    if slot != to.slot() || generation != to.generation() {
+    if facing_slot(snapshot, from, side)? != to.slot() {
         return None;
     }
+    let tile = match to_tile {
+        Some(tile) => tile,
+        None => match snapshot.live_slot(to.slot())? {
+            (tile, generation) if generation == to.generation() => tile,
+            _ => return None,
+        },
+    };
     let tolerance = border_tolerance(snapshot);
-    tile.border[usize::from((side + 2) % 4)]
-        .iter()
-        .filter(|edge| edge.polygon == to.polygon())
-        .find_map(|edge| border_portal(side, a, b, edge, tolerance))
+    // `to`'s own edges on the facing side, in edge order: the same candidates, in the same
+    // order and with the same end points, as its entries in the tile's border list (built
+    // polygon by polygon, edge by edge), without scanning the other polygons' entries.
+    let polygon = tile.data.polygons.get(usize::from(to.polygon()))?;
+    let corners = &tile.corners[usize::from(to.polygon())];
+    let count = usize::from(polygon.vertex_count);
+    let facing_side = (side + 2) % 4;
+    (0..count).find_map(|edge| {
+        let neighbour = polygon.neighbours[edge];
+        if neighbour == TilePoly::NO_NEIGHBOUR
+            || neighbour & TilePoly::TILE_EDGE == 0
+            || neighbour & 3 != facing_side
+        {
+            return None;
+        }
+        let border = BorderEdge {
+            polygon: to.polygon(),
+            edge: edge as u8,
+            start: corners[edge],
+            end: corners[(edge + 1) % count],
+        };
+        border_portal(side, a, b, &border, tolerance)
+    })
 }
 
 /// The live tile across side `side` of `from`'s tile, with its slot and generation.
@@ -780,6 +807,13 @@ fn facing_tile(
     from: PolyRef,
     side: u16,
 ) -> Option<(TileSlot, &Arc<RuntimeTile>, TileGeneration)> {
+    let slot = facing_slot(snapshot, from, side)?;
+    let (tile, generation) = snapshot.live_slot(slot)?;
+    Some((slot, tile, generation))
+}
+
+/// The slot across side `side` of `from`'s tile, if the mesh has one there.
+fn facing_slot(snapshot: &Snapshot, from: PolyRef, side: u16) -> Option<TileSlot> {
     let data = snapshot.data();
     let facing = match data.neighbour_slots.get(usize::from(from.slot().0)) {
         Some(neighbours) => neighbours[usize::from(side & 3)],
@@ -792,12 +826,7 @@ fn facing_tile(
                 .map_or(u16::MAX, |slot| slot.0)
         }
     };
-    if facing == u16::MAX {
-        return None;
-    }
-    let slot = TileSlot(facing);
-    let (tile, generation) = snapshot.live_slot(slot)?;
-    Some((slot, tile, generation))
+    (facing != u16::MAX).then_some(TileSlot(facing))
 }
 
 /// How far apart in height two border edges may be and still join: the agent's climb, at
@@ -939,9 +968,15 @@ mod tests {
                     let all = cross_tile_portals(&snapshot, from, side, a, b, &mut scratch);
                     for &(to, _, _) in &all {
                         let first = all.iter().find(|portal| portal.0 == to).unwrap();
+                        let expected = Some((first.1, first.2));
                         assert_eq!(
-                            cross_tile_portal_into(&snapshot, from, side, a, b, to),
-                            Some((first.1, first.2))
+                            cross_tile_portal_into(&snapshot, from, side, a, b, to, None),
+                            expected
+                        );
+                        let to_tile: &RuntimeTile = snapshot.tile(to).unwrap();
+                        assert_eq!(
+                            cross_tile_portal_into(&snapshot, from, side, a, b, to, Some(to_tile)),
+                            expected
                         );
                         checked += 1;
                     }
