@@ -2,40 +2,13 @@
 //! generation seen); through every kind of mesh change it must judge a corridor exactly as
 //! the search's full read set does.
 
-use glam::Vec3;
 use waymark::crowd::CorridorReads;
 use waymark::ids::SourceVersion;
-use waymark::mesh::{LinkDesc, LinkKind, NavMesh, TileData};
-use waymark::query::nearest_polygon;
-use waymark::query::{NODE_POOL_DEFAULT, NodePool, PathResult, QueryFilter, Validity, find_path};
+use waymark::mesh::{NavMesh, TileData};
+use waymark::query::{PathResult, QueryFilter, Validity};
 
 mod common;
-use common::rooms;
-
-fn query(mesh: &NavMesh, filter: &QueryFilter) -> PathResult {
-    let snapshot = mesh.snapshot();
-    let extents = Vec3::new(1.0, 2.0, 1.0);
-    let near = |point| {
-        nearest_polygon(&snapshot, point, extents, filter)
-            .unwrap()
-            .unwrap()
-    };
-    let (from, to) = (
-        near(Vec3::new(5.0, 0.0, 3.0)),
-        near(Vec3::new(19.0, 0.0, 3.0)),
-    );
-    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
-    find_path(
-        &snapshot,
-        from.polygon,
-        from.point,
-        to.polygon,
-        to.point,
-        filter,
-        &mut pool,
-    )
-    .unwrap()
-}
+use common::{rooms, rooms_door, rooms_query as query};
 
 /// Both forms' verdicts on the current mesh; they must agree.
 fn verdict(
@@ -53,16 +26,7 @@ fn verdict(
 #[test]
 fn compact_reads_judge_every_mesh_change_as_the_full_read_set_does() {
     let (mut mesh, tiles) = rooms();
-    let door = mesh
-        .add_link(LinkDesc {
-            kind: LinkKind::Door,
-            start: Vec3::new(9.0, 0.0, 3.0),
-            end: Vec3::new(15.0, 0.0, 3.0),
-            bidirectional: true,
-            radius_m: 1.0,
-            open: true,
-        })
-        .unwrap();
+    let door = mesh.add_link(rooms_door(true)).unwrap();
     let filter = QueryFilter::new();
     let result = query(&mesh, &filter);
     assert!(result.steps.iter().any(|step| step.via_link == Some(door)));

@@ -7,63 +7,26 @@
 
 use glam::Vec3;
 use waymark::ids::{SourceVersion, TargetVersion};
-use waymark::mesh::{LinkDesc, LinkKind, LinkVersion, NavMesh, NavMeshError, TileData};
+use waymark::mesh::{LinkVersion, NavMesh, NavMeshError, TileData};
 use waymark::query::{
-    NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryError, QueryFilter,
-    Validity, find_path, nearest_polygon,
+    NodePool, PathResult, PathSearch, Progress, QueryError, QueryFilter, Validity, find_path,
+    nearest_polygon,
 };
 
 mod common;
-use common::rooms;
+use common::{ROOMS_GOAL, ROOMS_START, ends, rooms, rooms_door, rooms_query};
 
-const START: Vec3 = Vec3::new(5.0, 0.0, 3.0);
-
-/// Both ends snapped to the mesh (within 1 m horizontally, 2 m vertically).
-fn ends(
-    snapshot: &waymark::mesh::Snapshot,
-    filter: &QueryFilter,
-    start: Vec3,
-    goal: Vec3,
-) -> (waymark::query::Nearest, waymark::query::Nearest) {
-    let extents = Vec3::new(1.0, 2.0, 1.0);
-    let from = nearest_polygon(snapshot, start, extents, filter)
-        .unwrap()
-        .unwrap();
-    let to = nearest_polygon(snapshot, goal, extents, filter)
-        .unwrap()
-        .unwrap();
-    (from, to)
-}
-const GOAL: Vec3 = Vec3::new(19.0, 0.0, 3.0);
+const START: Vec3 = ROOMS_START;
+const GOAL: Vec3 = ROOMS_GOAL;
 
 fn query(mesh: &NavMesh, filter: &QueryFilter) -> PathResult {
-    let snapshot = mesh.snapshot();
-    let (from, to) = ends(&snapshot, filter, START, GOAL);
-    find_path(
-        &snapshot,
-        from.polygon,
-        from.point,
-        to.polygon,
-        to.point,
-        filter,
-        &mut NodePool::new(NODE_POOL_DEFAULT),
-    )
-    .unwrap()
+    rooms_query(mesh, filter)
 }
 
 #[test]
 fn h1_closing_the_door_rejects_q7_and_q8_takes_the_other_way() {
     let (mut mesh, _) = rooms();
-    let door = mesh
-        .add_link(LinkDesc {
-            kind: LinkKind::Door,
-            start: Vec3::new(9.0, 0.0, 3.0),
-            end: Vec3::new(15.0, 0.0, 3.0),
-            bidirectional: true,
-            radius_m: 1.0,
-            open: false,
-        })
-        .unwrap();
+    let door = mesh.add_link(rooms_door(false)).unwrap();
     // Seven state changes from closed at version 1: open at version 8, as in the spec.
     let mut version = LinkVersion(1);
     for step in 0..7 {

@@ -3,7 +3,10 @@
 
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
-use waymark::mesh::{NavMesh, TileData};
+use waymark::mesh::{LinkDesc, LinkKind, NavMesh, Snapshot, TileData};
+use waymark::query::{
+    NODE_POOL_DEFAULT, Nearest, NodePool, PathResult, QueryFilter, find_path, nearest_polygon,
+};
 use waymark::scene::{InstanceDesc, Scene, TriMesh};
 
 /// Two rooms, A (x 0..10) and B (x 14..24), both z 0..6, 4 m apart; a corridor round the back
@@ -34,4 +37,53 @@ pub fn rooms() -> (NavMesh, Vec<TileData>) {
     let mut mesh = NavMesh::new(config.to_params());
     mesh.add_tiles(tiles.clone()).unwrap();
     (mesh, tiles)
+}
+
+/// Where the [`rooms`] path queries start: the middle of room A.
+pub const ROOMS_START: Vec3 = Vec3::new(5.0, 0.0, 3.0);
+/// Where they end: the middle of room B.
+pub const ROOMS_GOAL: Vec3 = Vec3::new(19.0, 0.0, 3.0);
+
+/// Both ends snapped to the mesh (within 1 m horizontally, 2 m vertically).
+pub fn ends(
+    snapshot: &Snapshot,
+    filter: &QueryFilter,
+    start: Vec3,
+    goal: Vec3,
+) -> (Nearest, Nearest) {
+    let extents = Vec3::new(1.0, 2.0, 1.0);
+    let near = |point| {
+        nearest_polygon(snapshot, point, extents, filter)
+            .unwrap()
+            .unwrap()
+    };
+    (near(start), near(goal))
+}
+
+/// The path from room A to room B on the mesh's current snapshot.
+pub fn rooms_query(mesh: &NavMesh, filter: &QueryFilter) -> PathResult {
+    let snapshot = mesh.snapshot();
+    let (from, to) = ends(&snapshot, filter, ROOMS_START, ROOMS_GOAL);
+    find_path(
+        &snapshot,
+        from.polygon,
+        from.point,
+        to.polygon,
+        to.point,
+        filter,
+        &mut NodePool::new(NODE_POOL_DEFAULT),
+    )
+    .unwrap()
+}
+
+/// A door across the 4 m gap between the [`rooms`], from (9, 0, 3) to (15, 0, 3).
+pub fn rooms_door(open: bool) -> LinkDesc {
+    LinkDesc {
+        kind: LinkKind::Door,
+        start: Vec3::new(9.0, 0.0, 3.0),
+        end: Vec3::new(15.0, 0.0, 3.0),
+        bidirectional: true,
+        radius_m: 1.0,
+        open,
+    }
 }
