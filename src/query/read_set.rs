@@ -49,12 +49,6 @@ pub enum Validity {
 }
 
 impl ReadSet {
-    /// Bytes its lists hold on the heap (capacities times element sizes).
-    pub fn heap_bytes(&self) -> usize {
-        self.tiles.capacity() * size_of::<TileRead>()
-            + self.links.capacity() * size_of::<(LinkId, LinkVersion)>()
-    }
-
     pub(crate) fn new(filter: &QueryFilter) -> Self {
         ReadSet {
             tiles: Vec::with_capacity(4),
