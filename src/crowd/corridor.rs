@@ -7,11 +7,13 @@
 //! the polygon after it. No cursor search looks across a link: the polygons beyond it are
 //! reachable only by crossing.
 //!
-//! A corridor keeps no portal points: the follow pass asks for the few portals ahead of an
-//! agent ([`Corridor::portal`]) from the mesh, which already holds every edge. Portals would
-//! be three quarters of a corridor's memory (two points per polygon crossed against one
-//! 8-byte reference), and with 100,000 agents walking paths of a hundred polygons across a
-//! city that is the difference between fitting in 300 MB and not. While the corridor is
+//! A corridor keeps no portal points: the follow pass asks the mesh, which already holds
+//! every edge, for the portals ahead of an agent ([`Corridor::portals_into`]), and each
+//! agent keeps its last window's portals so that it asks only for new ones
+//! ([`PortalWindow`](super::passes::PortalWindow)). Portals were three fifths of a
+//! corridor's memory (two points per polygon crossed against one 8-byte reference), and
+//! with 100,000 agents walking paths of a hundred polygons across a city that is the
+//! difference between fitting in 300 MB and not. While the corridor is
 //! valid (every tile its search read is unchanged) a portal asked for is the one its search
 //! crossed, to the bit. For the same reason a corridor keeps each polygon as its tile slot
 //! and index without the tile's generation (4 bytes, not 8): every tile the path crosses is
