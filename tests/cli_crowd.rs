@@ -95,6 +95,32 @@ fn the_shared_dungeon_agents_through_the_cli() {
         assert!(report["pass_ms"][pass].as_f64().is_some(), "{pass}");
     }
     assert!(report["lane_bytes_per_agent"].as_u64().unwrap() <= 256);
+    // Memory: the corridors held or cached at the end, their parts adding up, and the
+    // process's resident memory under its peak.
+    let corridors = &report["corridors"];
+    let (count, cached) = (
+        corridors["count"].as_u64().unwrap(),
+        corridors["cached"].as_u64().unwrap(),
+    );
+    // Distinct corridors: those cached and those agents hold that the cache does not.
+    assert!(
+        count >= 300 && (cached..=cached + 1000).contains(&count),
+        "{report}"
+    );
+    let bytes = |part: &str| corridors[part].as_u64().unwrap();
+    // At least 4 bytes per corridor polygon, 2 per tile read.
+    assert!(bytes("polygon_bytes") >= 4 * count, "{report}");
+    assert!(bytes("read_set_bytes") >= 2 * count, "{report}");
+    assert_eq!(
+        bytes("polygon_bytes") + bytes("read_set_bytes") + bytes("other_bytes"),
+        bytes("bytes")
+    );
+    if let (Some(resident), Some(peak)) = (
+        report["resident_mib"].as_f64(),
+        report["peak_rss_mib"].as_f64(),
+    ) {
+        assert!(resident > 0.0 && resident <= peak, "{report}");
+    }
     // Walking through each other: thousands of overlapping pairs per frame.
     assert!(report["overlap_pairs_per_frame"].as_f64().unwrap() > 1000.0);
     assert_eq!(report["off_mesh_agents"], 0);

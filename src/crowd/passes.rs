@@ -449,16 +449,17 @@ const FOLLOW_CHUNK_AGENTS: usize = 256;
 /// ([`funnel_lanes`](super::funnel::funnel_lanes), eight agents at once) gives the same
 /// answers but measured 1.6x slower on these windows (docs/benchmarks.md).
 ///
-/// `windows` holds each agent's [`PortalWindow`] (one per slot, as many as lanes).
+/// `windows` holds each agent's [`PortalWindow`] by slot; it is resized to the lanes (new
+/// slots keep nothing), so a caller may start from an empty one.
 pub fn follow_pass(
     snapshot: &Snapshot,
     lanes: &AgentLanes,
-    windows: &mut [PortalWindow],
+    windows: &mut Vec<PortalWindow>,
     dt: f32,
     arrive_tolerance_m: f32,
     out: &mut Vec<Option<FollowOutput>>,
 ) {
-    assert_eq!(windows.len(), lanes.len(), "one portal window per agent");
+    windows.resize(lanes.len(), PortalWindow::EMPTY);
     out.clear();
     out.resize(lanes.len(), None);
     out.par_chunks_mut(FOLLOW_CHUNK_AGENTS)

@@ -60,7 +60,8 @@ pub fn portal(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> Option<(Vec3, 
 
 /// [`portal`] with `from`'s live tile already in hand (a caller walking a corridor keeps
 /// it across the polygons of one tile), and `to`'s too if the caller has it (`to_tile`:
-/// `to`'s live tile, when it is in another tile).
+/// `to`'s live tile, when it is in another tile). `None`, not a panic, if `from` is not a
+/// polygon of `tile`.
 #[inline]
 pub fn portal_in(
     snapshot: &Snapshot,
@@ -69,12 +70,12 @@ pub fn portal_in(
     to: PolyRef,
     to_tile: Option<&RuntimeTile>,
 ) -> Option<(Vec3, Vec3)> {
-    let polygon = &tile.data.polygons[usize::from(from.polygon())];
+    let polygon = tile.data.polygons.get(usize::from(from.polygon()))?;
     let count = usize::from(polygon.vertex_count);
     let same_tile = to.slot() == from.slot();
     // The prepared corners (the same points as the tile's vertices) sit together, one or two
     // cache lines, where the vertex table is one line per corner on a large mesh.
-    let corners = &tile.corners[usize::from(from.polygon())];
+    let corners = tile.corners.get(usize::from(from.polygon()))?;
     let edge_ends = |edge: usize| (corners[edge], corners[(edge + 1) % count]);
     for edge in 0..count {
         let neighbour = polygon.neighbours[edge];

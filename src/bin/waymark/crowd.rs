@@ -507,6 +507,18 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     if command.json {
         let corridors = run.crowd.corridor_memory();
         let mib = |bytes: usize| (bytes as f64 / (1024.0 * 1024.0) * 10.0).round() / 10.0;
+        // Its own object: the report is past what one `json!` can expand.
+        let corridor_report = json!({
+            "count": corridors.corridors,
+            "cached": run.crowd.cache().len(),
+            "mib": mib(corridors.total_bytes()),
+            "polygons_mib": mib(corridors.polygon_bytes),
+            "read_sets_mib": mib(corridors.read_set_bytes),
+            "bytes": corridors.total_bytes(),
+            "polygon_bytes": corridors.polygon_bytes,
+            "read_set_bytes": corridors.read_set_bytes,
+            "other_bytes": corridors.other_bytes,
+        });
         let report = json!({
             "level": run.level,
             "agents": run.agents,
@@ -543,13 +555,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "lane_bytes_per_agent": waymark::crowd::AgentLanes::bytes_per_agent(),
             "peak_rss_mib": peak_rss_mib(),
             "resident_mib": resident_mib(),
-            "corridors": {
-                "count": corridors.corridors,
-                "cached": run.crowd.cache().len(),
-                "mib": mib(corridors.total_bytes()),
-                "polygons_mib": mib(corridors.polygon_bytes),
-                "read_sets_mib": mib(corridors.read_set_bytes),
-            },
+            "corridors": corridor_report,
         });
         writeln!(out, "{report}")?;
         return Ok(());
