@@ -1085,6 +1085,10 @@ const SEPARATION_SLACK_M: f32 = 1e-3;
 /// Relaxation rounds of the separation pass per step.
 const SEPARATION_ROUNDS: usize = 4;
 
+/// Agents (in cell order) per parallel work item of the separation pass, as in the avoid
+/// pass: a crush in one corner spreads over several items.
+const SEPARATION_CHUNK_AGENTS: usize = 64;
+
 /// The share of an agent's mean overlap removed per round (averaging over contacts already
 /// keeps pushes from several sides from overshooting; 0.7 and 8 rounds measured no better
 /// on the circle).
@@ -1103,8 +1107,10 @@ const SEPARATION_FACTOR: f32 = 1.0;
 /// the neighbour range in one step). The rounds work on the agents' feet, polygons and end
 /// velocities copied into the grid's cell order (`scratch`), where an agent's neighbours
 /// lie close by, and the feedback records (a hundred bytes each, in slot order) are read
-/// once and written once, at the end. Each round reads the state the last round left and
-/// writes after, so the pass is the same at any thread count.
+/// once and written once, at the end. Each round reads the feet the last round left and
+/// writes the next ones into a second buffer, so the pass is the same at any thread count;
+/// a round is one parallel region with nothing serial after it (a serial apply of each
+/// round's moves measured a sixth of the pass on two cores).
 pub fn separation_pass(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
@@ -1117,75 +1123,99 @@ pub fn separation_pass(
     let SeparationScratch {
         agents,
         feet,
+        feet_next,
         moved,
         active,
-        still,
-        moves,
     } = scratch;
-    let feedback_read = &*feedback;
-    (0..grid.len())
-        .into_par_iter()
-        .map(|index| {
-            let step = &feedback_read[grid.slot_at(index)];
-            SeparationAgent {
-                foot: step.foot,
-                height_stale: false,
-                polygon: step.polygon,
-                end: Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
-            }
-        })
-        .collect_into_vec(agents);
-    feet.clear();
-    feet.extend(
-        agents
-            .iter()
-            .map(|agent| Vec2::new(agent.foot.x, agent.foot.z)),
+    let agent_count = grid.len();
+    if agent_count == 0 {
+        return;
+    }
+    let chunks = agent_count.div_ceil(SEPARATION_CHUNK_AGENTS);
+    // Every place is written below; the first agent only fills new ones.
+    agents.resize(
+        agent_count,
+        SeparationAgent::after(&feedback[grid.slot_at(0)]),
     );
-    moved.clear();
-    moved.resize(grid.len(), false);
-    // The first round looks at everyone; later rounds only at the agents that were in
-    // contact (most of a crowd touches nobody, and rounds are for settling crushes).
-    active.clear();
-    active.extend(0..grid.len() as u32);
-    // The widest body: a neighbour farther than the agent's radius plus this cannot touch
-    // it, which is known from the feet alone, without reading the neighbour's record.
-    let widest_m = bodies.iter().map(|body| body.radius).fold(0.0, f32::max);
+    feet.resize(agent_count, Vec2::ZERO);
+    feet_next.resize(agent_count, Vec2::ZERO);
+    moved.resize(agent_count, false);
+    active.truncate(chunks);
+    active.resize_with(chunks, Vec::new);
+    // The copy into cell order, in one parallel region: each chunk of cell order gathers
+    // its agents' records, sets both feet buffers and puts every agent in its active list
+    // (the first round looks at everyone). The widest body rides along: a neighbour
+    // farther than the agent's radius plus this cannot touch it, which is known from the
+    // feet alone, without reading the neighbour's record.
+    let feedback_read = &*feedback;
+    let widest_m = agents
+        .par_chunks_mut(SEPARATION_CHUNK_AGENTS)
+        .zip(feet.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
+        .zip(feet_next.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
+        .zip(moved.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
+        .zip(active.par_iter_mut())
+        .enumerate()
+        .map(|(chunk, ((((agents, feet), feet_next), moved), active))| {
+            let first = chunk * SEPARATION_CHUNK_AGENTS;
+            active.clear();
+            let mut widest_m = 0.0f32;
+            for (offset, agent) in agents.iter_mut().enumerate() {
+                let index = first + offset;
+                let step = &feedback_read[grid.slot_at(index)];
+                *agent = SeparationAgent::after(step);
+                let flat = Vec2::new(step.foot.x, step.foot.z);
+                (feet[offset], feet_next[offset], moved[offset]) = (flat, flat, false);
+                active.push(index as u32);
+                widest_m = widest_m.max(bodies[index].radius);
+            }
+            widest_m
+        })
+        .reduce(|| 0.0, f32::max);
+    // Each round reads the feet the last round left (`feet`) and writes the next
+    // (`feet_next`); an agent's own record is its chunk's, updated in place. Later rounds
+    // look only at the agents the last round moved (most of a crowd touches nobody, and
+    // rounds are for settling crushes), and those are exactly the places where
+    // `feet_next`, two rounds old, differs from `feet`: each is brought up to date before
+    // it is looked at, so after the round `feet_next` is whole again. No serial stretch
+    // between rounds: the chunks keep their own active lists.
     for _ in 0..SEPARATION_ROUNDS {
-        let (agents_read, feet_read) = (&*agents, &*feet);
-        active
-            .par_iter()
-            .map(|&index| {
-                separation_move(
-                    grid,
-                    bodies,
-                    config,
-                    snapshot,
-                    filter,
-                    (agents_read, feet_read),
-                    widest_m,
-                    index as usize,
-                )
+        let read = &*feet;
+        let still: usize = agents
+            .par_chunks_mut(SEPARATION_CHUNK_AGENTS)
+            .zip(feet_next.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
+            .zip(moved.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
+            .zip(active.par_iter_mut())
+            .enumerate()
+            .map(|(chunk, (((agents, next), moved), active))| {
+                let first = chunk * SEPARATION_CHUNK_AGENTS;
+                let mut kept = 0;
+                for position in 0..active.len() {
+                    let index = active[position] as usize;
+                    let offset = index - first;
+                    next[offset] = read[index];
+                    let agent = &mut agents[offset];
+                    let Some(correction) = separation_move(
+                        grid, bodies, config, snapshot, filter, agent, read, widest_m, index,
+                    ) else {
+                        continue;
+                    };
+                    agent.foot = correction.foot;
+                    agent.height_stale = correction.height_stale;
+                    agent.polygon = correction.polygon;
+                    agent.end += correction.velocity_change;
+                    next[offset] = Vec2::new(correction.foot.x, correction.foot.z);
+                    moved[offset] = true;
+                    active[kept] = index as u32;
+                    kept += 1;
+                }
+                active.truncate(kept);
+                kept
             })
-            .collect_into_vec(moves);
-        still.clear();
-        for (&index, correction) in active.iter().zip(moves.iter()) {
-            let Some(correction) = *correction else {
-                continue;
-            };
-            let at = index as usize;
-            let agent = &mut agents[at];
-            agent.foot = correction.foot;
-            agent.height_stale = correction.height_stale;
-            agent.polygon = correction.polygon;
-            agent.end += correction.velocity_change;
-            feet[at] = Vec2::new(correction.foot.x, correction.foot.z);
-            moved[at] = true;
-            still.push(index);
-        }
-        if still.is_empty() {
+            .sum();
+        std::mem::swap(feet, feet_next);
+        if still == 0 {
             break;
         }
-        std::mem::swap(active, still);
     }
     let (agents, moved) = (&*agents, &*moved);
     feedback
@@ -1218,15 +1248,16 @@ pub fn separation_pass(
 pub struct SeparationScratch {
     /// Foot, polygon and end velocity, as the last round left them.
     agents: Vec<SeparationAgent>,
-    /// The feet seen from above: what a neighbour reads, packed (8 bytes an agent).
+    /// The feet seen from above, as the last round left them: what a neighbour reads,
+    /// packed (8 bytes an agent).
     feet: Vec<Vec2>,
+    /// The feet the current round writes (see [`separation_pass`]).
+    feet_next: Vec<Vec2>,
     /// Whether a round has moved the agent (its feedback is rewritten at the end).
     moved: Vec<bool>,
-    /// The agents a round looks at, and the ones it moved (the next round's).
-    active: Vec<u32>,
-    still: Vec<u32>,
-    /// A round's answers, one per active agent.
-    moves: Vec<Option<SeparationMove>>,
+    /// Per chunk of cell order, the agents the next round looks at (those the last round
+    /// moved), ascending.
+    active: Vec<Vec<u32>>,
 }
 
 /// One agent's state in the separation rounds.
@@ -1238,6 +1269,18 @@ struct SeparationAgent {
     polygon: crate::mesh::PolyRef,
     /// Horizontal end velocity, m/s.
     end: Vec2,
+}
+
+impl SeparationAgent {
+    /// The agent as its step left it.
+    fn after(step: &super::StepFeedback) -> SeparationAgent {
+        SeparationAgent {
+            foot: step.foot,
+            height_stale: false,
+            polygon: step.polygon,
+            end: Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
+        }
+    }
 }
 
 /// One agent's correction in a separation round.
@@ -1263,7 +1306,8 @@ fn separation_move(
     config: &AvoidanceConfig,
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
-    (agents, feet): (&[SeparationAgent], &[Vec2]),
+    agent: &SeparationAgent,
+    feet: &[Vec2],
     widest_m: f32,
     index: usize,
 ) -> Option<SeparationMove> {
@@ -1308,7 +1352,6 @@ fn separation_move(
         return None;
     }
     let push = push * (SEPARATION_FACTOR / contacts as f32);
-    let agent = &agents[index];
     // An inelastic contact: the end velocity keeps nothing that drives back into the
     // agents it was pushed away from.
     let velocity_change = match config.contact {
