@@ -879,6 +879,7 @@ pub struct AvoidBody {
 pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<AvoidBody>) {
     (0..grid.len())
         .into_par_iter()
+        .with_min_len(super::LIGHT_AGENTS_PER_TASK)
         .map(|index| {
             let slot = grid.slot_at(index);
             AvoidBody {
@@ -1155,6 +1156,7 @@ pub fn separation_pass(
         .zip(moved.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
         .zip(active.par_iter_mut())
         .enumerate()
+        .with_min_len(super::LIGHT_AGENTS_PER_TASK / SEPARATION_CHUNK_AGENTS)
         .map(|(chunk, ((((agents, feet), feet_next), moved), active))| {
             let first = chunk * SEPARATION_CHUNK_AGENTS;
             active.clear();

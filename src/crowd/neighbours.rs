@@ -202,6 +202,7 @@ impl NeighbourGrid {
         self.kth_hint_m
             .par_iter_mut()
             .zip(&self.sorted_index_of_slot)
+            .with_min_len(super::LIGHT_AGENTS_PER_TASK)
             .for_each(|(hint, &index)| *hint = kth[index as usize].sqrt());
         // The median over a fixed sample of the agents with K neighbours: it sizes the
         // next rebuild's cells and nothing else, and a selection over every agent was a

@@ -1,7 +1,7 @@
 //! One crowd step: the pass order, written once.
 //!
-//! ingest -> schedule (with the neighbour grid alongside) -> adopt -> follow -> slope ->
-//! avoid -> move -> separate -> feedback.
+//! ingest -> schedule -> adopt -> follow -> slope (with the neighbour grid rebuilt alongside
+//! these four) -> avoid -> move -> separate -> feedback.
 //! Each pass is timed and counted; the parallel ones (follow, slope, avoid, move, separate)
 //! collect their results in slot order. Off-mesh links: the follow pass starts crossings
 //! (agents at a link's entry), the move pass carries crossing agents along their links in
@@ -51,8 +51,8 @@ pub struct StepStats {
     pub follow: PassStats,
     /// Slope limits.
     pub slope: PassStats,
-    /// The neighbour grid and every agent's K nearest (rebuilt alongside the path
-    /// searches, so its time overlaps `schedule`'s).
+    /// The neighbour grid and every agent's K nearest (rebuilt alongside schedule, adopt,
+    /// follow and slope, so its time overlaps theirs).
     pub neighbours: PassStats,
     /// Local avoidance (after the neighbour grid).
     pub avoid: PassStats,
@@ -209,68 +209,48 @@ impl Crowd {
             self.ingest(&pending, &mut events)
         });
 
-        let mut finished = Vec::new();
         let snapshot = self.snapshot.clone();
-        // The neighbour grid is rebuilt alongside the path searches: it reads only the
-        // positions the last step left (nothing before the move changes them), the
-        // searches read none of the lanes, and each half's serial stretches (the grid's
-        // counting sort, the searches' opening and their rounds' ends) then leave the
-        // other thread the other half's work instead of nothing.
+        // The neighbour grid is rebuilt alongside schedule, adopt, follow and slope: it
+        // reads only the positions the last step left (nothing before the move changes
+        // them; it works on a copy, so the other passes keep the lanes), and those passes
+        // read nothing of it. Each side's serial stretches (the grid's counting sort, the
+        // searches' rounds, the follow pass's write-back) then leave the other thread the
+        // other side's work instead of nothing.
         let avoidance = self.config.avoidance;
-        let neighbours = &mut stats.neighbours;
-        stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
-            let (scheduler, cache, world, filter) = (
-                &mut self.scheduler,
-                &mut self.cache,
-                &self.world,
-                &self.filter,
-            );
-            let (grid, lanes) = (&mut self.neighbour_grid, &self.lanes);
-            let (budget, frame) = (self.config.budget, self.frame);
-            let finished = &mut finished;
-            rayon::join(
-                || {
-                    let is_current = |job: &Job| {
-                        world
-                            .get::<&MoveRequest>(job.entity)
-                            .is_ok_and(|m| m.awaiting && m.request == job.request)
-                    };
-                    scheduler.run(
-                        &snapshot,
-                        filter,
-                        cache,
-                        budget,
-                        frame,
-                        &is_current,
-                        finished,
-                    )
-                },
-                || {
-                    if avoidance.enabled {
-                        timed(neighbours, lanes.len(), || {
-                            grid.rebuild(
-                                [&lanes.position_x, &lanes.position_y, &lanes.position_z],
-                                avoidance.neighbour_range_m,
-                                avoidance.vertical_range_m,
-                                avoidance.neighbours_max,
-                            )
-                        });
-                    }
-                },
-            )
-            .0
-        });
-
-        let count = finished.len();
-        stats.rejected = timed(&mut stats.adopt, count, || {
-            self.adopt(finished, &mut events)
-        });
-
+        let mut grid = std::mem::take(&mut self.neighbour_grid);
+        let mut positions = std::mem::take(&mut self.grid_positions);
+        if avoidance.enabled {
+            for (copy, lane) in positions.iter_mut().zip([
+                &self.lanes.position_x,
+                &self.lanes.position_y,
+                &self.lanes.position_z,
+            ]) {
+                copy.clear();
+                copy.extend_from_slice(lane);
+            }
+        }
+        let mut neighbours = PassStats::default();
+        let ((), ()) = rayon::join(
+            || self.schedule_adopt_follow_slope(dt, &snapshot, &mut stats, &mut events),
+            || {
+                if avoidance.enabled {
+                    let [x, y, z] = &positions;
+                    timed(&mut neighbours, x.len(), || {
+                        grid.rebuild(
+                            [x, y, z],
+                            avoidance.neighbour_range_m,
+                            avoidance.vertical_range_m,
+                            avoidance.neighbours_max,
+                        )
+                    });
+                }
+            },
+        );
+        stats.neighbours = neighbours;
+        self.neighbour_grid = grid;
+        self.grid_positions = positions;
         let agents = self.lanes.len();
-        stats.funnel_runs = timed(&mut stats.follow, agents, || self.follow(dt, &mut events));
-        timed(&mut stats.slope, agents, || {
-            slope_pass(&snapshot, &mut self.lanes)
-        });
+
         if self.config.avoidance.enabled {
             stats.jammed_agents = timed(&mut stats.avoid, agents, || self.avoid(dt));
         }
@@ -281,6 +261,7 @@ impl Crowd {
         timed(&mut stats.movement, agents, || {
             (0..agents)
                 .into_par_iter()
+                .with_min_len(super::LIGHT_AGENTS_PER_TASK)
                 .map(|slot| self.lanes.step_request(slot, dt))
                 .collect_into_vec(&mut requests);
             controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
@@ -316,6 +297,42 @@ impl Crowd {
         self.last_stats = stats;
         self.frame += 1;
         Ok(events)
+    }
+
+    /// The passes before avoidance that do not need the neighbour grid: path searches
+    /// under the budget, adoption at the commit point, corridor following and slope limits.
+    fn schedule_adopt_follow_slope(
+        &mut self,
+        dt: f32,
+        snapshot: &crate::mesh::Snapshot,
+        stats: &mut StepStats,
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        let mut finished = Vec::new();
+        stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
+            let world = &self.world;
+            let is_current = |job: &Job| {
+                world
+                    .get::<&MoveRequest>(job.entity)
+                    .is_ok_and(|m| m.awaiting && m.request == job.request)
+            };
+            self.scheduler.run(
+                snapshot,
+                &self.filter,
+                &mut self.cache,
+                self.config.budget,
+                self.frame,
+                &is_current,
+                &mut finished,
+            )
+        });
+        let count = finished.len();
+        stats.rejected = timed(&mut stats.adopt, count, || self.adopt(finished, events));
+        let agents = self.lanes.len();
+        stats.funnel_runs = timed(&mut stats.follow, agents, || self.follow(dt, events));
+        timed(&mut stats.slope, agents, || {
+            slope_pass(snapshot, &mut self.lanes)
+        });
     }
 
     /// Re-issues the agent's request as a new attempt (next frame's ingest).
@@ -755,6 +772,7 @@ impl Crowd {
             .par_iter_mut()
             .zip(self.lanes.desired_z.par_iter_mut())
             .enumerate()
+            .with_min_len(super::LIGHT_AGENTS_PER_TASK)
             .map(|(slot, (desired_x, desired_z))| {
                 let solved = grid
                     .index_of_slot(slot)
