@@ -355,12 +355,13 @@ impl Crowd {
         }
         let mut filter = QueryFilter::new();
         filter.set_links_allowed(config.use_links);
+        let snapshot = mesh.snapshot();
         Ok(Crowd {
             world: hecs::World::new(),
             lanes: AgentLanes::default(),
-            snapshot: mesh.snapshot(),
+            scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents, &snapshot),
+            snapshot,
             filter,
-            scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents),
             cache: CorridorCache::with_capacity(config.corridor_cache_capacity),
             config,
             frame: 0,

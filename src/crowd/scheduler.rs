@@ -122,11 +122,15 @@ pub(crate) struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new(heuristic_weight: f32, snap_half_extents: Vec3) -> Scheduler {
+    /// A scheduler with its [`SEARCHES_OPEN`] node pools made for `snapshot`'s mesh (see
+    /// [`NodePool::for_snapshot`]).
+    pub fn new(heuristic_weight: f32, snap_half_extents: Vec3, snapshot: &Snapshot) -> Scheduler {
         Scheduler {
             queue: VecDeque::new(),
             in_flight: Vec::new(),
-            pools: Vec::new(),
+            pools: (0..SEARCHES_OPEN)
+                .map(|_| NodePool::for_snapshot(NODE_POOL_DEFAULT, snapshot))
+                .collect(),
             heuristic_weight,
             snap_half_extents,
             waits: Vec::new(),

@@ -140,6 +140,17 @@ impl NodePool {
         }
     }
 
+    /// A pool ready for searches on `snapshot`'s mesh: its per-polygon table (on meshes of
+    /// up to [`DENSE_POLYGONS_MAX`] polygons) is allocated and written now, so the first
+    /// search does not pay for it. A crowd makes its pools this way when it is created: made
+    /// on demand, sixteen fresh tables for the 10,000-agent city faulted their pages in
+    /// during the first step and made it the slowest frame.
+    pub fn for_snapshot(capacity: usize, snapshot: &Snapshot) -> NodePool {
+        let mut pool = NodePool::new(capacity);
+        pool.clear(snapshot.data().polygon_total);
+        pool
+    }
+
     /// A pool that always hashes, whatever the mesh size: the index large meshes use, for
     /// tests and for hosts that keep many pools alive and want no per-polygon table.
     pub fn hashed(capacity: usize) -> NodePool {

@@ -475,6 +475,19 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     let mut frame_ms = run.frame_ms.clone();
     let median_ms = median(&mut frame_ms);
     let max_ms = frame_ms.last().copied().unwrap_or(0.0);
+    // Which measured frame was the slowest (the first with the burst of fresh requests, or
+    // one the machine took the cores from), and how many took over twice the median.
+    let slowest_frame = run
+        .frame_ms
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(frame, _)| frame);
+    let frames_over_twice_median = run
+        .frame_ms
+        .iter()
+        .filter(|&&ms| ms > 2.0 * median_ms)
+        .count();
     let mut pass_ms = serde_json::Map::new();
     for (index, name) in PASS_NAMES.iter().enumerate() {
         let mut values: Vec<f64> = run.pass_ms.iter().map(|p| p[index]).collect();
@@ -528,6 +541,8 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "threads": rayon::current_num_threads(),
             "ms_per_frame_median": median_ms,
             "ms_per_frame_max": max_ms,
+            "slowest_frame": slowest_frame,
+            "frames_over_twice_median": frames_over_twice_median,
             "agents_per_ms": agents_per_ms,
             "arrivals": run.arrivals,
             "blocked": run.blocked,
