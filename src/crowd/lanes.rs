@@ -183,6 +183,80 @@ macro_rules! every_lane {
     };
 }
 
+/// Declares a view of some lanes over a run of slots, for a pass that writes its own
+/// agents' lanes in parallel: the `write` lanes borrowed mutably, the `read` lanes shared,
+/// all cut at the same slots. `new` borrows them from [`AgentLanes`]; `into_pieces(slots)`
+/// hands rayon runs of at least `slots` agents (one run below twice that), each knowing
+/// its first slot, so a pass can write many lanes by slot without a serial write-back.
+macro_rules! lane_view {
+    (
+        $(#[$meta:meta])*
+        $name:ident {
+            write { $($write:ident: $write_type:ty),* $(,)? }
+            read { $($read:ident: $read_type:ty),* $(,)? }
+        }
+    ) => {
+        $(#[$meta])*
+        pub(crate) struct $name<'a> {
+            /// The slot of the view's first place.
+            pub first: usize,
+            /// Slots in the view.
+            pub len: usize,
+            $(pub $write: &'a mut [$write_type],)*
+            $(pub $read: &'a [$read_type],)*
+        }
+
+        impl<'a> $name<'a> {
+            /// The view over every slot of `lanes`.
+            pub fn new(lanes: &'a mut $crate::crowd::AgentLanes) -> Self {
+                let len = lanes.len();
+                $name {
+                    first: 0,
+                    len,
+                    $($write: &mut lanes.$write[..],)*
+                    $($read: &lanes.$read[..],)*
+                }
+            }
+
+            /// The first `middle` slots and the rest.
+            fn split_at(self, middle: usize) -> (Self, Self) {
+                $(let $write = self.$write.split_at_mut(middle);)*
+                $(let $read = self.$read.split_at(middle);)*
+                (
+                    $name {
+                        first: self.first,
+                        len: middle,
+                        $($write: $write.0,)*
+                        $($read: $read.0,)*
+                    },
+                    $name {
+                        first: self.first + middle,
+                        len: self.len - middle,
+                        $($write: $write.1,)*
+                        $($read: $read.1,)*
+                    },
+                )
+            }
+
+            /// The view cut into runs of at least `slots` agents, as rayon splits it.
+            pub fn into_pieces(
+                self,
+                slots: usize,
+            ) -> impl rayon::iter::ParallelIterator<Item = Self> {
+                rayon::iter::split(self, move |view| {
+                    if view.len < 2 * slots {
+                        return (view, None);
+                    }
+                    let middle = view.len / 2;
+                    let (left, right) = view.split_at(middle);
+                    (left, Some(right))
+                })
+            }
+        }
+    };
+}
+pub(crate) use lane_view;
+
 fn element_size<T>(_lane: &[T]) -> usize {
     size_of::<T>()
 }

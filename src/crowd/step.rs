@@ -16,7 +16,7 @@ use glam::{Vec2, Vec3};
 
 use super::avoid::{avoid_pass, gather_bodies, separation_pass};
 use super::controller::Controller;
-use super::lanes::AgentStatus;
+use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, follow_pass, rejoin, slope_pass, track_progress};
 use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
 use super::{Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest};
@@ -789,77 +789,153 @@ impl Crowd {
         jammed
     }
 
-    /// Feedback: positions, vEnd, vAverage, stalls, arrivals.
+    /// Feedback: positions, vEnd, vAverage, stalls, arrivals. The lanes are written in
+    /// parallel over runs of slots, each run noting the agents that have an event to
+    /// report; the events, which read the world and may change it, follow in slot order.
     fn feedback(&mut self, feedback: &[super::StepFeedback], events: &mut Vec<CrowdEvent>) {
         let tolerance = self.config.arrive_tolerance_m;
         let stop_speed = self.config.stop_speed_mps;
-        for (slot, step) in feedback.iter().enumerate() {
-            let (end, average) = feedback_velocities(step);
-            let lanes = &mut self.lanes;
-            lanes.position_x[slot] = step.foot.x;
-            lanes.position_y[slot] = step.foot.y;
-            lanes.position_z[slot] = step.foot.z;
-            lanes.polygon[slot] = step.polygon;
-            lanes.support[slot] = step.support;
-            lanes.velocity_valid[slot] = step.velocity_valid;
-            if step.velocity_valid {
-                lanes.velocity_x[slot] = end.x;
-                lanes.velocity_z[slot] = end.y;
-            }
-            lanes.average_x[slot] = average.x;
-            lanes.average_z[slot] = average.y;
-            if lanes.status[slot] != AgentStatus::Moving {
-                lanes.stalled_s[slot] = 0.0;
-                continue;
-            }
-            let entity = lanes.entity[slot];
-            let flat = Vec2::new(step.foot.x, step.foot.z);
-            let requesting = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]) != Vec2::ZERO;
-            let (anchor, stalled_s, stalled) = track_progress(
-                Vec2::new(lanes.anchor_x[slot], lanes.anchor_z[slot]),
-                lanes.stalled_s[slot],
-                flat,
-                requesting,
-                step.dt,
-            );
-            lanes.anchor_x[slot] = anchor.x;
-            lanes.anchor_z[slot] = anchor.y;
-            lanes.stalled_s[slot] = stalled_s;
+        let snapshot = &self.snapshot;
+        let marks = FeedbackLanes::new(&mut self.lanes)
+            .into_pieces(super::LIGHT_AGENTS_PER_TASK)
+            .map(|view| {
+                let steps = &feedback[view.first..view.first + view.len];
+                feedback_run(view, steps, snapshot, tolerance, stop_speed)
+            })
+            .reduce(Vec::new, |mut left, right| {
+                left.extend(right);
+                left
+            });
+        for (slot, mark) in marks {
+            let entity = self.lanes.entity[slot];
             // The request id is read from the world only when an event needs it.
-            let request_of =
-                |world: &hecs::World| world.get::<&MoveRequest>(entity).ok().map(|m| m.request);
-            if stalled && !lanes.blocked[slot] {
-                lanes.blocked[slot] = true;
-                if let Some(request) = request_of(&self.world) {
-                    events.push(CrowdEvent::Blocked { entity, request });
+            let Some(request) = self
+                .world
+                .get::<&MoveRequest>(entity)
+                .ok()
+                .map(|m| m.request)
+            else {
+                continue;
+            };
+            match mark {
+                FeedbackMark::Blocked => events.push(CrowdEvent::Blocked { entity, request }),
+                FeedbackMark::AtGoal => {
+                    let lanes = &mut self.lanes;
+                    let complete = lanes.corridor[slot].as_ref().is_some_and(|c| c.complete);
+                    lanes.status[slot] = if complete {
+                        AgentStatus::Arrived
+                    } else {
+                        AgentStatus::PartialArrived
+                    };
+                    lanes.corridor[slot] = None;
+                    lanes.desired_x[slot] = 0.0;
+                    lanes.desired_z[slot] = 0.0;
+                    let _ = self.world.remove_one::<MoveRequest>(entity);
+                    events.push(if complete {
+                        CrowdEvent::Arrived { entity, request }
+                    } else {
+                        CrowdEvent::PartialArrived { entity, request }
+                    });
                 }
-            } else if !stalled && stalled_s == 0.0 {
-                lanes.blocked[slot] = false;
-            }
-            let goal = Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]);
-            let near = flat.distance(Vec2::new(goal.x, goal.z)) <= tolerance;
-            let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
-            // (The goal's tile is looked up only for an agent that is there.)
-            if near && stopped && self.snapshot.tile(lanes.goal_polygon[slot]).is_some() {
-                let Some(request) = request_of(&self.world) else {
-                    continue;
-                };
-                let complete = lanes.corridor[slot].as_ref().is_some_and(|c| c.complete);
-                lanes.status[slot] = if complete {
-                    AgentStatus::Arrived
-                } else {
-                    AgentStatus::PartialArrived
-                };
-                lanes.corridor[slot] = None;
-                lanes.desired_x[slot] = 0.0;
-                lanes.desired_z[slot] = 0.0;
-                let _ = self.world.remove_one::<MoveRequest>(entity);
-                events.push(if complete {
-                    CrowdEvent::Arrived { entity, request }
-                } else {
-                    CrowdEvent::PartialArrived { entity, request }
-                });
             }
         }
     }
+}
+
+lane_view! {
+    /// What the feedback pass writes of each agent, and what it reads beside.
+    FeedbackLanes {
+        write {
+            position_x: f32,
+            position_y: f32,
+            position_z: f32,
+            polygon: crate::mesh::PolyRef,
+            support: u32,
+            velocity_valid: bool,
+            velocity_x: f32,
+            velocity_z: f32,
+            average_x: f32,
+            average_z: f32,
+            stalled_s: f32,
+            anchor_x: f32,
+            anchor_z: f32,
+            blocked: bool,
+        }
+        read {
+            status: AgentStatus,
+            desired_x: f32,
+            desired_z: f32,
+            goal_x: f32,
+            goal_z: f32,
+            goal_polygon: crate::mesh::PolyRef,
+        }
+    }
+}
+
+/// An event the feedback pass found for an agent, reported after the lanes are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FeedbackMark {
+    /// The agent has stalled (h2): reported once per stall.
+    Blocked,
+    /// The agent is within the tolerance of its goal, stopped, and the goal's tile is
+    /// still there.
+    AtGoal,
+}
+
+/// The feedback pass over one run of slots (`steps` are its agents' step feedback):
+/// writes the lanes and returns the run's marks in slot order.
+fn feedback_run(
+    view: FeedbackLanes<'_>,
+    steps: &[super::StepFeedback],
+    snapshot: &crate::mesh::Snapshot,
+    tolerance: f32,
+    stop_speed: f32,
+) -> Vec<(usize, FeedbackMark)> {
+    let mut marks = Vec::new();
+    for (offset, step) in steps.iter().enumerate() {
+        let (end, average) = feedback_velocities(step);
+        view.position_x[offset] = step.foot.x;
+        view.position_y[offset] = step.foot.y;
+        view.position_z[offset] = step.foot.z;
+        view.polygon[offset] = step.polygon;
+        view.support[offset] = step.support;
+        view.velocity_valid[offset] = step.velocity_valid;
+        if step.velocity_valid {
+            view.velocity_x[offset] = end.x;
+            view.velocity_z[offset] = end.y;
+        }
+        view.average_x[offset] = average.x;
+        view.average_z[offset] = average.y;
+        if view.status[offset] != AgentStatus::Moving {
+            view.stalled_s[offset] = 0.0;
+            continue;
+        }
+        let slot = view.first + offset;
+        let flat = Vec2::new(step.foot.x, step.foot.z);
+        let requesting = Vec2::new(view.desired_x[offset], view.desired_z[offset]) != Vec2::ZERO;
+        let (anchor, stalled_s, stalled) = track_progress(
+            Vec2::new(view.anchor_x[offset], view.anchor_z[offset]),
+            view.stalled_s[offset],
+            flat,
+            requesting,
+            step.dt,
+        );
+        view.anchor_x[offset] = anchor.x;
+        view.anchor_z[offset] = anchor.y;
+        view.stalled_s[offset] = stalled_s;
+        if stalled && !view.blocked[offset] {
+            view.blocked[offset] = true;
+            marks.push((slot, FeedbackMark::Blocked));
+        } else if !stalled && stalled_s == 0.0 {
+            view.blocked[offset] = false;
+        }
+        let goal = Vec2::new(view.goal_x[offset], view.goal_z[offset]);
+        let near = flat.distance(goal) <= tolerance;
+        let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
+        // (The goal's tile is looked up only for an agent that is there.)
+        if near && stopped && snapshot.tile(view.goal_polygon[offset]).is_some() {
+            marks.push((slot, FeedbackMark::AtGoal));
+        }
+    }
+    marks
 }
