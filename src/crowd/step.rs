@@ -498,7 +498,6 @@ impl Crowd {
     /// Follow: cursor, corner and preferred velocity for every moving agent. Returns how
     /// many agents ran the funnel.
     fn follow(&mut self, dt: f32, events: &mut Vec<CrowdEvent>) -> u32 {
-        let mut funnel_runs = 0;
         let mut outputs = std::mem::take(&mut self.follow_outputs);
         follow_pass(
             &self.snapshot,
@@ -508,57 +507,24 @@ impl Crowd {
             self.config.arrive_tolerance_m,
             &mut outputs,
         );
-        let mut lost = Vec::new();
-        let mut at_link = Vec::new();
-        for (slot, &output) in outputs.iter().enumerate() {
-            let lanes = &mut self.lanes;
-            match output {
-                Some(output) if !output.off_corridor => {
-                    funnel_runs += u32::from(output.refreshed);
-                    if output.cursor != lanes.cursor[slot] || output.refreshed {
-                        if let Some(polygon) = lanes.corridor[slot].as_ref().and_then(|corridor| {
-                            corridor.polygon(&self.snapshot, output.cursor as usize)
-                        }) {
-                            lanes.cursor_polygon[slot] = polygon;
-                        }
-                    }
-                    if output.refreshed {
-                        lanes.corner_is_horizon[slot] = output.horizon;
-                    }
-                    lanes.cursor[slot] = output.cursor;
-                    lanes.corner_x[slot] = output.corner.x;
-                    lanes.corner_z[slot] = output.corner.y;
-                    if let Some((point, speed)) = output.slowdown {
-                        lanes.slow_x[slot] = point.x;
-                        lanes.slow_z[slot] = point.y;
-                        lanes.slow_speed[slot] = speed;
-                    }
-                    // The follow pass capped it for the next slow-down point.
-                    let desired = output.desired;
-                    lanes.desired_x[slot] = desired.x;
-                    lanes.desired_z[slot] = desired.y;
-                    lanes.stop_distance[slot] = output.stop_distance;
-                    lanes.corner_after_m[slot] = output.corner_after;
-                    lanes.corner_age[slot] = if output.refreshed {
-                        0
-                    } else {
-                        lanes.corner_age[slot].saturating_add(1)
-                    };
-                    if output.link_ready {
-                        at_link.push(slot);
-                    }
-                }
-                Some(_) => {
-                    lanes.desired_x[slot] = 0.0;
-                    lanes.desired_z[slot] = 0.0;
-                    lost.push(lanes.entity[slot]);
-                }
-                None => {
-                    lanes.desired_x[slot] = 0.0;
-                    lanes.desired_z[slot] = 0.0;
-                }
-            }
-        }
+        // Written back in parallel over runs of slots; the agents off their corridor and
+        // those at a link's entry are noted, in slot order, and handled after.
+        let snapshot = &self.snapshot;
+        let (funnel_runs, lost, at_link) = FollowLanes::new(&mut self.lanes)
+            .into_pieces(super::LIGHT_AGENTS_PER_TASK)
+            .map(|view| {
+                let outputs = &outputs[view.first..view.first + view.len];
+                follow_write_back(view, outputs, snapshot)
+            })
+            .reduce(
+                || (0, Vec::new(), Vec::new()),
+                |mut left, right| {
+                    left.0 += right.0;
+                    left.1.extend(right.1);
+                    left.2.extend(right.2);
+                    left
+                },
+            );
         for entity in lost {
             // Off the corridor (pushed away, or the corridor's tiles changed): a new path
             // from where the agent actually is.
@@ -840,6 +806,91 @@ impl Crowd {
             }
         }
     }
+}
+
+lane_view! {
+    /// What the follow pass's write-back writes of each agent, and what it reads beside.
+    FollowLanes {
+        write {
+            cursor: u32,
+            cursor_polygon: crate::mesh::PolyRef,
+            corner_is_horizon: bool,
+            corner_x: f32,
+            corner_z: f32,
+            slow_x: f32,
+            slow_z: f32,
+            slow_speed: f32,
+            desired_x: f32,
+            desired_z: f32,
+            stop_distance: f32,
+            corner_after_m: f32,
+            corner_age: u8,
+        }
+        read {
+            corridor: Option<std::sync::Arc<super::Corridor>>,
+            entity: hecs::Entity,
+        }
+    }
+}
+
+/// The follow pass's outputs for one run of slots written to its lanes. Returns how many
+/// of the run's agents ran the funnel, the agents off their corridor (to be re-issued) and
+/// the slots at a link's entry, in slot order.
+fn follow_write_back(
+    view: FollowLanes<'_>,
+    outputs: &[Option<super::passes::FollowOutput>],
+    snapshot: &crate::mesh::Snapshot,
+) -> (u32, Vec<hecs::Entity>, Vec<usize>) {
+    let (mut funnel_runs, mut lost, mut at_link) = (0, Vec::new(), Vec::new());
+    for (offset, &output) in outputs.iter().enumerate() {
+        match output {
+            Some(output) if !output.off_corridor => {
+                funnel_runs += u32::from(output.refreshed);
+                if output.cursor != view.cursor[offset] || output.refreshed {
+                    if let Some(polygon) = view.corridor[offset]
+                        .as_ref()
+                        .and_then(|corridor| corridor.polygon(snapshot, output.cursor as usize))
+                    {
+                        view.cursor_polygon[offset] = polygon;
+                    }
+                }
+                if output.refreshed {
+                    view.corner_is_horizon[offset] = output.horizon;
+                }
+                view.cursor[offset] = output.cursor;
+                view.corner_x[offset] = output.corner.x;
+                view.corner_z[offset] = output.corner.y;
+                if let Some((point, speed)) = output.slowdown {
+                    view.slow_x[offset] = point.x;
+                    view.slow_z[offset] = point.y;
+                    view.slow_speed[offset] = speed;
+                }
+                // The follow pass capped it for the next slow-down point.
+                view.desired_x[offset] = output.desired.x;
+                view.desired_z[offset] = output.desired.y;
+                view.stop_distance[offset] = output.stop_distance;
+                view.corner_after_m[offset] = output.corner_after;
+                view.corner_age[offset] = if output.refreshed {
+                    0
+                } else {
+                    view.corner_age[offset].saturating_add(1)
+                };
+                if output.link_ready {
+                    at_link.push(view.first + offset);
+                }
+            }
+            Some(_) => {
+                view.desired_x[offset] = 0.0;
+                view.desired_z[offset] = 0.0;
+                lost.push(view.entity[offset]);
+            }
+            None => {
+                view.desired_x[offset] = 0.0;
+                view.desired_z[offset] = 0.0;
+            }
+        }
+    }
+    (funnel_runs, lost, at_link)
 }
 
 lane_view! {
