@@ -8,7 +8,9 @@
 # Each round runs DetourCrowd (avoidance 3, one thread, as in the levels README) and then
 # waymark (`crowd --preset recast --agents-csv`, the machine's two cores), 300 frames at
 # 1/30 s each, and prints both agents/ms (from the median frame) and their ratio; the last
-# line is the median ratio over the rounds.
+# line is the median ratio over the rounds. With BASELINE=path/to/another/waymark (a build
+# of an earlier commit, say from `git worktree add`), each round also runs that binary
+# right after, and its median ratio is printed too: a before/after in the same minutes.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 rounds="${1:-5}"
@@ -20,14 +22,32 @@ csv="$root/assets/levels/dungeon_crowd_agents.csv"
 reference="$root/target/detourcrowd/crowd_reference"
 waymark="$root/target/release/waymark"
 
+baseline="${BASELINE:-}"
+agents_per_ms() {
+    "$1" crowd "$level" --preset recast --agents-csv "$csv" --agents "$agents" --json --skip-quality 2>/dev/null \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["agents_per_ms"])'
+}
 ratios=()
-printf 'round  detourcrowd_agents_per_ms  waymark_agents_per_ms  ratio\n'
+baseline_ratios=()
+printf 'round  detourcrowd_agents_per_ms  waymark_agents_per_ms  ratio%s\n' "${baseline:+  baseline_agents_per_ms  baseline_ratio}"
 for round in $(seq 1 "$rounds"); do
     detour=$("$reference" "$level" "$csv" "$agents" 3 | python3 -c 'import json,sys; print(json.load(sys.stdin)["agents_per_ms"])')
-    ours=$("$waymark" crowd "$level" --preset recast --agents-csv "$csv" --agents "$agents" --json --skip-quality 2>/dev/null \
-        | python3 -c 'import json,sys; print(json.load(sys.stdin)["agents_per_ms"])')
+    ours=$(agents_per_ms "$waymark")
     ratio=$(python3 -c "print(f'{$ours / $detour:.2f}')")
     ratios+=("$ratio")
-    printf '%5d  %25.1f  %21.1f  %5s\n' "$round" "$detour" "$ours" "$ratio"
+    printf '%5d  %25.1f  %21.1f  %5s' "$round" "$detour" "$ours" "$ratio"
+    if [ -n "$baseline" ]; then
+        theirs=$(agents_per_ms "$baseline")
+        baseline_ratio=$(python3 -c "print(f'{$theirs / $detour:.2f}')")
+        baseline_ratios+=("$baseline_ratio")
+        printf '  %22.1f  %14s' "$theirs" "$baseline_ratio"
+    fi
+    printf '\n'
 done
-python3 -c "import statistics,sys; print(f'median ratio over {len(sys.argv)-1} rounds: {statistics.median(map(float, sys.argv[1:])):.2f}')" "${ratios[@]}"
+median_of() {
+    python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"
+}
+echo "median ratio over $rounds rounds: $(median_of "${ratios[@]}")"
+if [ -n "$baseline" ]; then
+    echo "baseline median ratio over $rounds rounds: $(median_of "${baseline_ratios[@]}")"
+fi
