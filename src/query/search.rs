@@ -141,7 +141,7 @@ impl NodePool {
     }
 
     /// A pool ready for searches on `snapshot`'s mesh: its per-polygon table (on meshes of
-    /// up to [`DENSE_POLYGONS_MAX`] polygons) is allocated and written now, so the first
+    /// up to 2^18 polygons) is allocated and written now, so the first
     /// search does not pay for it. A crowd makes its pools this way when it is created: made
     /// on demand, sixteen fresh tables for the 10,000-agent city faulted their pages in
     /// during the first step and made it the slowest frame.
