@@ -545,4 +545,60 @@ mod tests {
             "{bytes}: a lane is not counted"
         );
     }
+
+    lane_view! {
+        /// A view for the test below: one lane written, one read.
+        TestView {
+            write { desired_x: f32 }
+            read { position_x: f32 }
+        }
+    }
+
+    #[test]
+    fn a_lane_view_hands_out_every_slot_once_with_its_own_lanes() {
+        use rayon::prelude::*;
+        let mut world = hecs::World::new();
+        let mut lanes = AgentLanes::default();
+        for index in 0..10_000 {
+            lanes.push(agent(world.spawn(()), index as f32));
+        }
+        // Each run writes its slots' positions plus one into the written lane and reports
+        // its first slot and length.
+        let mut runs: Vec<(usize, usize)> = TestView::new(&mut lanes)
+            .into_pieces(1_000)
+            .map(|view| {
+                for (offset, desired) in view.desired_x.iter_mut().enumerate() {
+                    assert_eq!(view.position_x[offset], (view.first + offset) as f32);
+                    *desired = view.position_x[offset] + 1.0;
+                }
+                vec![(view.first, view.len)]
+            })
+            .reduce(Vec::new, |mut left, right| {
+                left.extend(right);
+                left
+            });
+        // The runs tile the slots in order (the reduction keeps their order), none shorter
+        // than the minimum, at least two of them.
+        assert!(runs.len() >= 2, "{runs:?}");
+        assert!(runs.iter().all(|&(_, len)| len >= 1_000), "{runs:?}");
+        let mut next = 0;
+        for &(first, len) in &runs {
+            assert_eq!(first, next, "{runs:?}");
+            next += len;
+        }
+        assert_eq!(next, 10_000);
+        assert!(
+            (0..10_000).all(|slot| lanes.desired_x[slot] == slot as f32 + 1.0),
+            "every slot written once, at its own place"
+        );
+        // Below twice the minimum the view stays one run.
+        runs = TestView::new(&mut lanes)
+            .into_pieces(6_000)
+            .map(|view| vec![(view.first, view.len)])
+            .reduce(Vec::new, |mut left, right| {
+                left.extend(right);
+                left
+            });
+        assert_eq!(runs, vec![(0, 10_000)]);
+    }
 }

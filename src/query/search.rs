@@ -996,4 +996,53 @@ mod tests {
         }
         assert!(checked > 200, "only {checked} border portals");
     }
+
+    /// A pool made ready for the mesh answers every search as a pool made bare, and has
+    /// its per-polygon table already in place (the crowd makes its pools this way so its
+    /// first step does not fault the tables in).
+    #[test]
+    fn a_pool_made_for_the_mesh_finds_the_same_paths() {
+        let city = crate::scene::city::city(400, 5);
+        let world = city.scene.world_triangles().unwrap();
+        let config = BakeConfig {
+            tile_size_cells: Some(48),
+            ..BakeConfig::preset(Preset::Recast)
+        };
+        let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+        let snapshot = mesh.snapshot();
+        let filter = QueryFilter::new();
+        let mut ready = NodePool::for_snapshot(NODE_POOL_DEFAULT, &snapshot);
+        assert_eq!(ready.dense.len(), snapshot.data().polygon_total as usize);
+        let mut bare = NodePool::new(NODE_POOL_DEFAULT);
+        let starts = crate::query::random_points(&snapshot, &filter, 50, 1);
+        let ends = crate::query::random_points(&snapshot, &filter, 50, 2);
+        let mut complete = 0;
+        for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
+            let with_ready = find_path(
+                &snapshot,
+                start,
+                start_position,
+                end,
+                end_position,
+                &filter,
+                &mut ready,
+            )
+            .unwrap();
+            let with_bare = find_path(
+                &snapshot,
+                start,
+                start_position,
+                end,
+                end_position,
+                &filter,
+                &mut bare,
+            )
+            .unwrap();
+            assert_eq!(with_ready.steps, with_bare.steps);
+            assert_eq!(with_ready.nodes_expanded, with_bare.nodes_expanded);
+            assert_eq!(with_ready.complete, with_bare.complete);
+            complete += usize::from(with_ready.complete);
+        }
+        assert!(complete > 40, "{complete} of 50 paths complete");
+    }
 }
