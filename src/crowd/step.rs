@@ -214,7 +214,7 @@ impl Crowd {
         // reads only the positions the last step left (nothing before the move changes
         // them; it works on a copy, so the other passes keep the lanes), and those passes
         // read nothing of it. Each side's serial stretches (the grid's counting sort, the
-        // searches' rounds, the follow pass's write-back) then leave the other thread the
+        // searches' rounds, adoption, the link starts) then leave the other thread the
         // other side's work instead of nothing.
         let avoidance = self.config.avoidance;
         let mut grid = std::mem::take(&mut self.neighbour_grid);
@@ -249,8 +249,8 @@ impl Crowd {
         stats.neighbours = neighbours;
         self.neighbour_grid = grid;
         self.grid_positions = positions;
-        let agents = self.lanes.len();
 
+        let agents = self.lanes.len();
         if self.config.avoidance.enabled {
             stats.jammed_agents = timed(&mut stats.avoid, agents, || self.avoid(dt));
         }
