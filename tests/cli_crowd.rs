@@ -95,6 +95,17 @@ fn the_shared_dungeon_agents_through_the_cli() {
         assert!(report["pass_ms"][pass].as_f64().is_some(), "{pass}");
     }
     assert!(report["lane_bytes_per_agent"].as_u64().unwrap() <= 256);
+    // The slowest measured frame is named, and the frames over twice the median are
+    // counted among the 300 (the slowest is one of them exactly when it is over).
+    let slowest = report["slowest_frame"].as_u64().unwrap();
+    assert!(slowest < 300, "{report}");
+    let over = report["frames_over_twice_median"].as_u64().unwrap();
+    let (max, median) = (
+        report["ms_per_frame_max"].as_f64().unwrap(),
+        report["ms_per_frame_median"].as_f64().unwrap(),
+    );
+    assert!(max >= median && over < 300, "{report}");
+    assert_eq!(over > 0, max > 2.0 * median, "{report}");
     // Memory: the corridors held or cached at the end, their parts adding up, and the
     // process's resident memory under its peak.
     let corridors = &report["corridors"];

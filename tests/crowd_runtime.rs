@@ -9,7 +9,7 @@ use waymark::crowd::passes::{
     stopping_distance, track_progress,
 };
 use waymark::crowd::{
-    AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdEvent,
+    AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdError, CrowdEvent,
     KinematicController, StepFeedback, StepRequest, integrate_velocity,
 };
 use waymark::mesh::blob::BakeParams;
@@ -290,6 +290,54 @@ fn h2_blocked_after_half_a_second_without_progress() {
     // The request is adopted in frame 0; five stalled steps later it is blocked, once.
     assert_eq!(blocked_frames, vec![4]);
     assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+}
+
+/// A controller that forgets the last agent's feedback.
+struct Forgetful;
+
+impl Controller for Forgetful {
+    fn step_agents(
+        &mut self,
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        requests: &[StepRequest],
+        feedback: &mut Vec<StepFeedback>,
+    ) {
+        Stuck.step_agents(snapshot, filter, requests, feedback);
+        feedback.pop();
+    }
+}
+
+#[test]
+fn a_controller_that_answers_too_few_requests_gets_an_error_and_loses_no_agent() {
+    let mesh = strip(4);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agents: Vec<_> = [1.0, 3.0]
+        .iter()
+        .map(|&x| {
+            crowd
+                .add_agent(Vec3::new(x, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+                .unwrap()
+        })
+        .collect();
+    for &agent in &agents {
+        crowd.request_move(agent, Vec3::new(7.0, 0.0, 1.0)).unwrap();
+    }
+    match crowd.step(0.1, &mut Forgetful) {
+        Err(CrowdError::ControllerFeedback {
+            requests: 2,
+            feedback: 1,
+        }) => {}
+        other => panic!("expected the controller's miscount, got {other:?}"),
+    }
+    // Nobody moved, nobody is lost, and a good controller carries on from there.
+    for (&agent, x) in agents.iter().zip([1.0, 3.0]) {
+        assert_eq!(crowd.position(agent).unwrap().x, x);
+    }
+    crowd.step(0.1, &mut KinematicController).unwrap();
+    for (&agent, x) in agents.iter().zip([1.0, 3.0]) {
+        assert!(crowd.position(agent).unwrap().x > x, "{agent:?} walks on");
+    }
 }
 
 #[test]

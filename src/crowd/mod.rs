@@ -265,6 +265,16 @@ pub enum CrowdError {
         /// Its value.
         value: f32,
     },
+    /// The host's controller answered a step with another number of feedback records than
+    /// it was given requests. The step stops there: no agent moves, none is lost, and the
+    /// step's events so far are not reported.
+    #[error("the controller returned {feedback} feedback records for {requests} step requests")]
+    ControllerFeedback {
+        /// Requests given.
+        requests: usize,
+        /// Feedback records returned.
+        feedback: usize,
+    },
 }
 
 /// An agent's slot in the lanes (a hecs component).

@@ -266,6 +266,15 @@ impl Crowd {
                 .collect_into_vec(&mut requests);
             controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
         });
+        if feedback.len() != requests.len() {
+            let error = CrowdError::ControllerFeedback {
+                requests: requests.len(),
+                feedback: feedback.len(),
+            };
+            self.step_requests = requests;
+            self.step_feedback = feedback;
+            return Err(error);
+        }
         self.advance_crossings(&mut feedback, dt, &mut events);
         if self.config.avoidance.enabled && self.config.avoidance.separation {
             let mut scratch = std::mem::take(&mut self.separation_scratch);

@@ -946,18 +946,24 @@ mod tests {
     use crate::bake::{BakeConfig, Preset, bake};
     use crate::mesh::NavMesh;
 
+    /// The city generated for 400 agents from `seed`, baked in tiles of 48 cells (portals
+    /// across tile borders everywhere).
+    fn tiled_city(seed: u64, preset: Preset) -> NavMesh {
+        let city = crate::scene::city::city(400, seed);
+        let world = city.scene.world_triangles().unwrap();
+        let config = BakeConfig {
+            tile_size_cells: Some(48),
+            ..BakeConfig::preset(preset)
+        };
+        NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
+    }
+
     /// The follow pass asks for one cross-tile portal at a time; it must be the portal the
     /// search (and so the corridor it built) used: the first into that polygon of the full
     /// list, to the bit. Checked over every border edge of a tiled city.
     #[test]
     fn the_single_border_portal_is_the_first_of_the_full_list() {
-        let city = crate::scene::city::city(400, 11);
-        let world = city.scene.world_triangles().unwrap();
-        let config = BakeConfig {
-            tile_size_cells: Some(48),
-            ..BakeConfig::preset(Preset::Guard)
-        };
-        let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+        let mesh = tiled_city(11, Preset::Guard);
         let snapshot = mesh.snapshot();
         let mut checked = 0;
         for slot in 0..snapshot.data().slots.len() {
@@ -1002,13 +1008,7 @@ mod tests {
     /// first step does not fault the tables in).
     #[test]
     fn a_pool_made_for_the_mesh_finds_the_same_paths() {
-        let city = crate::scene::city::city(400, 5);
-        let world = city.scene.world_triangles().unwrap();
-        let config = BakeConfig {
-            tile_size_cells: Some(48),
-            ..BakeConfig::preset(Preset::Recast)
-        };
-        let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+        let mesh = tiled_city(5, Preset::Recast);
         let snapshot = mesh.snapshot();
         let filter = QueryFilter::new();
         let mut ready = NodePool::for_snapshot(NODE_POOL_DEFAULT, &snapshot);
