@@ -9,8 +9,9 @@
 # waymark (`crowd --preset recast --agents-csv`, the machine's two cores), 300 frames at
 # 1/30 s each, and prints both agents/ms (from the median frame) and their ratio; the last
 # line is the median ratio over the rounds. With BASELINE=path/to/another/waymark (a build
-# of an earlier commit, say from `git worktree add`), each round also runs that binary
-# right after, and its median ratio is printed too: a before/after in the same minutes.
+# of an earlier commit, say from `git worktree add`), each round also runs that binary,
+# the two taking turns at going first, and its median ratio is printed too: a
+# before/after in the same minutes.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 rounds="${1:-5}"
@@ -32,12 +33,19 @@ baseline_ratios=()
 printf 'round  detourcrowd_agents_per_ms  waymark_agents_per_ms  ratio%s\n' "${baseline:+  baseline_agents_per_ms  baseline_ratio}"
 for round in $(seq 1 "$rounds"); do
     detour=$("$reference" "$level" "$csv" "$agents" 3 | python3 -c 'import json,sys; print(json.load(sys.stdin)["agents_per_ms"])')
-    ours=$(agents_per_ms "$waymark")
+    # With a baseline, the two waymark builds take turns at running right after
+    # DetourCrowd: the place in a round showed an effect of several percent.
+    if [ -n "$baseline" ] && [ $((round % 2)) -eq 0 ]; then
+        theirs=$(agents_per_ms "$baseline")
+        ours=$(agents_per_ms "$waymark")
+    else
+        ours=$(agents_per_ms "$waymark")
+        [ -n "$baseline" ] && theirs=$(agents_per_ms "$baseline")
+    fi
     ratio=$(python3 -c "print(f'{$ours / $detour:.2f}')")
     ratios+=("$ratio")
     printf '%5d  %25.1f  %21.1f  %5s' "$round" "$detour" "$ours" "$ratio"
     if [ -n "$baseline" ]; then
-        theirs=$(agents_per_ms "$baseline")
         baseline_ratio=$(python3 -c "print(f'{$theirs / $detour:.2f}')")
         baseline_ratios+=("$baseline_ratio")
         printf '  %22.1f  %14s' "$theirs" "$baseline_ratio"
