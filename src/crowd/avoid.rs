@@ -934,10 +934,12 @@ pub fn avoid_pass(
 }
 
 /// Per-agent working memory of the avoid pass, reused across the agents of a chunk (the
-/// half-plane list, which would otherwise be zeroed for every agent).
+/// half-plane list and the neighbours that may bind, which would otherwise be zeroed for
+/// every agent).
 #[derive(Clone, Debug)]
 pub struct AvoidScratch {
     planes: [HalfPlane; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
+    binding: [NeighbourTerms; NEIGHBOURS_CAPACITY],
 }
 
 impl Default for AvoidScratch {
@@ -947,6 +949,7 @@ impl Default for AvoidScratch {
                 point: Vec2::ZERO,
                 direction: Vec2::X,
             }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
+            binding: [NeighbourTerms::default(); NEIGHBOURS_CAPACITY],
         }
     }
 }
@@ -991,7 +994,7 @@ pub fn avoid_one(
     let agent_walking = walking(own.status);
     let bounds = VelocityBounds::new(velocity, own.speed_limit, own.acceleration_limit * dt);
 
-    let AvoidScratch { planes } = scratch;
+    let AvoidScratch { planes, binding } = scratch;
     let walls = snapshot
         .tile(own.polygon)
         .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
@@ -1080,7 +1083,6 @@ pub fn avoid_one(
     // mispredicted often enough to cost more than the planes it saved (the pass measured
     // slower than building every plane): each neighbour's terms are written to the next free place, which only
     // advances when it may bind, and the half-planes are built after, for those.
-    let mut binding = [NeighbourTerms::default(); NEIGHBOURS_CAPACITY];
     let mut count = 0;
     for other in neighbours {
         let other = &bodies[*other as usize];

@@ -167,11 +167,11 @@ impl NeighbourGrid {
             self.sorted_index_of_slot[slot] = at as u32;
         }
 
-        self.neighbours.clear();
+        // Sized, not cleared: every query writes its agent's count and K-th distance, and
+        // places past a count are never read (zeroing them was a megabyte of stores a frame
+        // for 10,000 agents).
         self.neighbours.resize(agents * neighbours_max, 0);
-        self.neighbour_count.clear();
         self.neighbour_count.resize(agents, 0);
-        self.kth_distance_squared.clear();
         self.kth_distance_squared.resize(agents, f32::INFINITY);
         if neighbours_max == 0 {
             self.typical_kth_m = None;
