@@ -934,12 +934,10 @@ pub fn avoid_pass(
 }
 
 /// Per-agent working memory of the avoid pass, reused across the agents of a chunk (the
-/// half-plane list and the neighbours that may bind, which would otherwise be zeroed for
-/// every agent).
+/// half-plane list, which would otherwise be zeroed for every agent).
 #[derive(Clone, Debug)]
 pub struct AvoidScratch {
     planes: [HalfPlane; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
-    binding: [NeighbourTerms; NEIGHBOURS_CAPACITY],
 }
 
 impl Default for AvoidScratch {
@@ -949,7 +947,6 @@ impl Default for AvoidScratch {
                 point: Vec2::ZERO,
                 direction: Vec2::X,
             }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
-            binding: [NeighbourTerms::default(); NEIGHBOURS_CAPACITY],
         }
     }
 }
@@ -994,7 +991,7 @@ pub fn avoid_one(
     let agent_walking = walking(own.status);
     let bounds = VelocityBounds::new(velocity, own.speed_limit, own.acceleration_limit * dt);
 
-    let AvoidScratch { planes, binding } = scratch;
+    let AvoidScratch { planes } = scratch;
     let walls = snapshot
         .tile(own.polygon)
         .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
@@ -1033,10 +1030,9 @@ pub fn avoid_one(
     let turning = config.slow_turn_rad != 0.0;
     let mut close_ahead = false;
     let neighbours = grid.neighbours_at(index);
-    let neighbours = &neighbours[..neighbours.len().min(NEIGHBOURS_CAPACITY)];
-    // What the agent must answer for against each neighbour: the neighbour's offset, the
-    // relative velocity, the radius sum and the agent's share.
-    let terms = |other: &AvoidBody| {
+    let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
+    for (plane, &other) in planes[hard_count..].iter_mut().zip(&neighbours[..count]) {
+        let other = &bodies[other as usize];
         let offset = other.position - position;
         // A holding agent answers a walker's intent (its preferred velocity), not its
         // current velocity: a walker stopped against it, wanting through, still makes it
@@ -1052,142 +1048,36 @@ pub fn avoid_one(
         // with the longer stall, by the squeeze fraction after STALL_S, so the pair
         // squeezes past at the cost of a bounded overlap instead of standing forever.
         let radius_sum = (own.radius + other.radius) * give(config.squeeze_fraction, &own, other);
+        let against =
+            usize::from(other_walking) * (1 + usize::from(own.entity_bits > other.entity_bits));
         // An agent crossing a link is an obstacle on a fixed course: all the avoidance is
         // the agent's.
-        let against = if other.status == AgentStatus::CrossingLink {
-            3
+        let share = if other.status == AgentStatus::CrossingLink {
+            1.0
         } else {
-            usize::from(other_walking) * (1 + usize::from(own.entity_bits > other.entity_bits))
+            shares[against]
         };
-        (offset, velocity - neighbour_velocity, radius_sum, against)
-    };
-    let shares = [shares[0], shares[1], shares[2], 1.0];
-    // Most neighbours in a walking crowd cannot bind: their half-plane lies beyond
-    // everything the agent can reach this step (a neighbour walking away, or across at a
-    // distance). Those are found by a bound that costs a few multiplications
-    // ([`cannot_bind`]) and left out of the program. Leaving them out changes no answer
-    // of the 2-D program, bit for bit: every point it visits lies in the acceleration disk,
-    // which such a half-plane holds with a margin, so the plane would never be violated
-    // and never narrow a line. The 3-D fallback weighs every soft half-plane, so a jammed
-    // agent solves again with them all.
-    let reach = bounds.acceleration.radius * (1.0 + CULL_MARGIN_RELATIVE) + CULL_MARGIN_MPS;
-    let horizon = config.time_horizon_s;
-    let clear_margin = shares.map(|share| {
-        if share > 0.0 {
-            horizon * reach / share
-        } else {
-            f32::INFINITY
-        }
-    });
-    // Which neighbours bind is a coin toss from one to the next, and a branch on it
-    // mispredicted often enough to cost more than the planes it saved (the pass measured
-    // slower than building every plane): each neighbour's terms are written to the next free place, which only
-    // advances when it may bind, and the half-planes are built after, for those.
-    let mut count = 0;
-    for other in neighbours {
-        let other = &bodies[*other as usize];
-        let (offset, relative_velocity, radius_sum, against) = terms(other);
         if turning {
             close_ahead |= offset.dot(preferred) > 0.0
                 && offset.length_squared() < (radius_sum * SLOW_TURN_CONTACT_RADII).powi(2);
         }
-        binding[count] = NeighbourTerms {
-            offset,
-            relative_velocity,
-            radius_sum,
-            share: shares[against],
-        };
-        count += usize::from(!cannot_bind(
-            offset,
-            relative_velocity,
-            radius_sum,
-            horizon,
-            clear_margin[against],
-        ));
-    }
-    for (plane, terms) in planes[hard_count..].iter_mut().zip(&binding[..count]) {
         *plane = orca_half_plane(
             velocity,
             inverse_horizon,
             inverse_dt,
-            terms.offset,
-            terms.relative_velocity,
-            terms.radius_sum,
-            terms.share,
+            offset,
+            velocity - neighbour_velocity,
+            radius_sum,
+            share,
         );
     }
     let preferred = slow_turn(preferred, velocity, close_ahead, config.slow_turn_rad);
-    let solved = solve_velocity(
+    solve_velocity(
         &planes[..hard_count + count],
         hard_count,
         &bounds,
         preferred,
-    );
-    if !solved.jammed {
-        return solved;
-    }
-    for (plane, other) in planes[hard_count..].iter_mut().zip(neighbours) {
-        let (offset, relative_velocity, radius_sum, against) = terms(&bodies[*other as usize]);
-        *plane = orca_half_plane(
-            velocity,
-            inverse_horizon,
-            inverse_dt,
-            offset,
-            relative_velocity,
-            radius_sum,
-            shares[against],
-        );
-    }
-    solve_velocity(
-        &planes[..hard_count + neighbours.len()],
-        hard_count,
-        &bounds,
-        preferred,
     )
-}
-
-/// What an agent answers for against one neighbour (see [`orca_half_plane`]).
-#[derive(Clone, Copy, Debug, Default)]
-struct NeighbourTerms {
-    offset: Vec2,
-    relative_velocity: Vec2,
-    radius_sum: f32,
-    share: f32,
-}
-
-/// The margins of [`cannot_bind`]: the reach of an agent's velocity this step is taken
-/// this much larger, relatively and absolutely (m/s), so rounding in the half-plane's
-/// construction cannot bring a left-out plane into play.
-const CULL_MARGIN_RELATIVE: f32 = 1e-3;
-const CULL_MARGIN_MPS: f32 = 1e-4;
-
-/// Whether the ORCA half-plane of a neighbour at `offset` with `relative_velocity` (the
-/// agent's minus the neighbour's) and radius sum `radius_sum` surely lies beyond every
-/// velocity within `reach` of the agent's own, given `clear_margin` = `horizon * reach /
-/// share`. False for a neighbour already touching the agent (its plane resolves the
-/// overlap within the step, a different construction).
-///
-/// Every relative velocity w in the velocity obstacle truncated at the horizon has
-/// w . p̂ >= (d - r) / horizon (each of its disks, centre p s and radius r s for
-/// s >= 1 / horizon, starts that far along p̂), so the relative velocity v lies at least
-/// L = (d - r) / horizon - v . p̂ from the obstacle, and the half-plane's line, which the
-/// agent's share of the smallest change out of the obstacle puts `share * |u|` from its
-/// velocity with |u| >= L, lies beyond the reach when L > reach / share. Multiplied by
-/// d * horizon and squared (no square root): d² - horizon (v . p) > d (r + clear_margin).
-#[inline(always)]
-fn cannot_bind(
-    offset: Vec2,
-    relative_velocity: Vec2,
-    radius_sum: f32,
-    horizon: f32,
-    clear_margin: f32,
-) -> bool {
-    let distance_squared = offset.length_squared();
-    let clearance = distance_squared - horizon * relative_velocity.dot(offset);
-    let needed = radius_sum + clear_margin;
-    (distance_squared > radius_sum * radius_sum)
-        & (clearance > 0.0)
-        & (clearance * clearance > distance_squared * needed * needed)
 }
 
 /// Overlap left alone by the separation pass, metres (rounding, not contact).
@@ -1501,56 +1391,6 @@ fn separation_move(
 mod tests {
     use super::*;
     use crate::geom::SplitMix64;
-
-    #[test]
-    fn a_neighbour_left_out_has_a_half_plane_beyond_the_agents_reach() {
-        // Random neighbours near and far, walking towards, away and across, with every
-        // share the pass uses: whenever `cannot_bind` leaves one out, the half-plane built
-        // for it holds the whole acceleration disk (the farthest point of the disk is still
-        // inside by the margin), so the program could not have been bound by it.
-        let mut random = SplitMix64::new(23);
-        let mut value = |scale: f32| (random.next_f32() * 2.0 - 1.0) * scale;
-        let (horizon, dt) = (2.5, 1.0 / 30.0);
-        let (mut left_out, mut kept) = (0, 0);
-        for round in 0..200_000 {
-            let scale = [1.5, 4.0, 8.0][round % 3];
-            let offset = Vec2::new(value(scale), value(scale));
-            let velocity = Vec2::new(value(3.5), value(3.5));
-            let neighbour_velocity = Vec2::new(value(3.5), value(3.5));
-            let relative_velocity = velocity - neighbour_velocity;
-            let radius_sum = 0.8 + value(0.4).abs();
-            let share = [0.25, 0.5, 0.75, 1.0][round % 4];
-            let reach = 8.0 * dt * (0.25 + value(1.0).abs());
-            let margin_reach = reach * (1.0 + CULL_MARGIN_RELATIVE) + CULL_MARGIN_MPS;
-            let clear_margin = horizon * margin_reach / share;
-            if !cannot_bind(offset, relative_velocity, radius_sum, horizon, clear_margin) {
-                kept += 1;
-                continue;
-            }
-            left_out += 1;
-            let plane = orca_half_plane(
-                velocity,
-                1.0 / horizon,
-                1.0 / dt,
-                offset,
-                relative_velocity,
-                radius_sum,
-                share,
-            );
-            // Positive violation is outside; the disk's worst point is `reach` further.
-            let worst = plane.violation(velocity) + reach;
-            assert!(
-                worst < 0.0,
-                "left out, yet the plane cuts the disk by {worst} m/s: offset {offset}, \
-                 relative velocity {relative_velocity}, radius sum {radius_sum}, share {share}"
-            );
-        }
-        // Not a vacuous check: both sides were exercised, and most far neighbours go.
-        assert!(
-            left_out > 50_000 && kept > 50_000,
-            "{left_out} left out, {kept} kept"
-        );
-    }
 
     #[test]
     fn simd_and_scalar_constraints_agree_bit_for_bit() {
