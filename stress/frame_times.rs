@@ -103,17 +103,27 @@ fn main() {
         })
         .collect();
     println!("median ms per pass: {}", per_pass.join(", "));
-    let mut slowest = timed.clone();
-    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut slowest: Vec<usize> = (0..timed.len()).collect();
+    slowest.sort_by(|&a, &b| timed[b].0.total_cmp(&timed[a].0));
     let mut cpus: Vec<f64> = timed.iter().filter_map(|t| t.1).collect();
     if !cpus.is_empty() {
         println!("median frame CPU time {:.3} ms", median(&mut cpus));
     }
-    for (wall_ms, cpu_ms) in slowest.iter().take(5) {
-        match cpu_ms {
-            Some(cpu_ms) => println!("  slow frame: wall {wall_ms:.3} ms, CPU {cpu_ms:.3} ms"),
-            None => println!("  slow frame: wall {wall_ms:.3} ms"),
-        }
+    for &frame in slowest.iter().take(5) {
+        let (wall_ms, cpu_ms) = timed[frame];
+        let cpu = cpu_ms.map_or(String::new(), |cpu_ms| format!(", CPU {cpu_ms:.3} ms"));
+        // The passes over 0.1 ms in that frame: a pass that grew points at the step, a
+        // frame whose passes all stretched at once at the machine.
+        let grown: Vec<String> = names
+            .iter()
+            .zip(passes[frame])
+            .filter(|(_, time_ms)| *time_ms > 0.1)
+            .map(|(name, time_ms)| format!("{name} {time_ms:.3}"))
+            .collect();
+        println!(
+            "  slow frame {frame}: wall {wall_ms:.3} ms{cpu}; {}",
+            grown.join(", ")
+        );
     }
 
     // The avoid pass's halves alone, on the crowd where the run left it.

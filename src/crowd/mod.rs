@@ -588,6 +588,7 @@ impl Crowd {
             max_acceleration: params.max_acceleration_mps2,
         });
         self.portal_windows.push(passes::PortalWindow::EMPTY);
+        self.cache.reserve_for_agents(self.lanes.len());
         self.world
             .insert_one(entity, Slot(slot))
             .expect("the entity was just spawned");
