@@ -7,7 +7,9 @@
 //! frames over twice the median, and for the slowest frames the process's CPU time in the
 //! frame (summed over its threads from `/proc/self/task/*/schedstat`, Linux only): a frame
 //! whose CPU time is far below its wall time is one in which the process was not running.
-//! Then, on the crowd as the run left it, the K-nearest search (`NeighbourGrid::rebuild`)
+//! Beside each slow frame, its passes over 0.1 ms: one pass far over its median, with
+//! the usual work (nodes, agents), is a stall inside that pass; every pass stretched at
+//! once is a slow machine. Then, on the crowd as the run left it, the K-nearest search (`NeighbourGrid::rebuild`)
 //! and the avoid pass proper (`gather_bodies` + `avoid_pass`) alone, 300 times each,
 //! microseconds per agent (median and fastest); run with `RAYON_NUM_THREADS=1` for core
 //! time. Also prints each pass's median wall time over the frames.
