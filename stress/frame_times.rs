@@ -16,13 +16,12 @@
 
 use std::time::Instant;
 
-use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::avoid::{avoid_pass, gather_bodies};
-use waymark::crowd::{
-    AgentParams, Crowd, CrowdConfig, KinematicController, NeighbourGrid, StepStats,
-};
-use waymark::mesh::NavMesh;
-use waymark::query::{QueryFilter, random_points};
+use waymark::crowd::{CrowdConfig, KinematicController, NeighbourGrid, StepStats};
+
+#[path = "common.rs"]
+mod common;
+use common::{city_crowd, median};
 
 /// CPU time of this process so far, summed over its threads, milliseconds (None where
 /// `/proc` is not there).
@@ -35,40 +34,15 @@ fn process_cpu_ms() -> Option<f64> {
     Some(total_ns as f64 * 1e-6)
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     let agents: usize = args.next().map_or(10_000, |a| a.parse().expect("N"));
     let frames: usize = args.next().map_or(300, |a| a.parse().expect("FRAMES"));
     let avoidance = args.next().is_some_and(|a| a == "on");
 
-    let city = waymark::scene::city::city(agents, 1);
-    let world = city.scene.world_triangles().expect("the city's triangles");
-    let config = BakeConfig {
-        tile_size_cells: Some(96),
-        ..BakeConfig::preset(Preset::Recast)
-    };
-    let mesh = NavMesh::from_file(bake(&world, &config).expect("the city bakes").to_file())
-        .expect("a valid navmesh");
-    let snapshot = mesh.snapshot();
-    let filter = QueryFilter::new();
-    let starts = random_points(&snapshot, &filter, agents, 1);
-    let targets = random_points(&snapshot, &filter, agents, 2);
     let mut crowd_config = CrowdConfig::default();
     crowd_config.avoidance.enabled = avoidance;
-    let mut crowd = Crowd::new(&mesh, crowd_config).expect("a valid configuration");
-    for (start, target) in starts.iter().zip(&targets) {
-        let agent = crowd
-            .add_agent(start.1, AgentParams::DETOUR_REFERENCE)
-            .expect("a start on the mesh");
-        crowd
-            .request_move(agent, target.1)
-            .expect("a finite target");
-    }
+    let (_mesh, mut crowd) = city_crowd(agents, crowd_config);
 
     let mut controller = KinematicController;
     let mut timed: Vec<(f64, Option<f64>)> = Vec::with_capacity(frames);

@@ -15,42 +15,18 @@
 
 use std::time::Instant;
 
-use waymark::bake::{BakeConfig, Preset, bake};
-use waymark::crowd::{AgentParams, Crowd, CrowdConfig, KinematicController, StepStats};
-use waymark::mesh::NavMesh;
-use waymark::query::{QueryFilter, random_points};
+use waymark::crowd::{CrowdConfig, KinematicController, StepStats};
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
+#[path = "common.rs"]
+mod common;
+use common::{city_crowd, median};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let agents: usize = args.next().map_or(10_000, |a| a.parse().expect("N"));
     let frames: usize = args.next().map_or(300, |a| a.parse().expect("FRAMES"));
 
-    let city = waymark::scene::city::city(agents, 1);
-    let world = city.scene.world_triangles().expect("the city's triangles");
-    let config = BakeConfig {
-        tile_size_cells: Some(96),
-        ..BakeConfig::preset(Preset::Recast)
-    };
-    let mesh = NavMesh::from_file(bake(&world, &config).expect("the city bakes").to_file())
-        .expect("a valid navmesh");
-    let snapshot = mesh.snapshot();
-    let filter = QueryFilter::new();
-    let starts = random_points(&snapshot, &filter, agents, 1);
-    let targets = random_points(&snapshot, &filter, agents, 2);
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).expect("a valid configuration");
-    for (start, target) in starts.iter().zip(&targets) {
-        let agent = crowd
-            .add_agent(start.1, AgentParams::DETOUR_REFERENCE)
-            .expect("a start on the mesh");
-        crowd
-            .request_move(agent, target.1)
-            .expect("a finite target");
-    }
+    let (_mesh, mut crowd) = city_crowd(agents, CrowdConfig::default());
 
     let pools = [1, 2].map(|threads| {
         rayon::ThreadPoolBuilder::new()

@@ -1,0 +1,46 @@
+//! What the stress examples share. The crowd they step: N agents of DetourCrowd's parameters at seeded random
+//! points of the generated city (sized from N, seed 1), each asked to walk to another random
+//! point, the city baked with RecastDemo's settings in tiles of 96 cells as the CLI does.
+//! Included by the examples with `#[path]`; not an example itself.
+
+use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::crowd::{AgentParams, Crowd, CrowdConfig};
+use waymark::mesh::NavMesh;
+use waymark::query::{QueryFilter, random_points};
+
+/// The city's navmesh and a crowd on it made with `config`. The mesh is returned so the
+/// caller keeps it for as long as the crowd runs on it.
+pub fn city_crowd(agents: usize, config: CrowdConfig) -> (NavMesh, Crowd) {
+    let city = waymark::scene::city::city(agents, 1);
+    let world = city.scene.world_triangles().expect("the city's triangles");
+    let bake_config = BakeConfig {
+        tile_size_cells: Some(96),
+        ..BakeConfig::preset(Preset::Recast)
+    };
+    let mesh = NavMesh::from_file(
+        bake(&world, &bake_config)
+            .expect("the city bakes")
+            .to_file(),
+    )
+    .expect("a valid navmesh");
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, agents, 1);
+    let targets = random_points(&snapshot, &filter, agents, 2);
+    let mut crowd = Crowd::new(&mesh, config).expect("a valid configuration");
+    for (start, target) in starts.iter().zip(&targets) {
+        let agent = crowd
+            .add_agent(start.1, AgentParams::DETOUR_REFERENCE)
+            .expect("a start on the mesh");
+        crowd
+            .request_move(agent, target.1)
+            .expect("a finite target");
+    }
+    (mesh, crowd)
+}
+
+/// The median of `values` (the upper one of an even count), sorting them.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
