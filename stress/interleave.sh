@@ -11,7 +11,8 @@
 # `--json --skip-quality` is always added. Build the binaries to compare from their
 # commits (`git worktree add /tmp/before COMMIT && cd /tmp/before && cargo build
 # --release`). PASS=NAME (a key of the JSON's `pass_ms`: follow, avoid, separate, feedback,
-# ...) adds each binary's median of that pass's per-run median, in milliseconds.
+# ...) adds each binary's median of that pass's per-run median, in milliseconds; PASS=all
+# adds every pass's.
 set -euo pipefail
 pass="${PASS:-}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -35,23 +36,31 @@ for round in $(seq 0 $((rounds - 1))); do
     for turn in $(seq 0 $((count - 1))); do
         index=$(((turn + round) % count))
         value=$("${binaries[$index]}" crowd "${crowd_args[@]}" --json --skip-quality 2>/dev/null |
-            python3 -c 'import json,sys; d=json.load(sys.stdin); p=sys.argv[1]; print(d["agents_per_ms"], d["pass_ms"][p] if p else 0)' "$pass")
+            python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["agents_per_ms"], json.dumps(d["pass_ms"], separators=(",", ":")))')
         echo "$round $index $value" >> "$results"
     done
 done
 python3 - "$results" "$pass" "${binaries[@]}" <<'PY'
-import statistics, sys
-rows = [line.split() for line in open(sys.argv[1])]
+import json, statistics, sys
+rows = [line.split(maxsplit=3) for line in open(sys.argv[1])]
 pass_name = sys.argv[2]
 binaries = sys.argv[3:]
 value = {(int(r), int(i)): float(v) for r, i, v, _ in rows}
-pass_ms = {(int(r), int(i)): float(p) for r, i, _, p in rows}
+pass_ms = {(int(r), int(i)): json.loads(p) for r, i, _, p in rows}
 rounds = sorted({int(r) for r, _, _, _ in rows})
 for index, binary in enumerate(binaries):
     runs = [value[(r, index)] for r in rounds]
     ratios = [value[(r, index)] / value[(r, 0)] for r in rounds]
-    passes = (f", {pass_name} {statistics.median(pass_ms[(r, index)] for r in rounds):.3f} ms"
-              if pass_name else "")
+    def median_of(name):
+        return statistics.median(pass_ms[(r, index)][name] for r in rounds)
+    if pass_name == "all":
+        names = pass_ms[(rounds[0], index)].keys()
+        passes = ", " + ", ".join(f"{name} {median_of(name):.3f}" for name in names
+                                  if median_of(name) >= 0.01) + " ms"
+    elif pass_name:
+        passes = f", {pass_name} {median_of(pass_name):.3f} ms"
+    else:
+        passes = ""
     print(f"{binary}: median {statistics.median(runs):.0f} agents/ms, "
           f"ratio to the first {statistics.median(ratios):.3f}{passes} "
           f"(runs {', '.join(f'{v:.0f}' for v in runs)})")

@@ -503,6 +503,38 @@ fn run_shared_with(
     (crowd, events)
 }
 
+#[test]
+fn slots_put_in_cell_order_keep_every_agent_and_handle() {
+    // 32 frames: the crowd puts its slots in the neighbour grid's cell order at the end of
+    // the 32nd, so the grid built that frame now names the agents in slot order.
+    let mesh = dungeon();
+    let (crowd, _) = run_shared(&mesh, 600, 32, true);
+    let lanes = crowd.lanes();
+    let grid = crowd.neighbour_grid();
+    assert_eq!(grid.len(), lanes.len());
+    assert!((0..grid.len()).all(|index| grid.slot_at(index) == index));
+    assert!((0..grid.len()).all(|slot| grid.index_of_slot(slot) == Some(slot)));
+    // The agents were added in entity order; they are not in it any more.
+    let bits: Vec<u64> = lanes
+        .entity
+        .iter()
+        .map(|entity| entity.to_bits().get())
+        .collect();
+    assert!(
+        bits.windows(2).any(|pair| pair[0] > pair[1]),
+        "the slots moved"
+    );
+    // Every entity still finds its own slot, and each slot's agent is unique.
+    for (slot, &entity) in lanes.entity.iter().enumerate() {
+        assert_eq!(crowd.slot_of(entity), Some(slot));
+    }
+    let mut unique = bits.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), 600);
+    assert_on_mesh(&crowd);
+}
+
 /// Every agent stands on a live polygon, over it seen from above.
 fn assert_on_mesh(crowd: &Crowd) {
     let snapshot = crowd.snapshot();

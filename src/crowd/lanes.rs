@@ -183,6 +183,37 @@ macro_rules! every_lane {
     };
 }
 
+/// The swaps that put, in place, into each slot `i` what slot `order[i]` held (`order` a
+/// permutation): each cycle of the permutation walked once, one swap a step.
+pub(crate) fn permutation_swaps(order: &[u32]) -> Vec<(u32, u32)> {
+    let mut placed = vec![false; order.len()];
+    let mut swaps = Vec::with_capacity(order.len());
+    for start in 0..order.len() {
+        if placed[start] {
+            continue;
+        }
+        placed[start] = true;
+        let mut at = start;
+        loop {
+            let from = order[at] as usize;
+            if from == start {
+                break;
+            }
+            swaps.push((at as u32, from as u32));
+            placed[from] = true;
+            at = from;
+        }
+    }
+    swaps
+}
+
+/// Applies [`permutation_swaps`] to one slot-indexed array.
+pub(crate) fn apply_swaps<T>(values: &mut [T], swaps: &[(u32, u32)]) {
+    for &(a, b) in swaps {
+        values.swap(a as usize, b as usize);
+    }
+}
+
 /// Declares a view of some lanes over a run of slots, for a pass that writes its own
 /// agents' lanes in parallel: the `write` lanes borrowed mutably, the `read` lanes shared,
 /// all cut at the same slots. `new` borrows them from [`AgentLanes`]; `into_pieces(slots)`
@@ -353,6 +384,21 @@ impl AgentLanes {
         self.entity.get(slot).copied()
     }
 
+    /// Reorders the agents in every lane by `swaps` (from [`permutation_swaps`]), one
+    /// lane a task on the pool. Swapped in place: nothing allocated, nothing cloned (the
+    /// corridor lane's handles move rather than count up and down).
+    pub(crate) fn permute(&mut self, swaps: &[(u32, u32)]) {
+        rayon::scope(|scope| {
+            macro_rules! permute_all {
+                ($($lane:ident),*) => { $(
+                    let lane = &mut self.$lane;
+                    scope.spawn(move |_| apply_swaps(lane, swaps));
+                )* };
+            }
+            every_lane!(permute_all);
+        });
+    }
+
     /// The controller request of slot `slot` for a step of `dt` seconds. An agent crossing
     /// an off-mesh link is asked to stand still: the crowd carries it along the link and
     /// replaces the controller's feedback for it (its velocity lanes hold the crossing's
@@ -502,6 +548,43 @@ mod tests {
             status.len(),
             ingest_pending.len(),
         ]
+    }
+
+    #[test]
+    fn swaps_put_every_slot_where_the_order_says_in_every_lane() {
+        // Random permutations of sizes with one long cycle, many short ones and fixed
+        // points: applying the swaps to the slots themselves gives the order back.
+        let mut random = crate::geom::SplitMix64::new(5);
+        for size in [0usize, 1, 2, 3, 17, 1000] {
+            let mut order: Vec<u32> = (0..size as u32).collect();
+            for index in (1..size).rev() {
+                let other = (random.next_u64() % (index as u64 + 1)) as usize;
+                order.swap(index, other);
+            }
+            let swaps = permutation_swaps(&order);
+            assert!(
+                swaps.len() < size.max(1),
+                "at most one swap per slot, less one"
+            );
+            let mut slots: Vec<u32> = (0..size as u32).collect();
+            apply_swaps(&mut slots, &swaps);
+            assert_eq!(slots, order, "size {size}");
+        }
+        // The lanes move together: each slot's entity keeps its own position.
+        let mut world = hecs::World::new();
+        let mut lanes = AgentLanes::default();
+        for index in 0..5 {
+            let entity = world.spawn(());
+            lanes.push(agent(entity, index as f32));
+        }
+        let entities = lanes.entity.clone();
+        let order = [3, 0, 4, 1, 2];
+        lanes.permute(&permutation_swaps(&order));
+        for (slot, &old) in order.iter().enumerate() {
+            assert_eq!(lanes.entity[slot], entities[old as usize]);
+            assert_eq!(lanes.position_x[slot], old as f32);
+        }
+        assert!(lane_lengths(&lanes).iter().all(|&length| length == 5));
     }
 
     #[test]

@@ -268,6 +268,38 @@ impl NeighbourGrid {
         )
     }
 
+    /// The slots in the last rebuild's cell order (`len()` of them).
+    pub fn slots_in_cell_order(&self) -> impl Iterator<Item = u32> + '_ {
+        self.sorted.iter().map(|agent| agent.slot)
+    }
+
+    /// Follows a reordering of the agents the last rebuild covered (slot `i` now holds the
+    /// agent that was in slot `order[i]`, a permutation of `len()` slots): its answers and
+    /// the next rebuild's hints name the agents by their new slots.
+    pub fn permute_slots(&mut self, order: &[u32]) {
+        assert_eq!(
+            order.len(),
+            self.sorted.len(),
+            "a permutation of the grid's agents"
+        );
+        let mut new_slot_of = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_slot_of[old as usize] = new as u32;
+        }
+        for agent in &mut self.sorted {
+            agent.slot = new_slot_of[agent.slot as usize];
+        }
+        let index_of_old = std::mem::take(&mut self.sorted_index_of_slot);
+        self.sorted_index_of_slot = order
+            .iter()
+            .map(|&old| index_of_old[old as usize])
+            .collect();
+        if self.kth_hint_m.len() == order.len() {
+            let hints = std::mem::take(&mut self.kth_hint_m);
+            self.kth_hint_m = order.iter().map(|&old| hints[old as usize]).collect();
+        }
+    }
+
     /// The cell size of the last rebuild, metres.
     pub fn cell_size_m(&self) -> f32 {
         self.cell_size_m

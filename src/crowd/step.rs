@@ -5,7 +5,8 @@
 //! Each pass is timed and counted; the parallel ones (follow, slope, avoid, move, separate)
 //! collect their results in slot order. Off-mesh links: the follow pass starts crossings
 //! (agents at a link's entry), the move pass carries crossing agents along their links in
-//! place of the controller.
+//! place of the controller. Every [`SLOT_ORDER_FRAMES`] frames the step ends by putting
+//! the agents' slots in the neighbour grid's cell order (locality between the passes).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -28,6 +29,15 @@ const INGEST_PER_FRAME_MAX: usize = 1024;
 
 /// Attempts in a row without an adopted corridor after which a request is given up.
 const ATTEMPTS_MAX: u32 = 4;
+
+/// Every this many frames (with avoidance on), the agents' slots are put in the neighbour
+/// grid's cell order. Passes over slots (move, separation's write-back, slope, feedback)
+/// and passes over cells (the grid's queries, avoid, separation) then walk the agents in
+/// nearly the same order, so each thread's part of one pass is mostly the data it held in
+/// the last, instead of lines fetched from the other core. The reorder costs about a
+/// millisecond for 10,000 agents (swaps in place, one lane a task), once in this many
+/// frames; agents walk a few metres, about a cell, in between.
+const SLOT_ORDER_FRAMES: u64 = 32;
 
 /// Time and work of one pass in one step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -304,8 +314,41 @@ impl Crowd {
             .filter(|s| **s == AgentStatus::WaitingForPath)
             .count() as u32;
         self.last_stats = stats;
+        if self.config.avoidance.enabled
+            && self.frame % SLOT_ORDER_FRAMES == SLOT_ORDER_FRAMES - 1
+            && self.neighbour_grid.len() == self.lanes.len()
+        {
+            self.order_slots_by_cell();
+        }
         self.frame += 1;
         Ok(events)
+    }
+
+    /// Puts the agents' slots in the neighbour grid's cell order (see
+    /// [`SLOT_ORDER_FRAMES`]): every lane and the portal windows move with their agents,
+    /// the grid's answers and hints follow, and each entity's slot component is rewritten.
+    /// Slot numbers change, and with them the order of a frame's events (slot order);
+    /// motion does not depend on them but through exact distance ties between neighbours
+    /// (ranked by distance, then cell order), so the dungeon and city runs gave the same
+    /// JSON. The new order depends only on positions: runs stay the same at any thread
+    /// count (tested).
+    fn order_slots_by_cell(&mut self) {
+        let order: Vec<u32> = self.neighbour_grid.slots_in_cell_order().collect();
+        let swaps = super::lanes::permutation_swaps(&order);
+        let windows = &mut self.portal_windows;
+        rayon::join(
+            || self.lanes.permute(&swaps),
+            || super::lanes::apply_swaps(windows, &swaps),
+        );
+        self.neighbour_grid.permute_slots(&order);
+        // One pass over the world's slot components rather than a lookup per entity.
+        let mut new_slot_of = vec![0usize; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_slot_of[old as usize] = new;
+        }
+        for slot in self.world.query_mut::<&mut super::Slot>() {
+            slot.0 = new_slot_of[slot.0];
+        }
     }
 
     /// The passes before avoidance that do not need the neighbour grid: path searches
