@@ -606,6 +606,7 @@ mod tests {
         }
         assert_eq!((cache.len(), cache.released), (1, 12));
     }
+
     #[test]
     fn a_cache_reserved_for_a_crowd_never_grows_its_table_in_a_step() {
         // Every agent holds a corridor and as many unheld ones come and go: the sweeps keep

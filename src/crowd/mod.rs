@@ -498,7 +498,10 @@ impl Crowd {
             .map_err(|_| CrowdError::UnknownAgent(entity))
     }
 
-    /// The agent's slot in the lanes.
+    /// The agent's slot in the lanes. Slots are not stable handles: removing an agent
+    /// moves the last one into its slot, and with avoidance on a step puts every agent's
+    /// slot in the neighbour grid's cell order every few dozen frames. Ask again after a step;
+    /// keep the entity.
     pub fn slot_of(&self, entity: hecs::Entity) -> Option<usize> {
         self.slot(entity).ok()
     }

@@ -268,24 +268,15 @@ impl NeighbourGrid {
         )
     }
 
-    /// The slots in the last rebuild's cell order (`len()` of them).
-    pub fn slots_in_cell_order(&self) -> impl Iterator<Item = u32> + '_ {
-        self.sorted.iter().map(|agent| agent.slot)
-    }
-
-    /// Follows a reordering of the agents the last rebuild covered (slot `i` now holds the
-    /// agent that was in slot `order[i]`, a permutation of `len()` slots): its answers and
-    /// the next rebuild's hints name the agents by their new slots.
-    pub fn permute_slots(&mut self, order: &[u32]) {
-        assert_eq!(
-            order.len(),
-            self.sorted.len(),
+    /// Follows a reordering of the agents the last rebuild covered: slot `i` now holds the
+    /// agent that was in slot `order[i]`, and `new_slot_of` is the inverse (a permutation
+    /// of `len()` slots, which the crowd makes from this grid's own cell order). Its
+    /// answers and the next rebuild's hints then name the agents by their new slots.
+    pub(crate) fn permute_slots(&mut self, order: &[u32], new_slot_of: &[u32]) {
+        assert!(
+            order.len() == self.sorted.len() && new_slot_of.len() == order.len(),
             "a permutation of the grid's agents"
         );
-        let mut new_slot_of = vec![0u32; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_slot_of[old as usize] = new as u32;
-        }
         for agent in &mut self.sorted {
             agent.slot = new_slot_of[agent.slot as usize];
         }

@@ -333,21 +333,24 @@ impl Crowd {
     /// JSON. The new order depends only on positions: runs stay the same at any thread
     /// count (tested).
     fn order_slots_by_cell(&mut self) {
-        let order: Vec<u32> = self.neighbour_grid.slots_in_cell_order().collect();
+        let grid = &self.neighbour_grid;
+        let order: Vec<u32> = (0..grid.len())
+            .map(|index| grid.slot_at(index) as u32)
+            .collect();
+        let mut new_slot_of = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_slot_of[old as usize] = new as u32;
+        }
         let swaps = super::lanes::permutation_swaps(&order);
         let windows = &mut self.portal_windows;
         rayon::join(
             || self.lanes.permute(&swaps),
             || super::lanes::apply_swaps(windows, &swaps),
         );
-        self.neighbour_grid.permute_slots(&order);
+        self.neighbour_grid.permute_slots(&order, &new_slot_of);
         // One pass over the world's slot components rather than a lookup per entity.
-        let mut new_slot_of = vec![0usize; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_slot_of[old as usize] = new;
-        }
         for slot in self.world.query_mut::<&mut super::Slot>() {
-            slot.0 = new_slot_of[slot.0];
+            slot.0 = new_slot_of[slot.0] as usize;
         }
     }
 

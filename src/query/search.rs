@@ -1018,26 +1018,19 @@ mod tests {
         let ends = crate::query::random_points(&snapshot, &filter, 50, 2);
         let mut complete = 0;
         for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
-            let with_ready = find_path(
-                &snapshot,
-                start,
-                start_position,
-                end,
-                end_position,
-                &filter,
-                &mut ready,
-            )
-            .unwrap();
-            let with_bare = find_path(
-                &snapshot,
-                start,
-                start_position,
-                end,
-                end_position,
-                &filter,
-                &mut bare,
-            )
-            .unwrap();
+            let path = |pool: &mut NodePool| {
+                find_path(
+                    &snapshot,
+                    start,
+                    start_position,
+                    end,
+                    end_position,
+                    &filter,
+                    pool,
+                )
+                .unwrap()
+            };
+            let (with_ready, with_bare) = (path(&mut ready), path(&mut bare));
             assert_eq!(with_ready.steps, with_bare.steps);
             assert_eq!(with_ready.nodes_expanded, with_bare.nodes_expanded);
             assert_eq!(with_ready.complete, with_bare.complete);
