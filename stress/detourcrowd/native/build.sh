@@ -16,7 +16,8 @@ version="1.0.3"
 
 find_source() {
     local registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
-    ls -d "$registry"/*/"$crate-$version"/recastnavigation 2>/dev/null | head -n 1
+    # No match is not an error: the caller fetches the crate then looks again.
+    ls -d "$registry"/*/"$crate-$version"/recastnavigation 2>/dev/null | head -n 1 || true
 }
 
 source="${RECAST_SOURCE:-}"
