@@ -65,7 +65,7 @@ pub use controller::{
 pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
 pub use lanes::{AgentLanes, AgentStatus};
 pub use neighbours::NeighbourGrid;
-pub use scheduler::{FrameBudget, RequestId, ScheduleStats};
+pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
 
 use std::sync::Arc;
@@ -476,8 +476,8 @@ impl Crowd {
         self.frame
     }
 
-    /// Frames each answered path request waited, over the whole run.
-    pub fn path_waits(&self) -> &[u64] {
+    /// Frames each answered path request waited, over the whole run, as a histogram.
+    pub fn path_waits(&self) -> &PathWaits {
         &self.scheduler.waits
     }
 
@@ -592,6 +592,7 @@ impl Crowd {
         });
         self.portal_windows.push(passes::PortalWindow::EMPTY);
         self.cache.reserve_for_agents(self.lanes.len());
+        self.scheduler.reserve_for_agents(self.lanes.len());
         self.world
             .insert_one(entity, Slot(slot))
             .expect("the entity was just spawned");

@@ -376,11 +376,11 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     };
     let mut quality_grid = NeighbourGrid::default();
     // Path waits answered before the measured frames are left out with their events.
-    let mut waits_before = 0;
+    let mut waits_before = waymark::crowd::PathWaits::default();
     for frame in 0..command.warm_up_frames + command.frames {
         let measured = frame >= command.warm_up_frames;
         if frame == command.warm_up_frames {
-            waits_before = run.crowd.path_waits().len();
+            waits_before = run.crowd.path_waits().clone();
         }
         let clock = Instant::now();
         let events = run
@@ -436,13 +436,13 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         }
     }
     if command.frames == 0 {
-        waits_before = run.crowd.path_waits().len();
+        waits_before = run.crowd.path_waits().clone();
     }
-    let mut waits: Vec<u64> = run.crowd.path_waits()[waits_before..].to_vec();
-    waits.sort_unstable();
-    run.path_wait_frames_p95 = waits
-        .get(((waits.len() as f64 - 1.0) * 0.95).round().max(0.0) as usize)
-        .copied()
+    run.path_wait_frames_p95 = run
+        .crowd
+        .path_waits()
+        .since(&waits_before)
+        .percentile(0.95)
         .unwrap_or(0);
     Ok(run)
 }
