@@ -1262,6 +1262,24 @@ pub struct SeparationScratch {
     active: Vec<Vec<u32>>,
 }
 
+impl SeparationScratch {
+    /// Writes the memory of the per-agent buffers for agents `from..to`, and makes each
+    /// chunk's active list, ahead of the steps that fill them (see
+    /// `Crowd::map_step_buffers`).
+    pub(crate) fn map_pages(&mut self, from: usize, to: usize) {
+        use super::map_pages;
+        map_pages(&mut self.agents, from, to);
+        map_pages(&mut self.feet, from, to);
+        map_pages(&mut self.feet_next, from, to);
+        map_pages(&mut self.moved, from, to);
+        let chunks = to.div_ceil(SEPARATION_CHUNK_AGENTS);
+        if self.active.len() < chunks {
+            self.active
+                .resize_with(chunks, || Vec::with_capacity(SEPARATION_CHUNK_AGENTS));
+        }
+    }
+}
+
 /// One agent's state in the separation rounds.
 #[derive(Clone, Copy, Debug)]
 struct SeparationAgent {

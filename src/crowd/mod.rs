@@ -354,6 +354,9 @@ pub struct Crowd {
     /// Per slot, the portals of the agent's last funnel window (cold: see
     /// [`passes::PortalWindow`]); kept in step with the lanes.
     portal_windows: Vec<passes::PortalWindow>,
+    /// Agents the per-step buffers have room for with their memory already written (see
+    /// [`Crowd::map_step_buffers`]).
+    step_buffers_mapped: usize,
 }
 
 impl Crowd {
@@ -388,7 +391,37 @@ impl Crowd {
             avoid_bodies: Vec::new(),
             separation_scratch: avoid::SeparationScratch::default(),
             portal_windows: Vec::new(),
+            step_buffers_mapped: 0,
         })
+    }
+
+    /// Grows the per-step buffers with the crowd, as agents are added, and writes their
+    /// new memory once so the system maps its pages now. Left to the first step, that step
+    /// grew them itself and took a page fault on every fresh page: about 530 faults and
+    /// 0.5-1.2 ms on the 10,000-agent city, a first frame two to three times a usual one.
+    /// Each added agent writes its own places (the buffers' capacity grows geometrically,
+    /// as a vector's does), so adding N agents costs O(N) here in all, and only memory the
+    /// crowd uses is mapped.
+    fn map_step_buffers(&mut self) {
+        let agents = self.lanes.len();
+        if agents <= self.step_buffers_mapped {
+            return;
+        }
+        let (from, to) = (self.step_buffers_mapped, agents);
+        map_pages(&mut self.step_requests, from, to);
+        map_pages(&mut self.step_feedback, from, to);
+        map_pages(&mut self.follow_outputs, from, to);
+        if self.config.avoidance.enabled {
+            for lane in &mut self.grid_positions {
+                map_pages(lane, from, to);
+            }
+            map_pages(&mut self.avoid_velocities, from, to);
+            map_pages(&mut self.avoid_bodies, from, to);
+            self.neighbour_grid
+                .map_pages(from, to, self.config.avoidance.neighbours_max);
+            self.separation_scratch.map_pages(from, to);
+        }
+        self.step_buffers_mapped = to;
     }
 
     /// The configuration.
@@ -593,6 +626,7 @@ impl Crowd {
         self.portal_windows.push(passes::PortalWindow::EMPTY);
         self.cache.reserve_for_agents(self.lanes.len());
         self.scheduler.reserve_for_agents(self.lanes.len());
+        self.map_step_buffers();
         self.world
             .insert_one(entity, Slot(slot))
             .expect("the entity was just spawned");
@@ -685,3 +719,95 @@ impl Crowd {
 /// handing half of it to the other thread costs more than it saves (an empty parallel
 /// region measured about 7 µs on the 2-core VM, a 1,000-agent gather 8 µs on one thread).
 pub(crate) const LIGHT_AGENTS_PER_TASK: usize = 2048;
+
+/// Makes room in `buffer` for `to` elements and writes zero bytes over its places `from..to`
+/// beyond its length (places below `from` were written by an earlier call, and a
+/// reallocation copies them): a page of memory is only mapped when first written, and a
+/// per-step buffer should not take that cost inside a step. The bytes are never read as
+/// values; the step writes every element it reads.
+pub(crate) fn map_pages<T>(buffer: &mut Vec<T>, from: usize, to: usize) {
+    buffer.reserve(to.saturating_sub(buffer.len()));
+    let length = buffer.len();
+    let (from, to) = (from.max(length) - length, to.saturating_sub(length));
+    for place in &mut buffer.spare_capacity_mut()[from.min(to)..to] {
+        *place = std::mem::MaybeUninit::zeroed();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::blob::BakeParams;
+    use crate::mesh::{TileData, WalkablePolygon};
+
+    fn square_mesh(side_m: f32) -> NavMesh {
+        let square = WalkablePolygon::ground(vec![
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(side_m, 0.0, 0.0),
+            Vec3::new(side_m, 0.0, side_m),
+            Vec3::new(0.0, 0.0, side_m),
+        ]);
+        let mut mesh = NavMesh::new(BakeParams::default());
+        mesh.add_tiles(vec![TileData::from_walkable_polygons(&[square]).unwrap()])
+            .unwrap();
+        mesh
+    }
+
+    /// The buffers' addresses and capacities: unchanged means not regrown.
+    fn step_buffers(crowd: &Crowd) -> Vec<(usize, usize)> {
+        fn of<T>(buffer: &Vec<T>) -> (usize, usize) {
+            (buffer.as_ptr() as usize, buffer.capacity())
+        }
+        let mut buffers = vec![
+            of(&crowd.step_requests),
+            of(&crowd.step_feedback),
+            of(&crowd.follow_outputs),
+            of(&crowd.avoid_velocities),
+            of(&crowd.avoid_bodies),
+        ];
+        buffers.extend(crowd.grid_positions.iter().map(of));
+        buffers
+    }
+
+    #[test]
+    fn the_first_step_finds_its_buffers_made_by_add_agent() {
+        let mesh = square_mesh(100.0);
+        let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        let agents = 700;
+        for index in 0..agents {
+            let (row, column) = ((index / 26) as f32, (index % 26) as f32);
+            let start = Vec3::new(2.0 + column * 3.7, 0.0, 2.0 + row * 3.5);
+            let agent = crowd
+                .add_agent(start, AgentParams::DETOUR_REFERENCE)
+                .unwrap();
+            crowd
+                .request_move(agent, Vec3::new(98.0 - start.x, 0.0, 98.0 - start.z))
+                .unwrap();
+        }
+        let before = step_buffers(&crowd);
+        for (_, capacity) in &before {
+            assert!(*capacity >= agents, "room for {capacity} agents");
+        }
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        assert_eq!(
+            step_buffers(&crowd),
+            before,
+            "a buffer regrew in the first step"
+        );
+        assert_eq!(crowd.step_feedback.len(), agents);
+    }
+
+    #[test]
+    fn mapping_pages_makes_room_and_keeps_the_elements() {
+        let mut buffer: Vec<u64> = vec![7, 8, 9];
+        map_pages(&mut buffer, 0, 1000);
+        assert!(buffer.capacity() >= 1000);
+        assert_eq!(buffer, [7, 8, 9]);
+        map_pages(&mut buffer, 1000, 5000);
+        assert!(buffer.capacity() >= 5000);
+        assert_eq!(buffer, [7, 8, 9]);
+        // Nothing to do below the length.
+        map_pages(&mut buffer, 0, 2);
+        assert_eq!(buffer, [7, 8, 9]);
+    }
+}
