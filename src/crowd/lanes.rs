@@ -327,6 +327,14 @@ impl AgentLanes {
         self.entity.is_empty()
     }
 
+    /// Makes room in every lane for `additional` more agents (see [`Vec::reserve`]).
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        macro_rules! reserve_all {
+            ($($lane:ident),*) => { $( self.$lane.reserve(additional); )* };
+        }
+        every_lane!(reserve_all);
+    }
+
     pub(crate) fn push(&mut self, agent: NewAgent) -> usize {
         self.entity.push(agent.entity);
         self.position_x.push(agent.position.x);

@@ -331,6 +331,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     let mut entities = Vec::with_capacity(scenario.len());
     let mut next = vec![0usize; scenario.len()];
     let mut skipped = 0;
+    crowd.reserve(scenario.len());
     for (start, targets) in &scenario {
         match crowd.add_agent(*start, params) {
             Ok(entity) => {
