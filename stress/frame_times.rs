@@ -5,8 +5,11 @@
 //! agents, 300 frames, avoidance off): N random agents with random targets, DetourCrowd's
 //! parameters, `Crowd::step` timed per frame. Prints the median and slowest frame, the
 //! frames over twice the median, and for the slowest frames the process's CPU time in the
-//! frame (summed over its threads from `/proc/self/task/*/schedstat`, Linux only): a frame
-//! whose CPU time is far below its wall time is one in which the process was not running.
+//! frame and the time its threads were ready but waiting for a CPU (summed over its threads
+//! from `/proc/self/task/*/schedstat`, Linux only): a frame whose CPU time is far below its
+//! wall time is one in which the process was not running, and the waiting time says how
+//! much of that another process had the core. (A virtual machine's host taking the core
+//! shows in neither: the guest counts that time as running.)
 //! Beside each slow frame, its passes over 0.1 ms: one pass far over its median, with
 //! the usual work (nodes, agents), is a stall inside that pass; every pass stretched at
 //! once is a slow machine. Then, on the crowd as the run left it, the K-nearest search (`NeighbourGrid::rebuild`)
@@ -23,15 +26,19 @@ use waymark::crowd::{CrowdConfig, KinematicController, NeighbourGrid, StepStats}
 mod common;
 use common::{city_crowd, median};
 
-/// CPU time of this process so far, summed over its threads, milliseconds (None where
-/// `/proc` is not there).
-fn process_cpu_ms() -> Option<f64> {
-    let mut total_ns = 0u64;
+/// This process's time so far, summed over its threads, milliseconds: on a CPU, and
+/// ready but waiting for one (the kernel's run queue: another process had the core), from
+/// `/proc/self/task/*/schedstat` (None where it is not there).
+fn process_schedule_ms() -> Option<[f64; 2]> {
+    let mut total_ns = [0u64; 2];
     for task in std::fs::read_dir("/proc/self/task").ok()? {
         let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
-        total_ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        let mut fields = text.split_whitespace();
+        for total in &mut total_ns {
+            *total += fields.next()?.parse::<u64>().ok()?;
+        }
     }
-    Some(total_ns as f64 * 1e-6)
+    Some(total_ns.map(|ns| ns as f64 * 1e-6))
 }
 
 fn main() {
@@ -45,19 +52,20 @@ fn main() {
     let (_mesh, mut crowd) = city_crowd(agents, crowd_config);
 
     let mut controller = KinematicController;
-    let mut timed: Vec<(f64, Option<f64>)> = Vec::with_capacity(frames);
+    // Per frame: wall time, and the time on a CPU and waiting for one.
+    let mut timed: Vec<(f64, Option<[f64; 2]>)> = Vec::with_capacity(frames);
     let mut passes: Vec<[f64; 10]> = Vec::with_capacity(frames);
     for _ in 0..frames {
-        let cpu = process_cpu_ms();
+        let schedule = process_schedule_ms();
         let clock = Instant::now();
         crowd
             .step(1.0 / 30.0, &mut controller)
             .expect("a valid step");
         let wall_ms = clock.elapsed().as_secs_f64() * 1e3;
-        let cpu_ms = cpu
-            .zip(process_cpu_ms())
-            .map(|(before, after)| after - before);
-        timed.push((wall_ms, cpu_ms));
+        let schedule_ms = schedule
+            .zip(process_schedule_ms())
+            .map(|(before, after)| [after[0] - before[0], after[1] - before[1]]);
+        timed.push((wall_ms, schedule_ms));
         let stats = crowd.stats();
         passes.push(stats.pass_stats().map(|pass| pass.time_ms));
     }
@@ -81,13 +89,15 @@ fn main() {
     println!("median ms per pass: {}", per_pass.join(", "));
     let mut slowest: Vec<usize> = (0..timed.len()).collect();
     slowest.sort_by(|&a, &b| timed[b].0.total_cmp(&timed[a].0));
-    let mut cpus: Vec<f64> = timed.iter().filter_map(|t| t.1).collect();
+    let mut cpus: Vec<f64> = timed.iter().filter_map(|t| t.1.map(|s| s[0])).collect();
     if !cpus.is_empty() {
         println!("median frame CPU time {:.3} ms", median(&mut cpus));
     }
     for &frame in slowest.iter().take(5) {
-        let (wall_ms, cpu_ms) = timed[frame];
-        let cpu = cpu_ms.map_or(String::new(), |cpu_ms| format!(", CPU {cpu_ms:.3} ms"));
+        let (wall_ms, schedule_ms) = timed[frame];
+        let cpu = schedule_ms.map_or(String::new(), |[cpu_ms, waiting_ms]| {
+            format!(", CPU {cpu_ms:.3} ms, waiting for a CPU {waiting_ms:.3} ms")
+        });
         // The passes over 0.1 ms in that frame: a pass that grew points at the step, a
         // frame whose passes all stretched at once at the machine.
         let grown: Vec<String> = names
