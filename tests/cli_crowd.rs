@@ -106,6 +106,13 @@ fn the_shared_dungeon_agents_through_the_cli() {
     );
     assert!(max >= median && over < 300, "{report}");
     assert_eq!(over > 0, max > 2.0 * median, "{report}");
+    // Of those, the ones the machine took a core in: counted on Linux, at most all of them.
+    let over_waiting = &report["frames_over_twice_median_waiting_for_cpu"];
+    if cfg!(target_os = "linux") {
+        assert!(over_waiting.as_u64().unwrap() <= over, "{report}");
+    } else {
+        assert!(over_waiting.is_null(), "{report}");
+    }
     // Memory: the corridors held or cached at the end, their parts adding up, and the
     // process's resident memory under its peak.
     let corridors = &report["corridors"];

@@ -260,6 +260,9 @@ pub struct CrowdRun {
     pub agents: usize,
     pub frames: usize,
     pub frame_ms: Vec<f64>,
+    /// Per measured frame, how long the process's threads were ready but waiting for a
+    /// CPU (another process had the core), ms; empty where that is not known.
+    pub cpu_wait_ms: Vec<f64>,
     pub pass_ms: Vec<[f64; 10]>,
     pub arrivals: usize,
     /// Agents that reached the end of a partial path (their target unreachable).
@@ -275,6 +278,18 @@ pub struct CrowdRun {
     pub max_overlap_m: f32,
     pub off_mesh_agents: u32,
     pub crowd: Crowd,
+}
+
+/// How long this process's threads have been ready but waiting for a CPU (the kernel's
+/// run queue), summed over the threads, ms: the second field of each thread's
+/// `/proc/self/task/*/schedstat` (Linux; `None` elsewhere or if any is unreadable).
+fn cpu_wait_ms() -> Option<f64> {
+    let mut total_ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total_ns += text.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    }
+    Some(total_ns as f64 * 1e-6)
 }
 
 pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
@@ -362,6 +377,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         agents: crowd.len(),
         frames: command.frames,
         frame_ms: Vec::with_capacity(command.frames),
+        cpu_wait_ms: Vec::with_capacity(command.frames),
         pass_ms: Vec::with_capacity(command.frames),
         arrivals: 0,
         partial_arrivals: 0,
@@ -383,6 +399,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         if frame == command.warm_up_frames {
             waits_before = run.crowd.path_waits().clone();
         }
+        let waited_before = cpu_wait_ms();
         let clock = Instant::now();
         let events = run
             .crowd
@@ -390,6 +407,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             .map_err(|e| CliError::Usage(e.to_string()))?;
         if measured {
             run.frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
+            if let Some(waited) = waited_before.zip(cpu_wait_ms()) {
+                run.cpu_wait_ms.push(waited.1 - waited.0);
+            }
             let stats = *run.crowd.stats();
             run.pass_ms
                 .push(stats.pass_stats().map(|pass| pass.time_ms));
@@ -489,6 +509,16 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         .iter()
         .filter(|&&ms| ms > 2.0 * median_ms)
         .count();
+    // Of those, the frames in which the process's threads waited at least half a median
+    // frame for a CPU: another process held a core (a median frame waits a tenth of that
+    // or less), not the step's own work. Unknown (null) off Linux.
+    let frames_over_waiting_for_cpu = (run.cpu_wait_ms.len() == run.frame_ms.len()).then(|| {
+        run.frame_ms
+            .iter()
+            .zip(&run.cpu_wait_ms)
+            .filter(|&(&ms, &waited)| ms > 2.0 * median_ms && waited >= 0.5 * median_ms)
+            .count()
+    });
     let mut pass_ms = serde_json::Map::new();
     for (index, name) in PASS_NAMES.iter().enumerate() {
         let mut values: Vec<f64> = run.pass_ms.iter().map(|p| p[index]).collect();
@@ -544,6 +574,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "ms_per_frame_max": max_ms,
             "slowest_frame": slowest_frame,
             "frames_over_twice_median": frames_over_twice_median,
+            "frames_over_twice_median_waiting_for_cpu": frames_over_waiting_for_cpu,
             "agents_per_ms": agents_per_ms,
             "arrivals": run.arrivals,
             "blocked": run.blocked,
