@@ -772,6 +772,20 @@ mod tests {
         mesh
     }
 
+    /// Adds `agents` walkers in rows across a 100 m square, each sent to the mirror point.
+    fn add_walkers(crowd: &mut Crowd, agents: usize) {
+        for index in 0..agents {
+            let (row, column) = ((index / 26) as f32, (index % 26) as f32);
+            let start = Vec3::new(2.0 + column * 3.7, 0.0, 2.0 + row * 3.5);
+            let agent = crowd
+                .add_agent(start, AgentParams::DETOUR_REFERENCE)
+                .unwrap();
+            crowd
+                .request_move(agent, Vec3::new(98.0 - start.x, 0.0, 98.0 - start.z))
+                .unwrap();
+        }
+    }
+
     /// The buffers' addresses and capacities: unchanged means not regrown.
     fn step_buffers(crowd: &Crowd) -> Vec<(usize, usize)> {
         fn of<T>(buffer: &Vec<T>) -> (usize, usize) {
@@ -793,16 +807,7 @@ mod tests {
         let mesh = square_mesh(100.0);
         let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
         let agents = 700;
-        for index in 0..agents {
-            let (row, column) = ((index / 26) as f32, (index % 26) as f32);
-            let start = Vec3::new(2.0 + column * 3.7, 0.0, 2.0 + row * 3.5);
-            let agent = crowd
-                .add_agent(start, AgentParams::DETOUR_REFERENCE)
-                .unwrap();
-            crowd
-                .request_move(agent, Vec3::new(98.0 - start.x, 0.0, 98.0 - start.z))
-                .unwrap();
-        }
+        add_walkers(&mut crowd, agents);
         let before = step_buffers(&crowd);
         for (_, capacity) in &before {
             assert!(*capacity >= agents, "room for {capacity} agents");
@@ -830,16 +835,7 @@ mod tests {
             )
         };
         let (buffers, lanes) = (step_buffers(&crowd), lane(&crowd));
-        for index in 0..agents {
-            let (row, column) = ((index / 25) as f32, (index % 25) as f32);
-            let start = Vec3::new(2.0 + column * 3.9, 0.0, 2.0 + row * 3.9);
-            let agent = crowd
-                .add_agent(start, AgentParams::DETOUR_REFERENCE)
-                .unwrap();
-            crowd
-                .request_move(agent, Vec3::new(50.0, 0.0, 50.0))
-                .unwrap();
-        }
+        add_walkers(&mut crowd, agents);
         assert_eq!(
             (step_buffers(&crowd), lane(&crowd)),
             (buffers.clone(), lanes)
