@@ -28,7 +28,7 @@ pub fn city_crowd(agents: usize, config: CrowdConfig) -> (NavMesh, Crowd) {
     let starts = random_points(&snapshot, &filter, agents, 1);
     let targets = random_points(&snapshot, &filter, agents, 2);
     let mut crowd = Crowd::new(&mesh, config).expect("a valid configuration");
-    crowd.reserve(agents);
+    crowd.reserve(agents).expect("room for the agents");
     for (start, target) in starts.iter().zip(&targets) {
         let agent = crowd
             .add_agent(start.1, AgentParams::DETOUR_REFERENCE)

@@ -1266,17 +1266,23 @@ impl SeparationScratch {
     /// Writes the memory of the per-agent buffers for agents `from..to`, and makes each
     /// chunk's active list, ahead of the steps that fill them (see
     /// `Crowd::map_step_buffers`).
-    pub(crate) fn map_pages(&mut self, from: usize, to: usize) {
+    pub(crate) fn map_pages(
+        &mut self,
+        from: usize,
+        to: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
         use super::map_pages;
-        map_pages(&mut self.agents, from, to);
-        map_pages(&mut self.feet, from, to);
-        map_pages(&mut self.feet_next, from, to);
-        map_pages(&mut self.moved, from, to);
+        map_pages(&mut self.agents, from, to)?;
+        map_pages(&mut self.feet, from, to)?;
+        map_pages(&mut self.feet_next, from, to)?;
+        map_pages(&mut self.moved, from, to)?;
         let chunks = to.div_ceil(SEPARATION_CHUNK_AGENTS);
         if self.active.len() < chunks {
+            self.active.try_reserve(chunks - self.active.len())?;
             self.active
                 .resize_with(chunks, || Vec::with_capacity(SEPARATION_CHUNK_AGENTS));
         }
+        Ok(())
     }
 }
 

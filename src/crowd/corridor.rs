@@ -485,11 +485,17 @@ impl CorridorCache {
     /// than the larger of its capacity and twice the agents. Growing the table in a step
     /// rehashed every entry at once (0.1-0.45 ms at 3,584 and 7,168 entries for 10,000
     /// agents, a third of a frame without avoidance).
-    pub fn reserve_for_agents(&mut self, agents: usize) {
+    pub fn try_reserve_for_agents(
+        &mut self,
+        agents: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
         // (A few more for corridors found but not yet adopted, which are held too.)
-        let most = self.capacity.max(2 * (agents + ADOPTION_MARGIN)) + 1;
+        let most = self
+            .capacity
+            .max(agents.saturating_add(ADOPTION_MARGIN).saturating_mul(2))
+            .saturating_add(1);
         self.entries
-            .reserve(most.saturating_sub(self.entries.len()));
+            .try_reserve(most.saturating_sub(self.entries.len()))
     }
 
     /// The cached corridor for `key`, if it is still valid on `snapshot`.
@@ -614,7 +620,7 @@ mod tests {
         // rehashes every entry inside one step).
         let agents = 300;
         let mut cache = CorridorCache::with_capacity(16);
-        cache.reserve_for_agents(agents);
+        cache.try_reserve_for_agents(agents).unwrap();
         let reserved = cache.entries.capacity();
         assert!(reserved > 2 * agents, "room for {reserved} entries");
         let mut held = Vec::new();

@@ -327,12 +327,16 @@ impl AgentLanes {
         self.entity.is_empty()
     }
 
-    /// Makes room in every lane for `additional` more agents (see [`Vec::reserve`]).
-    pub(crate) fn reserve(&mut self, additional: usize) {
+    /// Makes room in every lane for `additional` more agents (see [`Vec::try_reserve`]).
+    pub(crate) fn try_reserve(
+        &mut self,
+        additional: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
         macro_rules! reserve_all {
-            ($($lane:ident),*) => { $( self.$lane.reserve(additional); )* };
+            ($($lane:ident),*) => { $( self.$lane.try_reserve(additional)?; )* };
         }
         every_lane!(reserve_all);
+        Ok(())
     }
 
     pub(crate) fn push(&mut self, agent: NewAgent) -> usize {

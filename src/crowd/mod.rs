@@ -68,6 +68,7 @@ pub use neighbours::NeighbourGrid;
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
 
+use std::collections::TryReserveError;
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -265,6 +266,18 @@ pub enum CrowdError {
         /// Its value.
         value: f32,
     },
+    /// More agents than a crowd can hold ([`AGENTS_MAX`]).
+    #[error("{requested} agents exceed a crowd's limit of {AGENTS_MAX}")]
+    TooManyAgents {
+        /// Agents the crowd would hold.
+        requested: usize,
+    },
+    /// The system refused the memory for this many agents' state.
+    #[error("no memory for the state of {agents} agents")]
+    OutOfMemory {
+        /// Agents the crowd would hold.
+        agents: usize,
+    },
     /// The host's controller answered a step with another number of feedback records than
     /// it was given requests. The step stops there: no agent moves, none is lost, and the
     /// step's events so far are not reported.
@@ -276,6 +289,9 @@ pub enum CrowdError {
         feedback: usize,
     },
 }
+
+/// Most agents one crowd holds: the neighbour grid names agents by 32-bit indices.
+pub const AGENTS_MAX: usize = u32::MAX as usize;
 
 /// An agent's slot in the lanes (a hecs component).
 #[derive(Clone, Copy, Debug)]
@@ -403,42 +419,61 @@ impl Crowd {
     /// 100,000 agents on the city without it). The per-step buffers' memory is written
     /// here for all of them, as `add_agent` does for one (so the first step does not fault
     /// it in), so reserve what will be added.
-    pub fn reserve(&mut self, additional: usize) {
-        let agents = self.lanes.len().saturating_add(additional);
-        self.lanes.reserve(additional);
-        self.portal_windows.reserve(additional);
-        self.cache.reserve_for_agents(agents);
-        self.scheduler.reserve_for_agents(agents);
-        self.map_step_buffers(agents);
+    ///
+    /// A crowd past [`AGENTS_MAX`] is refused, and so is memory the system refuses up
+    /// front; either way the crowd is left as it was, and usable. (A system that
+    /// overcommits may grant more than it has and stop the process when the memory is
+    /// written: reserve what the crowd will hold, as with any allocation.)
+    pub fn reserve(&mut self, additional: usize) -> Result<(), CrowdError> {
+        let agents = self
+            .lanes
+            .len()
+            .checked_add(additional)
+            .filter(|&agents| agents <= AGENTS_MAX)
+            .ok_or(CrowdError::TooManyAgents {
+                requested: self.lanes.len().saturating_add(additional),
+            })?;
+        let out_of_memory = |_| CrowdError::OutOfMemory { agents };
+        self.lanes.try_reserve(additional).map_err(out_of_memory)?;
+        self.portal_windows
+            .try_reserve(additional)
+            .map_err(out_of_memory)?;
+        self.cache
+            .try_reserve_for_agents(agents)
+            .map_err(out_of_memory)?;
+        self.scheduler
+            .try_reserve_for_agents(agents)
+            .map_err(out_of_memory)?;
+        self.map_step_buffers(agents).map_err(out_of_memory)
     }
 
     /// Grows the per-step buffers to room for `agents` (called as agents are added, or by
     /// [`Crowd::reserve`]) and writes their new memory once so the system maps its pages
-    /// now. Left to the first step, that step
-    /// grew them itself and took a page fault on every fresh page: about 530 faults and
-    /// 0.5-1.2 ms on the 10,000-agent city, a first frame two to three times a usual one.
-    /// Each added agent writes its own places (the buffers' capacity grows geometrically,
-    /// as a vector's does), so adding N agents costs O(N) here in all, and only memory the
-    /// crowd uses is mapped.
-    fn map_step_buffers(&mut self, agents: usize) {
+    /// now. Left to the first step, that step grew them itself and took a page fault on
+    /// every fresh page: about 530 faults and 0.5-1.2 ms on the 10,000-agent city, a first
+    /// frame two to three times a usual one. Each added agent writes its own places (the
+    /// buffers' capacity grows geometrically, as a vector's does), so adding N agents costs
+    /// O(N) here in all, and only memory the crowd uses is mapped.
+    fn map_step_buffers(&mut self, agents: usize) -> Result<(), TryReserveError> {
         if agents <= self.step_buffers_mapped {
-            return;
+            return Ok(());
         }
         let (from, to) = (self.step_buffers_mapped, agents);
-        map_pages(&mut self.step_requests, from, to);
-        map_pages(&mut self.step_feedback, from, to);
-        map_pages(&mut self.follow_outputs, from, to);
+        map_pages(&mut self.step_requests, from, to)?;
+        map_pages(&mut self.step_feedback, from, to)?;
+        map_pages(&mut self.follow_outputs, from, to)?;
         if self.config.avoidance.enabled {
             for lane in &mut self.grid_positions {
-                map_pages(lane, from, to);
+                map_pages(lane, from, to)?;
             }
-            map_pages(&mut self.avoid_velocities, from, to);
-            map_pages(&mut self.avoid_bodies, from, to);
+            map_pages(&mut self.avoid_velocities, from, to)?;
+            map_pages(&mut self.avoid_bodies, from, to)?;
             self.neighbour_grid
-                .map_pages(from, to, self.config.avoidance.neighbours_max);
-            self.separation_scratch.map_pages(from, to);
+                .map_pages(from, to, self.config.avoidance.neighbours_max)?;
+            self.separation_scratch.map_pages(from, to)?;
         }
         self.step_buffers_mapped = to;
+        Ok(())
     }
 
     /// The configuration.
@@ -632,6 +667,8 @@ impl Crowd {
         .ok()
         .flatten()
         .ok_or(CrowdError::OffMesh(position))?;
+        // Room first, so a refusal leaves the crowd as it was.
+        self.reserve(1)?;
         let entity = self.world.spawn(());
         let slot = self.lanes.push(NewAgent {
             entity,
@@ -643,9 +680,6 @@ impl Crowd {
             max_acceleration: params.max_acceleration_mps2,
         });
         self.portal_windows.push(passes::PortalWindow::EMPTY);
-        self.cache.reserve_for_agents(self.lanes.len());
-        self.scheduler.reserve_for_agents(self.lanes.len());
-        self.map_step_buffers(self.lanes.len());
         self.world
             .insert_one(entity, Slot(slot))
             .expect("the entity was just spawned");
@@ -744,13 +778,18 @@ pub(crate) const LIGHT_AGENTS_PER_TASK: usize = 2048;
 /// reallocation copies them): a page of memory is only mapped when first written, and a
 /// per-step buffer should not take that cost inside a step. The bytes are never read as
 /// values; the step writes every element it reads.
-pub(crate) fn map_pages<T>(buffer: &mut Vec<T>, from: usize, to: usize) {
-    buffer.reserve(to.saturating_sub(buffer.len()));
+pub(crate) fn map_pages<T>(
+    buffer: &mut Vec<T>,
+    from: usize,
+    to: usize,
+) -> Result<(), TryReserveError> {
+    buffer.try_reserve(to.saturating_sub(buffer.len()))?;
     let length = buffer.len();
     let (from, to) = (from.max(length) - length, to.saturating_sub(length));
     for place in &mut buffer.spare_capacity_mut()[from.min(to)..to] {
         *place = std::mem::MaybeUninit::zeroed();
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -826,7 +865,7 @@ mod tests {
         let mesh = square_mesh(100.0);
         let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
         let agents = 500;
-        crowd.reserve(agents);
+        crowd.reserve(agents).unwrap();
         let lane = |crowd: &Crowd| {
             (
                 crowd.lanes.position_x.as_ptr() as usize,
@@ -845,16 +884,47 @@ mod tests {
     }
 
     #[test]
+    fn an_impossible_reserve_is_refused_by_name_and_leaves_the_crowd_usable() {
+        let mesh = square_mesh(100.0);
+        let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        add_walkers(&mut crowd, 10);
+        let error = crowd.reserve(usize::MAX).unwrap_err();
+        assert!(
+            matches!(error, CrowdError::TooManyAgents { requested } if requested == usize::MAX),
+            "{error}"
+        );
+        let error = crowd.reserve(AGENTS_MAX).unwrap_err();
+        assert!(
+            matches!(error, CrowdError::TooManyAgents { requested } if requested == AGENTS_MAX + 10),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} agents exceed a crowd's limit of {AGENTS_MAX}",
+                AGENTS_MAX + 10
+            )
+        );
+        // (A reserve within the limit but past the machine's memory is refused as
+        // `OutOfMemory` only where the system refuses the allocation; with overcommit it
+        // may grant it and fail on first touch, so no test asks for one.)
+        assert_eq!(crowd.len(), 10);
+        add_walkers(&mut crowd, 5);
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        assert_eq!(crowd.len(), 15);
+    }
+
+    #[test]
     fn mapping_pages_makes_room_and_keeps_the_elements() {
         let mut buffer: Vec<u64> = vec![7, 8, 9];
-        map_pages(&mut buffer, 0, 1000);
+        map_pages(&mut buffer, 0, 1000).unwrap();
         assert!(buffer.capacity() >= 1000);
         assert_eq!(buffer, [7, 8, 9]);
-        map_pages(&mut buffer, 1000, 5000);
+        map_pages(&mut buffer, 1000, 5000).unwrap();
         assert!(buffer.capacity() >= 5000);
         assert_eq!(buffer, [7, 8, 9]);
         // Nothing to do below the length.
-        map_pages(&mut buffer, 0, 2);
+        map_pages(&mut buffer, 0, 2).unwrap();
         assert_eq!(buffer, [7, 8, 9]);
     }
 }

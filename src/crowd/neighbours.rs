@@ -259,19 +259,24 @@ impl NeighbourGrid {
 
     /// Writes the memory of the per-agent arrays for agents `from..to` ahead of the
     /// rebuilds that will fill them (see `Crowd::map_step_buffers`).
-    pub(crate) fn map_pages(&mut self, from: usize, to: usize, neighbours_max: usize) {
+    pub(crate) fn map_pages(
+        &mut self,
+        from: usize,
+        to: usize,
+        neighbours_max: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
         use super::map_pages;
-        map_pages(&mut self.agent_cell, from, to);
-        map_pages(&mut self.sorted_index_of_slot, from, to);
-        map_pages(&mut self.sorted, from, to);
+        map_pages(&mut self.agent_cell, from, to)?;
+        map_pages(&mut self.sorted_index_of_slot, from, to)?;
+        map_pages(&mut self.sorted, from, to)?;
         map_pages(
             &mut self.neighbours,
-            from * neighbours_max,
-            to * neighbours_max,
-        );
-        map_pages(&mut self.neighbour_count, from, to);
-        map_pages(&mut self.kth_distance_squared, from, to);
-        map_pages(&mut self.kth_hint_m, from, to);
+            from.saturating_mul(neighbours_max),
+            to.saturating_mul(neighbours_max),
+        )?;
+        map_pages(&mut self.neighbour_count, from, to)?;
+        map_pages(&mut self.kth_distance_squared, from, to)?;
+        map_pages(&mut self.kth_hint_m, from, to)
     }
 
     /// The (column, row) of a horizontal point, clamped to the grid.

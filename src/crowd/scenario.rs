@@ -373,7 +373,7 @@ pub fn run_scenario(
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
     let mut waiting = std::collections::HashSet::new();
-    crowd.reserve(scenario.agents.len());
+    crowd.reserve(scenario.agents.len())?;
     for &(start, target) in &scenario.agents {
         let agent = crowd.add_agent(start, scenario.params)?;
         crowd.request_move(agent, target)?;

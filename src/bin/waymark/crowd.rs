@@ -346,7 +346,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     let mut entities = Vec::with_capacity(scenario.len());
     let mut next = vec![0usize; scenario.len()];
     let mut skipped = 0;
-    crowd.reserve(scenario.len());
+    crowd
+        .reserve(scenario.len())
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     for (start, targets) in &scenario {
         match crowd.add_agent(*start, params) {
             Ok(entity) => {
