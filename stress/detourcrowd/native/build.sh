@@ -48,3 +48,10 @@ g++ -O2 -std=c++17 -w ${EXTRA_FLAGS:-} \
     "$source"/Recast/Source/*.cpp "$source"/Detour/Source/*.cpp "$source"/DetourCrowd/Source/*.cpp \
     -o "$out/${OUT:-crowd_reference}"
 echo "$out/${OUT:-crowd_reference} (Recast sources: $source)"
+# The query run needs no DetourCrowd.
+# shellcheck disable=SC2086
+g++ -O2 -std=c++17 -w ${EXTRA_FLAGS:-} \
+    -I"$source/Recast/Include" -I"$source/Detour/Include" \
+    "$here/query_reference.cpp" "$source"/Recast/Source/*.cpp "$source"/Detour/Source/*.cpp \
+    -o "$out/${QUERY_OUT:-query_reference}"
+echo "$out/${QUERY_OUT:-query_reference}"
