@@ -2,14 +2,15 @@
 //! (half extents 2, 4, 2) for both ends, path, straight path. Acceptance (issue 4): the
 //! complete/incomplete verdict agrees on >= 98% of pairs; where both are complete, our
 //! straight-path length is within 2% of Detour's for >= 95% of pairs and our mean is no
-//! longer than Detour's mean + 1%.
+//! longer than Detour's mean + 1%. Every query is asked twice, the second time through
+//! `route_with` in buffers recycled from the query before: the two routes must be equal.
 
 use std::path::Path;
 
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::NavMesh;
-use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, route};
+use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, RouteBuffers, route, route_with};
 use waymark::scene::obj::{ObjOptions, load_obj};
 
 struct Comparison {
@@ -31,6 +32,7 @@ fn compare(level: &str, queries: &str, preset: Preset) -> Comparison {
     let snapshot = mesh.snapshot();
     let filter = QueryFilter::new();
     let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let mut buffers = RouteBuffers::default();
     let extents = Vec3::new(2.0, 4.0, 2.0);
     let text = std::fs::read_to_string(root.join(queries)).unwrap();
     let (mut total, mut agree, mut both, mut within) = (0usize, 0usize, 0usize, 0usize);
@@ -42,11 +44,25 @@ fn compare(level: &str, queries: &str, preset: Preset) -> Comparison {
             Vec3::new(values[3], values[4], values[5]),
         );
         let (detour_length, detour_complete) = (values[6], values[7] == 1.0);
-        let (complete, length) =
-            match route(&snapshot, start, end, extents, &filter, &mut pool).unwrap() {
-                Some(found) => (found.path.complete, found.length_m()),
-                None => (false, 0.0),
-            };
+        let found = route(&snapshot, start, end, extents, &filter, &mut pool).unwrap();
+        let recycled = route_with(
+            &snapshot,
+            start,
+            end,
+            extents,
+            &filter,
+            &mut pool,
+            &mut buffers,
+        )
+        .unwrap();
+        assert_eq!(recycled, found, "{line}");
+        let (complete, length) = match &found {
+            Some(found) => (found.path.complete, found.length_m()),
+            None => (false, 0.0),
+        };
+        if let Some(recycled) = recycled {
+            buffers.recycle(recycled);
+        }
         total += 1;
         agree += usize::from(complete == detour_complete);
         if complete && detour_complete {

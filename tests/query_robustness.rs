@@ -8,7 +8,10 @@ mod common;
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::NavMesh;
-use waymark::query::{NodePool, QueryFilter, move_along_surface, raycast, route};
+use waymark::query::{
+    NodePool, QueryError, QueryFilter, RouteBuffers, StraightPathScratch, move_along_surface,
+    raycast, route, route_with, straight_path_with,
+};
 use waymark::scene::proving_ground::proving_ground;
 
 /// xorshift64*: small, seeded, good enough to scatter test points.
@@ -34,15 +37,60 @@ fn exercise(mesh: &NavMesh, low: Vec3, high: Vec3, seed: u64) -> (usize, usize) 
     let mut random = Random(seed);
     let extents = Vec3::new(2.0, 4.0, 2.0);
     let (mut routed, mut complete) = (0, 0);
+    let (mut buffers, mut scratch, mut corners) = (
+        RouteBuffers::default(),
+        StraightPathScratch::default(),
+        Vec::new(),
+    );
     // A margin around the level puts some points off the mesh entirely.
     let margin = Vec3::new(2.0, 1.0, 2.0);
     for _ in 0..2000 {
         let start = random.point(low - margin, high + margin);
         let end = random.point(low - margin, high + margin);
-        let Some(found) = route(&snapshot, start, end, extents, &filter, &mut pool).unwrap() else {
+        let found = route(&snapshot, start, end, extents, &filter, &mut pool).unwrap();
+        // The same route built in buffers handed back from the last one.
+        let recycled = route_with(
+            &snapshot,
+            start,
+            end,
+            extents,
+            &filter,
+            &mut pool,
+            &mut buffers,
+        )
+        .unwrap();
+        assert_eq!(recycled, found);
+        if let Some(recycled) = recycled {
+            buffers.recycle(recycled);
+        }
+        let Some(found) = found else {
             continue;
         };
         routed += 1;
+        // A bad end is refused by name and leaves no corners behind from the last answer.
+        straight_path_with(
+            &snapshot,
+            &found.path.steps,
+            found.start.point,
+            found.end.point,
+            &mut scratch,
+            &mut corners,
+        )
+        .unwrap();
+        assert!(!corners.is_empty());
+        let refused = straight_path_with(
+            &snapshot,
+            &found.path.steps,
+            found.start.point,
+            Vec3::new(f32::NAN, 0.0, 0.0),
+            &mut scratch,
+            &mut corners,
+        );
+        assert!(
+            matches!(refused, Err(QueryError::NotFinite { .. })),
+            "{refused:?}"
+        );
+        assert!(corners.is_empty());
         assert_eq!(found.corners.first().unwrap().position, found.start.point);
         if found.path.complete {
             complete += 1;

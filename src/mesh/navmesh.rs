@@ -266,11 +266,17 @@ impl Snapshot {
     ) -> impl Iterator<Item = (TileSlot, TileGeneration, &Arc<RuntimeTile>)> + '_ {
         let bounds = *bounds;
         let data = &self.0;
-        let candidates: Vec<usize> = match data.tile_grid.candidates(&bounds) {
-            Some(slots) => slots.into_iter().map(usize::from).collect(),
-            None => (0..data.slots.len()).collect(),
+        // The grid's candidates when it is built, else every slot: one of the two is empty,
+        // and without a grid (few tiles) nothing is allocated for a query.
+        let (listed, every) = match data.tile_grid.candidates(&bounds) {
+            Some(slots) => (Some(slots.into_iter().map(usize::from)), None),
+            None => (None, Some(0..data.slots.len())),
         };
-        candidates.into_iter().filter_map(move |index| {
+        let candidates = listed
+            .into_iter()
+            .flatten()
+            .chain(every.into_iter().flatten());
+        candidates.filter_map(move |index| {
             let view = &data.slots[index];
             match &view.state {
                 SlotState::Live(tile) => {

@@ -151,10 +151,15 @@ pub fn pull(portals: &[(Vec3, Vec3)], corners: &mut Vec<(Vec3, usize)>) {
 
 /// Pulls the string through one piece of the corridor and appends its corners (after the
 /// piece's start), each with the polygon of the portal it lies on.
-fn append_pulled(portals: &[(Vec3, Vec3)], portal_polygons: &[PolyRef], corners: &mut Vec<Corner>) {
-    let mut pulled = Vec::with_capacity(portals.len());
-    pull(portals, &mut pulled);
-    for (position, index) in pulled {
+fn append_pulled(
+    portals: &[(Vec3, Vec3)],
+    portal_polygons: &[PolyRef],
+    pulled: &mut Vec<(Vec3, usize)>,
+    corners: &mut Vec<Corner>,
+) {
+    pulled.clear();
+    pull(portals, pulled);
+    for &(position, index) in pulled.iter() {
         corners.push(Corner {
             position,
             flags: CornerFlags::default(),
@@ -162,6 +167,16 @@ fn append_pulled(portals: &[(Vec3, Vec3)], portal_polygons: &[PolyRef], corners:
             link: None,
         });
     }
+}
+
+/// The working memory of [`straight_path_with`]: the corridor's portals and the pulled
+/// string, kept by a caller that asks many straight paths so that, once grown, a query
+/// allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub struct StraightPathScratch {
+    portals: Vec<(Vec3, Vec3)>,
+    portal_polygons: Vec<PolyRef>,
+    pulled: Vec<(Vec3, usize)>,
 }
 
 /// The straight path along `steps` from `start` to `end` (clamp `end` to the last polygon
@@ -172,12 +187,50 @@ pub fn straight_path(
     start: Vec3,
     end: Vec3,
 ) -> Result<Vec<Corner>, QueryError> {
+    let mut corners = Vec::new();
+    straight_path_with(
+        snapshot,
+        steps,
+        start,
+        end,
+        &mut StraightPathScratch::default(),
+        &mut corners,
+    )?;
+    Ok(corners)
+}
+
+/// [`straight_path`] into `corners` (cleared first; empty after an error), with `scratch`
+/// as its working memory: the same corners, without allocating once both have grown.
+pub fn straight_path_with(
+    snapshot: &Snapshot,
+    steps: &[PathStep],
+    start: Vec3,
+    end: Vec3,
+    scratch: &mut StraightPathScratch,
+    corners: &mut Vec<Corner>,
+) -> Result<(), QueryError> {
+    corners.clear();
+    let pulled = pull_corridor(snapshot, steps, start, end, scratch, corners);
+    if pulled.is_err() {
+        corners.clear();
+    }
+    pulled
+}
+
+fn pull_corridor(
+    snapshot: &Snapshot,
+    steps: &[PathStep],
+    start: Vec3,
+    end: Vec3,
+    scratch: &mut StraightPathScratch,
+    corners: &mut Vec<Corner>,
+) -> Result<(), QueryError> {
     check_point("straight path start", start)?;
     check_point("straight path end", end)?;
     let Some(first) = steps.first() else {
-        return Ok(Vec::new());
+        return Ok(());
     };
-    let mut corners = Vec::with_capacity(steps.len() + 2);
+    corners.reserve(steps.len() + 2);
     corners.push(Corner {
         position: start,
         flags: CornerFlags::START,
@@ -185,10 +238,14 @@ pub fn straight_path(
         link: None,
     });
     // Split the corridor at links: each piece is pulled on its own.
-
-    let mut portals: Vec<(Vec3, Vec3)> = Vec::with_capacity(steps.len() + 2);
+    let StraightPathScratch {
+        portals,
+        portal_polygons,
+        pulled,
+    } = scratch;
+    portals.clear();
+    portal_polygons.clear();
     portals.push((start, start));
-    let mut portal_polygons: Vec<PolyRef> = Vec::with_capacity(steps.len() + 2);
     portal_polygons.push(first.polygon);
     for pair in steps.windows(2) {
         let (from, to) = (pair[0], pair[1]);
@@ -203,14 +260,16 @@ pub fn straight_path(
             };
             portals.push((entry, entry));
             portal_polygons.push(from.polygon);
-            append_pulled(&portals, &portal_polygons, &mut corners);
+            append_pulled(portals, portal_polygons, pulled, corners);
             if let Some(last) = corners.last_mut() {
                 last.flags = CornerFlags::LINK_START;
                 last.link = Some(link_id);
             }
 
-            portals = vec![(exit, exit)];
-            portal_polygons = vec![to.polygon];
+            portals.clear();
+            portals.push((exit, exit));
+            portal_polygons.clear();
+            portal_polygons.push(to.polygon);
             corners.push(Corner {
                 position: exit,
                 flags: CornerFlags::default(),
@@ -227,7 +286,7 @@ pub fn straight_path(
 
     portals.push((end, end));
     portal_polygons.push(steps[steps.len() - 1].polygon);
-    append_pulled(&portals, &portal_polygons, &mut corners);
+    append_pulled(portals, portal_polygons, pulled, corners);
     if let Some(last) = corners.last_mut() {
         if last.flags == CornerFlags::default() {
             last.flags = CornerFlags::END;
@@ -235,5 +294,5 @@ pub fn straight_path(
     }
     // Drop corners that repeat the previous one (a link exit equal to its piece's start).
     corners.dedup_by(|b, a| a.position == b.position && b.flags == CornerFlags::default());
-    Ok(corners)
+    Ok(())
 }

@@ -23,15 +23,19 @@ mod search;
 mod surface;
 
 pub use filter::QueryFilter;
-pub use funnel::{Corner, CornerFlags, portal, portal_in, pull, straight_path};
+pub use funnel::{
+    Corner, CornerFlags, StraightPathScratch, portal, portal_in, pull, straight_path,
+    straight_path_with,
+};
 pub use nearest::{
     ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with, polygons_within,
 };
 pub use read_set::{ReadSet, TileRead, Validity};
-pub use route::{Route, route};
+pub use route::{Route, RouteBuffers, route, route_with};
 pub use sample::random_points;
 pub use search::{
-    NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, PathStep, Progress, find_path,
+    NODE_POOL_DEFAULT, NodePool, PathBuffers, PathResult, PathSearch, PathStep, Progress,
+    find_path, find_path_with,
 };
 pub use surface::{RaycastHit, SURFACE_POLYGONS_MAX, SurfaceMove, move_along_surface, raycast};
 

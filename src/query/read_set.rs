@@ -49,6 +49,15 @@ pub enum Validity {
 }
 
 impl ReadSet {
+    /// Empties the set for a new query under `filter`, keeping its buffers.
+    pub(crate) fn reset(&mut self, filter: &QueryFilter) {
+        self.tiles.clear();
+        self.links.clear();
+        self.filter = filter.version();
+        self.cost = filter.cost_version();
+        self.target = None;
+    }
+
     pub(crate) fn new(filter: &QueryFilter) -> Self {
         ReadSet {
             tiles: Vec::with_capacity(4),

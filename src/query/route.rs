@@ -4,8 +4,8 @@
 use glam::Vec3;
 
 use super::{
-    Corner, Nearest, NodePool, PathResult, QueryError, QueryFilter, find_path, nearest_polygon,
-    straight_path,
+    Corner, Nearest, NodePool, PathBuffers, PathResult, QueryError, QueryFilter,
+    StraightPathScratch, find_path_with, nearest_polygon, straight_path_with,
 };
 use crate::mesh::Snapshot;
 
@@ -33,6 +33,22 @@ impl Route {
     }
 }
 
+/// The buffers of routes, handed back for the next route to fill (see [`route_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct RouteBuffers {
+    path: PathBuffers,
+    corners: Vec<Corner>,
+    straight: StraightPathScratch,
+}
+
+impl RouteBuffers {
+    /// Takes back `route`'s buffers.
+    pub fn recycle(&mut self, route: Route) {
+        self.path.recycle(route.path);
+        self.corners = route.corners;
+    }
+}
+
 /// Routes from `start` to `end`; `Ok(None)` when either has no polygon within
 /// `half_extents`.
 pub fn route(
@@ -43,12 +59,37 @@ pub fn route(
     filter: &QueryFilter,
     pool: &mut NodePool,
 ) -> Result<Option<Route>, QueryError> {
+    route_with(
+        snapshot,
+        start,
+        end,
+        half_extents,
+        filter,
+        pool,
+        &mut RouteBuffers::default(),
+    )
+}
+
+/// [`route`] built in `buffers` (taken from earlier routes by [`RouteBuffers::recycle`]):
+/// the same route, and a host that hands each route back asks the allocator for nothing
+/// once the buffers have grown, as Detour's callers pass arrays of their own. (No
+/// allocator traffic across query threads, a steadier memory footprint; on the shared
+/// query sets it saves 3% of a query's instructions and no measurable time.)
+pub fn route_with(
+    snapshot: &Snapshot,
+    start: Vec3,
+    end: Vec3,
+    half_extents: Vec3,
+    filter: &QueryFilter,
+    pool: &mut NodePool,
+    buffers: &mut RouteBuffers,
+) -> Result<Option<Route>, QueryError> {
     let from = nearest_polygon(snapshot, start, half_extents, filter)?;
     let to = nearest_polygon(snapshot, end, half_extents, filter)?;
     let (Some(from), Some(to)) = (from, to) else {
         return Ok(None);
     };
-    let path = find_path(
+    let path = find_path_with(
         snapshot,
         from.polygon,
         from.point,
@@ -56,6 +97,7 @@ pub fn route(
         to.point,
         filter,
         pool,
+        &mut buffers.path,
     )?;
     let goal = if path.complete {
         to.point
@@ -64,7 +106,15 @@ pub fn route(
         let tile = snapshot.tile(last).ok_or(QueryError::StaleRef(last))?;
         tile.closest_point(last.polygon(), to.point).0
     };
-    let corners = straight_path(snapshot, &path.steps, from.point, goal)?;
+    let mut corners = std::mem::take(&mut buffers.corners);
+    straight_path_with(
+        snapshot,
+        &path.steps,
+        from.point,
+        goal,
+        &mut buffers.straight,
+        &mut corners,
+    )?;
     Ok(Some(Route {
         start: from,
         end: to,

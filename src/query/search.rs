@@ -238,6 +238,22 @@ pub struct PathStep {
     pub via_link: Option<LinkId>,
 }
 
+/// A path result's buffers, given back for the next search to fill (see
+/// [`find_path_with`]): with them a search allocates nothing once they have grown.
+#[derive(Clone, Debug, Default)]
+pub struct PathBuffers {
+    steps: Vec<PathStep>,
+    read_set: ReadSet,
+}
+
+impl PathBuffers {
+    /// Takes back `result`'s buffers.
+    pub fn recycle(&mut self, result: PathResult) {
+        self.steps = result.steps;
+        self.read_set = result.read_set;
+    }
+}
+
 /// A finished search.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathResult {
@@ -323,6 +339,8 @@ struct SearchState<F> {
     heuristic_scale: f32,
     /// Reused buffer for the portals across one tile border.
     portal_scratch: Vec<(PolyRef, Vec3, Vec3)>,
+    /// Where the finished path's steps go (a caller's recycled buffer, or empty).
+    steps: Vec<PathStep>,
     end: PolyRef,
     end_position: Vec3,
     pool: NodePool,
@@ -389,6 +407,7 @@ impl PathSearch {
             filter.clone(),
             pool,
             HEURISTIC_SCALE * weight,
+            PathBuffers::default(),
         )?;
         Ok(PathSearch {
             snapshot: snapshot.clone(),
@@ -423,10 +442,12 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         filter: F,
         mut pool: NodePool,
         heuristic_scale: f32,
+        recycled: PathBuffers,
     ) -> Result<Self, QueryError> {
         check_search(snapshot, start, start_position, end, end_position)?;
         pool.clear(snapshot.data().polygon_total);
-        let mut read_set = ReadSet::new(filter.borrow());
+        let mut read_set = recycled.read_set;
+        read_set.reset(filter.borrow());
         read_set.read_tile(start.slot(), start.generation());
         read_set.read_tile(end.slot(), end.generation());
         let heuristic = start_position.distance(end_position) * heuristic_scale;
@@ -447,6 +468,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             filter,
             heuristic_scale,
             portal_scratch: Vec::new(),
+            steps: recycled.steps,
             end,
             end_position,
             pool,
@@ -500,7 +522,9 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             length += 1;
             cursor = self.pool.nodes[cursor as usize].parent;
         }
-        let mut steps = Vec::with_capacity(length.min(limit));
+        let mut steps = std::mem::take(&mut self.steps);
+        steps.clear();
+        steps.reserve(length.min(limit));
         let mut cursor = self.best;
         while cursor != NO_NODE && steps.len() < limit {
             let node = self.pool.nodes[cursor as usize];
@@ -916,6 +940,34 @@ pub fn find_path(
     filter: &QueryFilter,
     pool: &mut NodePool,
 ) -> Result<PathResult, QueryError> {
+    let mut buffers = PathBuffers::default();
+    find_path_with(
+        snapshot,
+        start,
+        start_position,
+        end,
+        end_position,
+        filter,
+        pool,
+        &mut buffers,
+    )
+}
+
+/// [`find_path`] filling `buffers` (taken from an earlier result by
+/// [`PathBuffers::recycle`]) instead of new ones: a host answering many queries hands each
+/// result's buffers back and the searches stop allocating (as Detour's caller-sized
+/// arrays do). `buffers` is left empty; the same answer either way.
+#[allow(clippy::too_many_arguments)]
+pub fn find_path_with(
+    snapshot: &Snapshot,
+    start: PolyRef,
+    start_position: Vec3,
+    end: PolyRef,
+    end_position: Vec3,
+    filter: &QueryFilter,
+    pool: &mut NodePool,
+    buffers: &mut PathBuffers,
+) -> Result<PathResult, QueryError> {
     // Checked first so that a refused query keeps the caller's pool.
     check_search(snapshot, start, start_position, end, end_position)?;
     // `take` leaves an empty placeholder that allocates nothing. The one-shot search borrows
@@ -930,6 +982,7 @@ pub fn find_path(
         filter,
         taken,
         HEURISTIC_SCALE,
+        std::mem::take(buffers),
     )
     .expect("the inputs were checked above");
     while !state.finished {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 use serde::Serialize;
-use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, route};
+use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, RouteBuffers, route_with};
 
 use crate::bake_args::BakeArgs;
 use crate::{CliError, level};
@@ -87,11 +87,13 @@ pub fn run(command: &PathCommand) -> Result<(), CliError> {
     let snapshot = mesh.snapshot();
     let filter = QueryFilter::new();
     let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    // Each route's buffers are handed back for the next, as a game's query loop would.
+    let mut buffers = RouteBuffers::default();
     let mut answers = Vec::with_capacity(queries.len());
     let mut times_us = Vec::with_capacity(queries.len());
     for &(start, end) in &queries {
         let clock = Instant::now();
-        let answer = answer(&snapshot, &filter, &mut pool, start, end)?;
+        let answer = answer(&snapshot, &filter, &mut pool, &mut buffers, start, end)?;
         times_us.push(clock.elapsed().as_secs_f64() * 1e6);
         answers.push(answer);
     }
@@ -137,18 +139,31 @@ fn answer(
     snapshot: &waymark::mesh::Snapshot,
     filter: &QueryFilter,
     pool: &mut NodePool,
+    buffers: &mut RouteBuffers,
     start: Vec3,
     end: Vec3,
 ) -> Result<Answer, CliError> {
-    let found = route(snapshot, start, end, NEAREST_HALF_EXTENTS, filter, pool)
-        .map_err(|error| CliError::Usage(error.to_string()))?;
+    let found = route_with(
+        snapshot,
+        start,
+        end,
+        NEAREST_HALF_EXTENTS,
+        filter,
+        pool,
+        buffers,
+    )
+    .map_err(|error| CliError::Usage(error.to_string()))?;
     Ok(match found {
-        Some(found) => Answer {
-            complete: found.path.complete,
-            length: found.length_m(),
-            path_polys: found.path.steps.len(),
-            straight_points: found.corners.len(),
-        },
+        Some(found) => {
+            let answer = Answer {
+                complete: found.path.complete,
+                length: found.length_m(),
+                path_polys: found.path.steps.len(),
+                straight_points: found.corners.len(),
+            };
+            buffers.recycle(found);
+            answer
+        }
         None => Answer {
             complete: false,
             length: 0.0,
