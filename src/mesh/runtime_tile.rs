@@ -1,7 +1,7 @@
 //! A baked tile prepared for queries: a bounding-volume tree over its polygons and its
 //! tile-border edges sorted by side.
 
-use glam::{Vec2, Vec3};
+use glam::{Vec2, Vec3, Vec3A};
 use wide::f32x8;
 
 use super::tile::{TileData, TilePoly};
@@ -9,12 +9,34 @@ use crate::geom::Aabb;
 
 /// A node of a tile's polygon tree, stored depth-first: a leaf names a polygon; an inner
 /// node gives how many nodes its subtree spans, so a traversal skips it in one step.
+/// The bounds are kept as 16-byte vectors: a node's overlap test is then two vector
+/// compares and a mask, where three-float corners took six scalar compares and branches (the
+/// traversal was most of a nearest-polygon snap).
 #[derive(Clone, Copy, Debug)]
 pub struct BvhNode {
-    /// Bounds of everything below, metres.
-    pub bounds: Aabb,
+    /// Smallest corner of everything below, metres.
+    pub min: Vec3A,
+    /// Largest corner of everything below, metres.
+    pub max: Vec3A,
     /// `>= 0`: the polygon of a leaf; `< 0`: minus the number of nodes in this subtree.
     pub item: i32,
+}
+
+impl BvhNode {
+    fn new(bounds: Aabb, item: i32) -> BvhNode {
+        BvhNode {
+            min: bounds.min.into(),
+            max: bounds.max.into(),
+            item,
+        }
+    }
+
+    /// Whether the node's bounds overlap the box `min..=max` (touching counts), as
+    /// [`Aabb::overlaps`].
+    #[inline]
+    fn overlaps(&self, min: Vec3A, max: Vec3A) -> bool {
+        (self.min.cmple(max) & min.cmple(self.max)).all()
+    }
 }
 
 /// A polygon edge on the tile border.
@@ -403,10 +425,11 @@ impl RuntimeTile {
 
     /// Calls `visit(polygon)` for every polygon whose bounds overlap `query`.
     pub fn for_each_overlapping(&self, query: &Aabb, mut visit: impl FnMut(u16)) {
+        let (query_min, query_max) = (Vec3A::from(query.min), Vec3A::from(query.max));
         let mut index = 0;
         while index < self.bvh.len() {
             let node = &self.bvh[index];
-            let overlaps = node.bounds.overlaps(query);
+            let overlaps = node.overlaps(query_min, query_max);
             if node.item >= 0 {
                 if overlaps {
                     visit(node.item as u16);
@@ -528,10 +551,7 @@ impl RuntimeTile {
 /// the longest axis of the centres.
 fn build_bvh(items: &mut [(u16, Aabb)], nodes: &mut Vec<BvhNode>) {
     if items.len() == 1 {
-        nodes.push(BvhNode {
-            bounds: items[0].1,
-            item: i32::from(items[0].0),
-        });
+        nodes.push(BvhNode::new(items[0].1, i32::from(items[0].0)));
         return;
     }
     let mut bounds = Aabb::EMPTY;
@@ -554,7 +574,7 @@ fn build_bvh(items: &mut [(u16, Aabb)], nodes: &mut Vec<BvhNode>) {
         ca.total_cmp(&cb).then(a.0.cmp(&b.0))
     });
     let start = nodes.len();
-    nodes.push(BvhNode { bounds, item: 0 });
+    nodes.push(BvhNode::new(bounds, 0));
     let (left, right) = items.split_at_mut(middle);
     build_bvh(left, nodes);
     build_bvh(right, nodes);
