@@ -13,7 +13,10 @@
 // pass over the file. A query is complete when both ends snap and the path is not partial.
 //
 // Prints one JSON line with `waymark path --json`'s fields: queries, complete_fraction,
-// mean_us, median_us, p99_us, mean_length_complete; and the bake's polygon count.
+// mean_us, median_us, p99_us, mean_length_complete; the bake's polygon count; and, from a
+// second pass that runs each phase over every query before the next (as the README splits
+// them and as waymark's `cargo bench --bench query` does), nearest_us (both ends), path_us
+// and straight_us per query.
 
 #include <algorithm>
 #include <chrono>
@@ -124,6 +127,43 @@ int main(int argc, char** argv) {
         }
     }
 
+    // The phases alone, as the README splits them and waymark's `query` bench runs them:
+    // every snap, then every search, then every straight path, each phase timed as a
+    // whole and divided by the queries.
+    std::vector<dtPolyRef> start_refs(queries.size()), end_refs(queries.size());
+    std::vector<float> snapped(queries.size() * 6);
+    auto phase_clock = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < queries.size(); ++i) {
+        query->findNearestPoly(queries[i].start, half_extents, &filter, &start_refs[i],
+                               &snapped[i * 6]);
+        query->findNearestPoly(queries[i].end, half_extents, &filter, &end_refs[i],
+                               &snapped[i * 6 + 3]);
+    }
+    const auto since = [](std::chrono::steady_clock::time_point from, size_t count) {
+        const auto elapsed = std::chrono::steady_clock::now() - from;
+        return std::chrono::duration<double, std::micro>(elapsed).count() / count;
+    };
+    const double nearest_us = since(phase_clock, queries.size());
+    std::vector<std::vector<dtPolyRef>> paths(queries.size());
+    phase_clock = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < queries.size(); ++i) {
+        if (!start_refs[i] || !end_refs[i]) continue;
+        int path_count = 0;
+        query->findPath(start_refs[i], end_refs[i], &snapped[i * 6], &snapped[i * 6 + 3],
+                        &filter, path, &path_count, kPathPolygons);
+        paths[i].assign(path, path + path_count);
+    }
+    const double path_us = since(phase_clock, queries.size());
+    phase_clock = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < queries.size(); ++i) {
+        if (paths[i].empty()) continue;
+        int points = 0;
+        query->findStraightPath(&snapped[i * 6], &snapped[i * 6 + 3], paths[i].data(),
+                                static_cast<int>(paths[i].size()), straight, nullptr, nullptr,
+                                &points, kStraightPoints);
+    }
+    const double straight_us = since(phase_clock, queries.size());
+
     double total = 0.0;
     for (double time : times_us) total += time;
     std::vector<double> sorted = times_us;
@@ -133,9 +173,11 @@ int main(int argc, char** argv) {
     };
     std::printf(
         "{\"queries\":%zu,\"complete_fraction\":%.4f,\"mean_us\":%.4f,\"median_us\":%.4f,"
-        "\"p99_us\":%.4f,\"mean_length_complete\":%.4f,\"polygons\":%d}\n",
+        "\"p99_us\":%.4f,\"mean_length_complete\":%.4f,\"polygons\":%d,"
+        "\"nearest_us\":%.4f,\"path_us\":%.4f,\"straight_us\":%.4f}\n",
         queries.size(), static_cast<double>(complete) / queries.size(), total / queries.size(),
-        at(0.5), at(0.99), complete ? length_complete / complete : 0.0, polygon_count);
+        at(0.5), at(0.99), complete ? length_complete / complete : 0.0, polygon_count,
+        nearest_us, path_us, straight_us);
     dtFreeNavMeshQuery(query);
     dtFreeNavMesh(navmesh);
     return 0;
