@@ -217,6 +217,8 @@ pub fn straight_path_with(
     pulled
 }
 
+/// The body of [`straight_path_with`]: appends the corners to `corners` (which the caller
+/// empties after an error).
 fn pull_corridor(
     snapshot: &Snapshot,
     steps: &[PathStep],
