@@ -425,6 +425,12 @@ impl RuntimeTile {
 
     /// Calls `visit(polygon)` for every polygon whose bounds overlap `query`.
     pub fn for_each_overlapping(&self, query: &Aabb, mut visit: impl FnMut(u16)) {
+        self.for_each_overlapping_bounds(query, |polygon, _| visit(polygon));
+    }
+
+    /// [`RuntimeTile::for_each_overlapping`], with each polygon's bounds (its vertices and
+    /// its detail triangles: every point of its surface lies inside them).
+    pub fn for_each_overlapping_bounds(&self, query: &Aabb, mut visit: impl FnMut(u16, Aabb)) {
         let (query_min, query_max) = (Vec3A::from(query.min), Vec3A::from(query.max));
         let mut index = 0;
         while index < self.bvh.len() {
@@ -432,7 +438,11 @@ impl RuntimeTile {
             let overlaps = node.overlaps(query_min, query_max);
             if node.item >= 0 {
                 if overlaps {
-                    visit(node.item as u16);
+                    let bounds = Aabb {
+                        min: node.min.into(),
+                        max: node.max.into(),
+                    };
+                    visit(node.item as u16, bounds);
                 }
                 index += 1;
             } else if overlaps {

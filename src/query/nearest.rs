@@ -69,13 +69,34 @@ pub fn nearest_polygon_with(
     check_nearest_inputs(center, half_extents, options)?;
     let climb = snapshot.data().params.agent_max_climb_m;
     let mut best: Option<(f32, Nearest)> = None;
-    for_each_candidate(
+    // A polygon whose bounds are farther (by the same measure) than the best so far cannot
+    // beat it, so its closest point, the costly part of a candidate, is never computed.
+    let could_beat = |best: &Option<(f32, Nearest)>, bounds: &Aabb| {
+        let Some((best_distance, _)) = *best else {
+            return true;
+        };
+        let outside = (bounds.min - center)
+            .max(center - bounds.max)
+            .max(Vec3::ZERO);
+        let bound = if outside.x > 0.0 || outside.z > 0.0 {
+            // Not over the polygon: the 3-D distance is at least the box's.
+            outside.length_squared()
+        } else {
+            // Maybe over it: the height gap beyond the climb is at least the box's.
+            (outside.y - climb).max(0.0).powi(2)
+        };
+        // A little slack, so rounding in the closest point never drops a tie.
+        bound * (1.0 - 1e-5) - 1e-9 <= best_distance
+    };
+    for_each_candidate_where(
         snapshot,
         center,
         half_extents,
         filter,
         options,
-        |candidate| {
+        &mut best,
+        could_beat,
+        |best, candidate| {
             let distance = if candidate.over_polygon {
                 let gap = ((candidate.point.y - center.y).abs() - climb).max(0.0);
                 gap * gap
@@ -86,7 +107,7 @@ pub fn nearest_polygon_with(
                 distance < d || (distance == d && candidate.polygon < current.polygon)
             });
             if better {
-                best = Some((distance, candidate));
+                *best = Some((distance, candidate));
             }
         },
     );
@@ -173,14 +194,42 @@ fn for_each_candidate(
     options: &NearestOptions,
     mut visit: impl FnMut(Nearest),
 ) {
+    for_each_candidate_where(
+        snapshot,
+        center,
+        half_extents,
+        filter,
+        options,
+        &mut (),
+        |_, _| true,
+        |_, candidate| visit(candidate),
+    );
+}
+
+/// [`for_each_candidate`] skipping, before its closest point is computed, every polygon
+/// whose bounds `worth(state, bounds)` turns down; `visit` may change `state`.
+#[allow(clippy::too_many_arguments)]
+fn for_each_candidate_where<S>(
+    snapshot: &Snapshot,
+    center: Vec3,
+    half_extents: Vec3,
+    filter: &QueryFilter,
+    options: &NearestOptions,
+    state: &mut S,
+    worth: impl Fn(&S, &Aabb) -> bool,
+    mut visit: impl FnMut(&mut S, Nearest),
+) {
     let query = Aabb {
         min: center - half_extents,
         max: center + half_extents,
     };
     for (slot, generation, tile) in snapshot.tiles_overlapping(&query) {
-        tile.for_each_overlapping(&query, |polygon| {
+        tile.for_each_overlapping_bounds(&query, |polygon, bounds| {
             let data = &tile.data.polygons[usize::from(polygon)];
             if !filter.passes(data) || options.layer.is_some_and(|layer| layer != data.layer) {
+                return;
+            }
+            if !worth(state, &bounds) {
                 return;
             }
             let (point, over) = tile.closest_point(polygon, center);
@@ -192,11 +241,92 @@ fn for_each_candidate(
             let Some(reference) = PolyRef::new(generation, slot, polygon) else {
                 return;
             };
-            visit(Nearest {
-                polygon: reference,
-                point,
-                over_polygon: over,
-            });
+            visit(
+                state,
+                Nearest {
+                    polygon: reference,
+                    point,
+                    over_polygon: over,
+                },
+            );
         });
+    }
+}
+
+#[cfg(all(test, feature = "bake"))]
+mod tests {
+    use super::*;
+    use crate::bake::{BakeConfig, Preset, bake};
+    use crate::mesh::NavMesh;
+
+    /// The nearest polygon without the bounds test: every candidate's closest point.
+    fn nearest_unpruned(snapshot: &Snapshot, center: Vec3, half_extents: Vec3) -> Option<Nearest> {
+        let climb = snapshot.data().params.agent_max_climb_m;
+        let mut best: Option<(f32, Nearest)> = None;
+        let filter = QueryFilter::new();
+        for_each_candidate(
+            snapshot,
+            center,
+            half_extents,
+            &filter,
+            &NearestOptions::default(),
+            |candidate| {
+                let distance = if candidate.over_polygon {
+                    ((candidate.point.y - center.y).abs() - climb)
+                        .max(0.0)
+                        .powi(2)
+                } else {
+                    candidate.point.distance_squared(center)
+                };
+                if best.is_none_or(|(d, current)| {
+                    distance < d || (distance == d && candidate.polygon < current.polygon)
+                }) {
+                    best = Some((distance, candidate));
+                }
+            },
+        );
+        best.map(|(_, nearest)| nearest)
+    }
+
+    #[test]
+    fn skipping_polygons_by_their_bounds_never_changes_the_nearest() {
+        // A tiled city with ramps and several storeys of street: points scattered through
+        // its volume, above, below and between the walkable surfaces.
+        let city = crate::scene::city::city(400, 5);
+        let world = city.scene.world_triangles().unwrap();
+        let config = BakeConfig {
+            tile_size_cells: Some(48),
+            ..BakeConfig::preset(Preset::Recast)
+        };
+        let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+        let snapshot = mesh.snapshot();
+        let (low, high) = (world.bounds.min, world.bounds.max);
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut unit = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (mut found, mut checked) = (0, 0);
+        for _ in 0..5_000 {
+            let center = low + (high - low) * Vec3::new(unit(), unit(), unit());
+            for half_extents in [Vec3::new(2.0, 4.0, 2.0), Vec3::new(6.0, 1.0, 6.0)] {
+                let pruned =
+                    nearest_polygon(&snapshot, center, half_extents, &QueryFilter::new()).unwrap();
+                assert_eq!(
+                    pruned,
+                    nearest_unpruned(&snapshot, center, half_extents),
+                    "{center}"
+                );
+                found += usize::from(pruned.is_some());
+                checked += 1;
+            }
+        }
+        // (Buildings make the volume tall: about a fifth of the points are near a surface.)
+        assert!(
+            found > checked / 8,
+            "only {found} of {checked} points near the mesh"
+        );
     }
 }
