@@ -67,51 +67,80 @@ pub fn nearest_polygon_with(
     options: &NearestOptions,
 ) -> Result<Option<Nearest>, QueryError> {
     check_nearest_inputs(center, half_extents, options)?;
-    let climb = snapshot.data().params.agent_max_climb_m;
-    let mut best: Option<(f32, Nearest)> = None;
-    // A polygon whose bounds are farther (by the same measure) than the best so far cannot
-    // beat it, so its closest point, the costly part of a candidate, is never computed.
-    let could_beat = |best: &Option<(f32, Nearest)>, bounds: &Aabb| {
-        let Some((best_distance, _)) = *best else {
-            return true;
-        };
-        let outside = (bounds.min - center)
-            .max(center - bounds.max)
-            .max(Vec3::ZERO);
-        let bound = if outside.x > 0.0 || outside.z > 0.0 {
-            // Not over the polygon: the 3-D distance is at least the box's.
-            outside.length_squared()
-        } else {
-            // Maybe over it: the height gap beyond the climb is at least the box's.
-            (outside.y - climb).max(0.0).powi(2)
-        };
-        // A little slack, so rounding in the closest point never drops a tie.
-        bound * (1.0 - 1e-5) - 1e-9 <= best_distance
-    };
+    let mut choice = Closest::new(center, snapshot.data().params.agent_max_climb_m);
     for_each_candidate_where(
         snapshot,
         center,
         half_extents,
         filter,
         options,
-        &mut best,
-        could_beat,
-        |best, candidate| {
-            let distance = if candidate.over_polygon {
-                let gap = ((candidate.point.y - center.y).abs() - climb).max(0.0);
-                gap * gap
-            } else {
-                candidate.point.distance_squared(center)
-            };
-            let better = best.is_none_or(|(d, current)| {
-                distance < d || (distance == d && candidate.polygon < current.polygon)
-            });
-            if better {
-                *best = Some((distance, candidate));
-            }
-        },
+        &mut choice,
+        Closest::could_beat,
+        Closest::offer,
     );
-    Ok(best.map(|(_, nearest)| nearest))
+    Ok(choice.best.map(|(_, nearest)| nearest))
+}
+
+/// The nearest candidate so far by [`nearest_polygon_with`]'s measure.
+struct Closest {
+    center: Vec3,
+    climb_m: f32,
+    /// The best candidate and its squared distance.
+    best: Option<(f32, Nearest)>,
+}
+
+impl Closest {
+    fn new(center: Vec3, climb_m: f32) -> Closest {
+        Closest {
+            center,
+            climb_m,
+            best: None,
+        }
+    }
+
+    /// Squared nearness: the height gap beyond the climb for a polygon the point lies over,
+    /// otherwise the 3-D distance to its closest point.
+    fn distance(&self, candidate: &Nearest) -> f32 {
+        if candidate.over_polygon {
+            ((candidate.point.y - self.center.y).abs() - self.climb_m)
+                .max(0.0)
+                .powi(2)
+        } else {
+            candidate.point.distance_squared(self.center)
+        }
+    }
+
+    /// Keeps `candidate` if it is nearer than the best so far (ties to the lower reference).
+    fn offer(&mut self, candidate: Nearest) {
+        let distance = self.distance(&candidate);
+        let better = self.best.is_none_or(|(best, current)| {
+            distance < best || (distance == best && candidate.polygon < current.polygon)
+        });
+        if better {
+            self.best = Some((distance, candidate));
+        }
+    }
+
+    /// Whether a polygon within `bounds` (every point of its surface inside them) could be
+    /// nearer than the best so far. One that cannot is skipped before its closest point,
+    /// the costly part of a candidate, is computed.
+    fn could_beat(&self, bounds: &Aabb) -> bool {
+        let Some((best, _)) = self.best else {
+            return true;
+        };
+        let outside = (bounds.min - self.center)
+            .max(self.center - bounds.max)
+            .max(Vec3::ZERO);
+        let bound = if outside.x > 0.0 || outside.z > 0.0 {
+            // Not over the polygon: the 3-D distance is at least the box's.
+            outside.length_squared()
+        } else {
+            // Maybe over it: the height gap beyond the climb is at least the box's.
+            (outside.y - self.climb_m).max(0.0).powi(2)
+        };
+        // A little slack, so rounding in the closest point never drops a tie.
+        bound * (1.0 - 1e-5) - 1e-9 <= best
+    }
 }
 
 /// Every polygon within a horizontal distance `horizontal_m` and a vertical distance
@@ -261,31 +290,16 @@ mod tests {
 
     /// The nearest polygon without the bounds test: every candidate's closest point.
     fn nearest_unpruned(snapshot: &Snapshot, center: Vec3, half_extents: Vec3) -> Option<Nearest> {
-        let climb = snapshot.data().params.agent_max_climb_m;
-        let mut best: Option<(f32, Nearest)> = None;
-        let filter = QueryFilter::new();
+        let mut choice = Closest::new(center, snapshot.data().params.agent_max_climb_m);
         for_each_candidate(
             snapshot,
             center,
             half_extents,
-            &filter,
+            &QueryFilter::new(),
             &NearestOptions::default(),
-            |candidate| {
-                let distance = if candidate.over_polygon {
-                    ((candidate.point.y - center.y).abs() - climb)
-                        .max(0.0)
-                        .powi(2)
-                } else {
-                    candidate.point.distance_squared(center)
-                };
-                if best.is_none_or(|(d, current)| {
-                    distance < d || (distance == d && candidate.polygon < current.polygon)
-                }) {
-                    best = Some((distance, candidate));
-                }
-            },
+            |candidate| choice.offer(candidate),
         );
-        best.map(|(_, nearest)| nearest)
+        choice.best.map(|(_, nearest)| nearest)
     }
 
     #[test]
