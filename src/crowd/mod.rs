@@ -272,6 +272,16 @@ pub enum CrowdError {
         /// Agents the crowd would hold.
         requested: usize,
     },
+    /// A percentile asked of [`PathWaits`] with a fraction outside 0 to 1 (or NaN).
+    #[error("percentile fraction {0} is not within 0 to 1")]
+    BadPercentile(f64),
+    /// [`PathWaits::since`] given waits that are not an earlier state of these: they count
+    /// the wait of this many frames more often.
+    #[error("the earlier waits count more waits of {frames} frames than these")]
+    NotEarlierWaits {
+        /// The first wait, in frames, counted more often.
+        frames: u64,
+    },
     /// The system refused the memory for this many agents' state.
     #[error("no memory for the state of {agents} agents")]
     OutOfMemory {

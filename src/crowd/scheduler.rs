@@ -13,6 +13,7 @@ use std::sync::Arc;
 use glam::Vec3;
 use rayon::prelude::*;
 
+use super::CrowdError;
 use super::corridor::{Corridor, CorridorCache, CorridorKey};
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{
@@ -60,42 +61,44 @@ impl PathWaits {
     }
 
     /// Those of these requests that `earlier` (this histogram at an earlier frame) did not
-    /// count yet: the waits of the frames in between.
-    ///
-    /// # Panics
-    /// If `earlier` counts a wait this histogram does not (it is not an earlier state).
-    pub fn since(&self, earlier: &PathWaits) -> PathWaits {
-        const NOT_EARLIER: &str = "`earlier` is an earlier state of these waits";
+    /// count yet: the waits of the frames in between. Refused if `earlier` counts some wait
+    /// more often than this histogram does (it is not an earlier state of it), naming the
+    /// first such wait.
+    pub fn since(&self, earlier: &PathWaits) -> Result<PathWaits, CrowdError> {
         let mut count_by_frames = self.count_by_frames.clone();
         for (frames, &before) in earlier.count_by_frames.iter().enumerate() {
             if before > 0 {
-                let count = count_by_frames.get_mut(frames).expect(NOT_EARLIER);
-                *count = count.checked_sub(before).expect(NOT_EARLIER);
+                let now = count_by_frames.get_mut(frames);
+                match now.and_then(|count| count.checked_sub(before).map(|left| (count, left))) {
+                    Some((count, left)) => *count = left,
+                    None => {
+                        return Err(CrowdError::NotEarlierWaits {
+                            frames: frames as u64,
+                        });
+                    }
+                }
             }
         }
-        PathWaits { count_by_frames }
+        Ok(PathWaits { count_by_frames })
     }
 
     /// The wait at `fraction` (0 to 1) of the way through the waits sorted ascending: the
-    /// one at index `round((total - 1) * fraction)`; `None` without any.
-    ///
-    /// # Panics
-    /// If `fraction` is not within 0 to 1.
-    pub fn percentile(&self, fraction: f64) -> Option<u64> {
-        assert!(
-            (0.0..=1.0).contains(&fraction),
-            "percentile fraction {fraction} is not within 0 to 1"
-        );
+    /// one at index `round((total - 1) * fraction)`; `None` without any. A fraction outside
+    /// 0 to 1 (or NaN) is refused by value.
+    pub fn percentile(&self, fraction: f64) -> Result<Option<u64>, CrowdError> {
+        if !(0.0..=1.0).contains(&fraction) {
+            return Err(CrowdError::BadPercentile(fraction));
+        }
         let total = self.total();
         if total == 0 {
-            return None;
+            return Ok(None);
         }
         let index = ((total - 1) as f64 * fraction).round() as u64;
         let mut seen = 0;
         for (frames, &count) in self.count_by_frames.iter().enumerate() {
             seen += count;
             if seen > index {
-                return Some(frames as u64);
+                return Ok(Some(frames as u64));
             }
         }
         unreachable!("the index is below the total")
@@ -419,7 +422,7 @@ mod tests {
             0u64, 3, 3, 1, 7, 0, 2, 3, 12, 1, 1, 0, 5, 4, 3, 3, 2, 9, 0, 1,
         ];
         let mut histogram = PathWaits::default();
-        assert_eq!(histogram.percentile(0.95), None);
+        assert_eq!(histogram.percentile(0.95).unwrap(), None);
         for &wait in &waits {
             histogram.record(wait);
         }
@@ -429,13 +432,13 @@ mod tests {
         for fraction in [0.0, 0.1, 0.5, 0.9, 0.95, 1.0] {
             let index = ((sorted.len() as f64 - 1.0) * fraction).round() as usize;
             assert_eq!(
-                histogram.percentile(fraction),
+                histogram.percentile(fraction).unwrap(),
                 Some(sorted[index]),
                 "{fraction}"
             );
         }
         // 19 * 0.95 = 18.05: the 19th smallest of 20, the 9.
-        assert_eq!(histogram.percentile(0.95), Some(9));
+        assert_eq!(histogram.percentile(0.95).unwrap(), Some(9));
     }
 
     #[test]
@@ -448,11 +451,17 @@ mod tests {
         for wait in [1, 30, 30, 2] {
             histogram.record(wait);
         }
-        let since = histogram.since(&earlier);
+        let since = histogram.since(&earlier).unwrap();
         assert_eq!(since.total(), 4);
-        assert_eq!(since.percentile(0.0), Some(1));
-        assert_eq!(since.percentile(0.34), Some(2)); // index round(3 * 0.34) = 1
-        assert_eq!(since.percentile(1.0), Some(30));
+        assert_eq!(since.percentile(0.0).unwrap(), Some(1));
+        assert_eq!(since.percentile(0.34).unwrap(), Some(2)); // index round(3 * 0.34) = 1
+        assert_eq!(since.percentile(1.0).unwrap(), Some(30));
+        // Asked the other way round, the later histogram is no earlier state: it counts
+        // waits of 1 frame more often, and is refused naming that wait.
+        assert!(matches!(
+            earlier.since(&histogram),
+            Err(CrowdError::NotEarlierWaits { frames: 1 })
+        ));
         // Memory follows the longest wait, not the number of requests.
         for _ in 0..100_000 {
             histogram.record(3);
@@ -461,11 +470,19 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "percentile fraction 1.5 is not within 0 to 1")]
-    fn a_percentile_beyond_the_list_is_refused() {
+    fn a_percentile_beyond_the_list_is_refused_by_value() {
         let mut histogram = PathWaits::default();
         histogram.record(2);
-        histogram.percentile(1.5);
+        for fraction in [1.5, -0.1, f64::NAN] {
+            let refused = histogram.percentile(fraction).unwrap_err();
+            assert!(
+                matches!(refused, CrowdError::BadPercentile(f) if f.to_bits() == fraction.to_bits())
+            );
+        }
+        assert_eq!(
+            histogram.percentile(1.5).unwrap_err().to_string(),
+            "percentile fraction 1.5 is not within 0 to 1"
+        );
     }
 
     #[test]

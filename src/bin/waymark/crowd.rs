@@ -465,7 +465,8 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         .crowd
         .path_waits()
         .since(&waits_before)
-        .percentile(0.95)
+        .and_then(|waits| waits.percentile(0.95))
+        .map_err(|error| CliError::Usage(error.to_string()))?
         .unwrap_or(0);
     Ok(run)
 }
