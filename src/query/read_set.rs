@@ -58,13 +58,11 @@ impl ReadSet {
         self.target = None;
     }
 
+    /// An empty set for a query under `filter`.
     pub(crate) fn new(filter: &QueryFilter) -> Self {
-        ReadSet {
-            tiles: Vec::with_capacity(4),
-            filter: filter.version(),
-            cost: filter.cost_version(),
-            ..ReadSet::default()
-        }
+        let mut set = ReadSet::default();
+        set.reset(filter);
+        set
     }
 
     pub(crate) fn read_tile(&mut self, slot: TileSlot, generation: TileGeneration) {
