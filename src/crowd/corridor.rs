@@ -653,7 +653,10 @@ mod tests {
             }
             cache.insert(key, corridor);
             let room = cache.entries.capacity();
-            assert!(room <= reserved, "regrown at entry {polygon}: room for {room}");
+            assert!(
+                room <= reserved,
+                "regrown at entry {polygon}: room for {room}"
+            );
             assert!(
                 room >= cache.sweep_at,
                 "at entry {polygon}: room for {room}, sweep at {}",
