@@ -104,6 +104,21 @@ pub struct AvoidanceConfig {
     /// head-on do not both hesitate: one gives way, by a rule fixed by identity, the same
     /// on every run.
     pub yield_share: f32,
+    /// How deep two bodies may press into each other, as a fraction of their radius sum
+    /// (0: never). Avoidance keeps the centres (1 - allowance) radius sums apart and the
+    /// separation pass removes only deeper overlap at once; overlap within the allowance
+    /// is eased out over the following steps ([`AvoidanceConfig::contact_relax_per_s`]).
+    /// A crowd at walking density then moves like a crowd of people, shoulders brushing,
+    /// where a hard no-overlap rule jams it; the price is shallow overlaps.
+    pub overlap_allowance: f32,
+    /// The share of an overlap within the allowance removed per second (the softness of
+    /// the contact: 0 leaves it, 30 removes all of it in a step at 30 Hz).
+    pub contact_relax_per_s: f32,
+    /// The angle by which every agent prefers to pass an oncoming neighbour on the same
+    /// side (to the right, as seen by each), radians (0: the geometry alone decides).
+    /// With a common side two streams meeting head-on form lanes instead of each pair
+    /// negotiating its own, and the side chosen never depends on rounding.
+    pub passing_side_rad: f32,
 }
 
 /// What the separation pass does to the velocity of agents it pushes apart.
@@ -137,6 +152,9 @@ impl Default for AvoidanceConfig {
             // the bottleneck about a fifth faster, half the agents stuck on the shared
             // crowds) at the cost of more overlap in dense crowds (docs/benchmarks.md).
             yield_share: 0.5,
+            overlap_allowance: 0.0,
+            contact_relax_per_s: 3.0,
+            passing_side_rad: 0.0,
         }
     }
 }
@@ -168,6 +186,15 @@ impl AvoidanceConfig {
         }
         if !(0.5..=1.0).contains(&self.yield_share) {
             return Some(("avoidance.yield_share", self.yield_share));
+        }
+        if !(0.0..0.5).contains(&self.overlap_allowance) {
+            return Some(("avoidance.overlap_allowance", self.overlap_allowance));
+        }
+        if !(self.contact_relax_per_s.is_finite() && self.contact_relax_per_s >= 0.0) {
+            return Some(("avoidance.contact_relax_per_s", self.contact_relax_per_s));
+        }
+        if !(0.0..=std::f32::consts::FRAC_PI_4).contains(&self.passing_side_rad) {
+            return Some(("avoidance.passing_side_rad", self.passing_side_rad));
         }
         None
     }
@@ -587,6 +614,7 @@ pub fn orca_constraints_scalar(
             Vec2::new(batch.relative_velocity_x[i], batch.relative_velocity_z[i]),
             batch.radius_sum[i],
             batch.share[i],
+            0.0,
         );
         out.point_x[i] = plane.point.x;
         out.point_z[i] = plane.point.y;
@@ -598,8 +626,12 @@ pub fn orca_constraints_scalar(
 /// The ORCA half-plane of one neighbour at `offset` (its position minus the agent's),
 /// with `relative_velocity` (the agent's minus the neighbour's), radius sum `radius` and the
 /// agent's `share`: the body of [`orca_constraints_scalar`], which the avoid pass also
-/// calls directly as it reads each neighbour.
+/// calls directly as it reads each neighbour. `pass_right_sin_squared` is the squared sine
+/// of [`AvoidanceConfig::passing_side_rad`]: the velocity obstacle's left leg is taken
+/// only when the relative velocity lies that far to its left, so near head-on both agents
+/// of a pair (who see the same sign) pass each other on their right.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn orca_half_plane(
     velocity: Vec2,
     inverse_horizon: f32,
@@ -608,6 +640,7 @@ fn orca_half_plane(
     relative_velocity: Vec2,
     radius: f32,
     share: f32,
+    pass_right_sin_squared: f32,
 ) -> HalfPlane {
     let (px, pz) = (offset.x, offset.y);
     let (vx, vz) = (relative_velocity.x, relative_velocity.y);
@@ -639,7 +672,9 @@ fn orca_half_plane(
         // Closest boundary point is on a leg of the cone: project onto it.
         let leg = (distance_squared - radius_squared).max(0.0).sqrt();
         let inverse_distance_squared = 1.0 / distance_squared;
-        let left = px * wz - pz * wx > 0.0;
+        let cross = px * wz - pz * wx;
+        let left =
+            cross > 0.0 && cross * cross > pass_right_sin_squared * distance_squared * w_squared;
         if left {
             direction_x = (px * leg - pz * radius) * inverse_distance_squared;
             direction_z = (px * radius + pz * leg) * inverse_distance_squared;
@@ -1027,6 +1062,7 @@ pub fn avoid_one(
     // and measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10;
     // docs/benchmarks.md), straight into the program's list: no lanes in between.
     let (inverse_horizon, inverse_dt) = (1.0 / config.time_horizon_s, 1.0 / dt);
+    let pass_right_sin_squared = config.passing_side_rad.sin().powi(2);
     let turning = config.slow_turn_rad != 0.0;
     let mut close_ahead = false;
     let neighbours = grid.neighbours_at(index);
@@ -1047,7 +1083,9 @@ pub fn avoid_one(
         // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
         // with the longer stall, by the squeeze fraction after STALL_S, so the pair
         // squeezes past at the cost of a bounded overlap instead of standing forever.
-        let radius_sum = (own.radius + other.radius) * give(config.squeeze_fraction, &own, other);
+        let radius_sum = (own.radius + other.radius)
+            * (1.0 - config.overlap_allowance)
+            * give(config.squeeze_fraction, &own, other);
         let against =
             usize::from(other_walking) * (1 + usize::from(own.entity_bits > other.entity_bits));
         // An agent crossing a link is an obstacle on a fixed course: all the avoidance is
@@ -1069,6 +1107,7 @@ pub fn avoid_one(
             velocity - neighbour_velocity,
             radius_sum,
             share,
+            pass_right_sin_squared,
         );
     }
     let preferred = slow_turn(preferred, velocity, close_ahead, config.slow_turn_rad);
@@ -1112,12 +1151,14 @@ const SEPARATION_FACTOR: f32 = 1.0;
 /// writes the next ones into a second buffer, so the pass is the same at any thread count;
 /// a round is one parallel region with nothing serial after it (a serial apply of each
 /// round's moves measured a sixth of the pass on two cores).
+#[allow(clippy::too_many_arguments)]
 pub fn separation_pass(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     config: &AvoidanceConfig,
     snapshot: &Snapshot,
     filter: &crate::query::QueryFilter,
+    dt: f32,
     feedback: &mut [super::StepFeedback],
     scratch: &mut SeparationScratch,
 ) {
@@ -1180,8 +1221,10 @@ pub fn separation_pass(
     // `feet_next`, two rounds old, differs from `feet`: each is brought up to date before
     // it is looked at, so after the round `feet_next` is whole again. No serial stretch
     // between rounds: the chunks keep their own active lists.
-    for _ in 0..SEPARATION_ROUNDS {
+    let relax = (config.contact_relax_per_s * dt).min(1.0);
+    for round in 0..SEPARATION_ROUNDS {
         let read = &*feet;
+        let soft_share = if round == 0 { relax } else { 0.0 };
         let still: usize = agents
             .par_chunks_mut(SEPARATION_CHUNK_AGENTS)
             .zip(feet_next.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
@@ -1198,6 +1241,7 @@ pub fn separation_pass(
                     let agent = &mut agents[offset];
                     let Some(correction) = separation_move(
                         grid, bodies, config, snapshot, filter, agent, read, widest_m, index,
+                        soft_share,
                     ) else {
                         continue;
                     };
@@ -1336,6 +1380,7 @@ fn separation_move(
     feet: &[Vec2],
     widest_m: f32,
     index: usize,
+    soft_share: f32,
 ) -> Option<SeparationMove> {
     let own = &bodies[index];
     if own.status == AgentStatus::CrossingLink {
@@ -1354,6 +1399,13 @@ fn separation_move(
         let reach = (own.radius + bodies[other].radius)
             * give(config.squeeze_fraction, own, &bodies[other]);
         let overlap = reach - distance;
+        if overlap <= SEPARATION_SLACK_M {
+            continue;
+        }
+        // Deeper than the allowance: out at once; within it: eased out by the round's
+        // soft share (the first round's only), so a brushing contact fades over steps.
+        let allowed = reach * config.overlap_allowance;
+        let overlap = (overlap - allowed).max(0.0) + soft_share * overlap.min(allowed);
         if overlap <= SEPARATION_SLACK_M {
             continue;
         }

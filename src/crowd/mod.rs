@@ -49,6 +49,7 @@
 pub mod avoid;
 mod controller;
 mod corridor;
+mod flow;
 pub mod funnel;
 mod lanes;
 pub mod neighbours;
@@ -63,6 +64,7 @@ pub use controller::{
     move_foot,
 };
 pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
+pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use lanes::{AgentLanes, AgentStatus};
 pub use neighbours::NeighbourGrid;
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};

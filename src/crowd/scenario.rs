@@ -17,7 +17,7 @@ use glam::Vec3;
 use super::{
     AgentParams, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError, CrowdEvent,
 };
-use super::{KinematicController, NeighbourGrid};
+use super::{FlowMeter, FlowReport, KinematicController, NeighbourGrid};
 use crate::mesh::blob::BakeParams;
 use crate::mesh::{NavMesh, TileData, WalkablePolygon};
 
@@ -342,7 +342,16 @@ pub struct ScenarioReport {
     /// Completion time over the longest straight-line time at the preferred speed.
     pub completion_ratio: Option<f32>,
     /// Agents that had not arrived at the end.
+    pub unarrived_agents: usize,
+    /// Agents that had not arrived and had made no progress along their corridors for
+    /// [`STUCK_AFTER_S`](super::STUCK_AFTER_S) at the end ([`FlowReport`]).
     pub stuck_agents: usize,
+    /// Complete arrivals (within the arrival tolerance of the requested target).
+    pub arrivals: usize,
+    /// Arrivals at the end of a partial path (target unreachable).
+    pub partial_arrivals: usize,
+    /// The flow measures of the run ([`FlowMeter`]).
+    pub flow: FlowReport,
     /// Mean over frames of overlapping pairs.
     pub overlap_pairs_per_frame: f64,
     /// The deepest overlap of the run, metres.
@@ -373,12 +382,15 @@ pub fn run_scenario(
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
     let mut waiting = std::collections::HashSet::new();
+    let mut meter = FlowMeter::new();
     crowd.reserve(scenario.agents.len())?;
     for &(start, target) in &scenario.agents {
         let agent = crowd.add_agent(start, scenario.params)?;
         crowd.request_move(agent, target)?;
+        meter.ordered(agent);
         waiting.insert(agent);
     }
+    let (mut arrivals, mut partial_arrivals) = (0, 0);
     let mut controller = KinematicController;
     let mut grid = NeighbourGrid::default();
     let frames_max = (scenario.time_limit_s / scenario.dt_s).ceil() as usize;
@@ -393,12 +405,21 @@ pub fn run_scenario(
         avoid_ms.push(crowd.stats().avoid.time_ms);
         frames += 1;
         for event in events {
-            if let CrowdEvent::Arrived { entity, .. } | CrowdEvent::PartialArrived { entity, .. } =
-                event
-            {
-                waiting.remove(&entity);
-            }
+            let entity = match event {
+                CrowdEvent::Arrived { entity, .. } => {
+                    arrivals += 1;
+                    entity
+                }
+                CrowdEvent::PartialArrived { entity, .. } => {
+                    partial_arrivals += 1;
+                    entity
+                }
+                _ => continue,
+            };
+            waiting.remove(&entity);
+            meter.finished(entity);
         }
+        meter.observe(&crowd, scenario.dt_s);
         let quality = measure_quality(&crowd, &mut grid);
         overlap_sum += u64::from(quality.overlap_pairs);
         max_overlap_m = max_overlap_m.max(quality.max_overlap_m);
@@ -409,6 +430,7 @@ pub fn run_scenario(
         }
     }
     let ms_per_frame_median = median(&mut frame_ms);
+    let flow = meter.report(&crowd);
     let report = ScenarioReport {
         agents: scenario.agents.len(),
         radius_m: scenario.params.radius_m,
@@ -416,7 +438,11 @@ pub fn run_scenario(
         dt_s: scenario.dt_s,
         completion_s,
         completion_ratio: completion_s.map(|s| s / scenario.straight_line_s),
-        stuck_agents: waiting.len(),
+        unarrived_agents: waiting.len(),
+        stuck_agents: flow.stuck_agents,
+        arrivals,
+        partial_arrivals,
+        flow,
         overlap_pairs_per_frame: overlap_sum as f64 / frames.max(1) as f64,
         max_overlap_m,
         off_mesh_agents: off_mesh,

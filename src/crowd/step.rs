@@ -295,6 +295,7 @@ impl Crowd {
                     &self.config.avoidance,
                     &snapshot,
                     &self.filter,
+                    dt,
                     &mut feedback,
                     &mut scratch,
                 )

@@ -9,8 +9,8 @@ use glam::Vec3;
 use serde_json::json;
 use waymark::crowd::scenario::measure_quality;
 use waymark::crowd::{
-    AgentParams, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
-    KinematicController, NeighbourGrid, StepStats,
+    AgentParams, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdEvent, FlowMeter,
+    FlowReport, FrameBudget, KinematicController, NeighbourGrid, StepStats,
 };
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 use waymark::mesh::NavMesh;
@@ -58,6 +58,20 @@ pub struct ContactArgs {
     /// other (0-1; 0: bodies never give).
     #[arg(long, value_name = "FRACTION")]
     pub squeeze: Option<f32>,
+    /// How deep bodies may press into each other, as a fraction of their radius sum
+    /// (0-0.5; 0: never); deeper overlap is pushed out at once, shallower eased out.
+    #[arg(long, value_name = "FRACTION")]
+    pub overlap_allowance: Option<f32>,
+    /// The share of an overlap within the allowance eased out per second.
+    #[arg(long, value_name = "PER_S")]
+    pub contact_relax: Option<f32>,
+    /// The angle by which every agent prefers to pass oncoming neighbours on its right,
+    /// radians (0-0.79; 0: the geometry alone decides).
+    #[arg(long, value_name = "RAD")]
+    pub passing_side: Option<f32>,
+    /// Collision time horizon between agents, seconds.
+    #[arg(long, value_name = "S")]
+    pub time_horizon: Option<f32>,
 }
 
 impl ContactArgs {
@@ -77,6 +91,18 @@ impl ContactArgs {
         }
         if let Some(squeeze) = self.squeeze {
             avoidance.squeeze_fraction = squeeze;
+        }
+        if let Some(allowance) = self.overlap_allowance {
+            avoidance.overlap_allowance = allowance;
+        }
+        if let Some(relax) = self.contact_relax {
+            avoidance.contact_relax_per_s = relax;
+        }
+        if let Some(angle) = self.passing_side {
+            avoidance.passing_side_rad = angle;
+        }
+        if let Some(horizon) = self.time_horizon {
+            avoidance.time_horizon_s = horizon;
         }
     }
 }
@@ -277,6 +303,8 @@ pub struct CrowdRun {
     pub overlap_pairs_total: u64,
     pub max_overlap_m: f32,
     pub off_mesh_agents: u32,
+    /// Flow over the measured frames (efficiency, order to motion, stuck at the end).
+    pub flow: FlowReport,
     pub crowd: Crowd,
 }
 
@@ -346,6 +374,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     let mut entities = Vec::with_capacity(scenario.len());
     let mut next = vec![0usize; scenario.len()];
     let mut skipped = 0;
+    let mut meter = FlowMeter::new();
     crowd
         .reserve(scenario.len())
         .map_err(|e| CliError::Usage(e.to_string()))?;
@@ -356,6 +385,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                     crowd
                         .request_move(entity, *target)
                         .map_err(|e| CliError::Usage(e.to_string()))?;
+                    meter.ordered(entity);
                 }
                 entities.push(Some(entity));
             }
@@ -391,6 +421,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         overlap_pairs_total: 0,
         max_overlap_m: 0.0,
         off_mesh_agents: 0,
+        flow: FlowReport::default(),
         crowd,
     };
     let mut quality_grid = NeighbourGrid::default();
@@ -400,6 +431,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         let measured = frame >= command.warm_up_frames;
         if frame == command.warm_up_frames {
             waits_before = run.crowd.path_waits().clone();
+            // Flow is measured over the measured frames; orders given in the warm-up
+            // still count from when they were given.
+            meter.restart_measures();
         }
         let waited_before = cpu_wait_ms();
         let clock = Instant::now();
@@ -427,6 +461,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                 run.off_mesh_agents = run.off_mesh_agents.max(quality.off_mesh_agents);
             }
         }
+        meter.observe(&run.crowd, command.dt);
         // Counted only in measured frames; agents take their next target in every frame.
         let count = |counter: &mut usize| *counter += usize::from(measured);
         for event in events {
@@ -456,8 +491,10 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             run.crowd
                 .request_move(entity, targets[next[index]])
                 .map_err(|e| CliError::Usage(e.to_string()))?;
+            meter.ordered(entity);
         }
     }
+    run.flow = meter.report(&run.crowd);
     if command.frames == 0 {
         waits_before = run.crowd.path_waits().clone();
     }
@@ -482,16 +519,6 @@ pub fn write_svg(crowd: &Crowd, path: &Path, caption: &str) -> Result<(), CliErr
         path: path.to_owned(),
         source,
     })
-}
-
-/// Agents following a path but Blocked (no progress for 0.5 s) at the last frame.
-fn stuck_agents(crowd: &Crowd) -> usize {
-    let lanes = crowd.lanes();
-    (0..lanes.len())
-        .filter(|&slot| {
-            lanes.status[slot] == waymark::crowd::AgentStatus::Moving && lanes.blocked[slot]
-        })
-        .count()
 }
 
 pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
@@ -542,6 +569,12 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             ),
         )?;
     }
+    let measured_minutes = f64::from(run.frames as f32 * command.dt) / 60.0;
+    let arrivals_per_agent_minute = if measured_minutes > 0.0 && run.agents > 0 {
+        run.arrivals as f64 / run.agents as f64 / measured_minutes
+    } else {
+        0.0
+    };
     let mut out = std::io::stdout().lock();
     // A quality figure, or null when it was not measured.
     let measured = |value: serde_json::Value| {
@@ -598,10 +631,13 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "overlap_pairs_per_frame": measured(json!(run.overlap_pairs_total as f64 / run.frames.max(1) as f64)),
             "max_overlap_m": measured(json!(run.max_overlap_m)),
             "off_mesh_agents": measured(json!(run.off_mesh_agents)),
-            // Agents cycle through targets: a run has no completion time; stuck agents are
-            // those standing Blocked at the last frame.
+            // Agents cycle through targets: a run has no completion time.
             "completion_s": serde_json::Value::Null,
-            "stuck_agents": stuck_agents(&run.crowd),
+            "stuck_agents": run.flow.stuck_agents,
+            "arrivals_per_agent_minute": arrivals_per_agent_minute,
+            "progress_efficiency": run.flow.progress_efficiency,
+            "order_to_motion_frames_p95": run.flow.order_to_motion_frames_p95,
+            "orders_unanswered": run.flow.orders_unanswered,
             "lane_bytes_per_agent": waymark::crowd::AgentLanes::bytes_per_agent(),
             "peak_rss_mib": peak_rss_mib(),
             "resident_mib": resident_mib(),
@@ -644,6 +680,15 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             run.off_mesh_agents
         )?;
     }
+    writeln!(
+        out,
+        "flow: {:.2} arrivals per agent-minute, progress efficiency {:.2}, order to motion p95 {} frames, {} stuck (no progress for {} s)",
+        arrivals_per_agent_minute,
+        run.flow.progress_efficiency,
+        run.flow.order_to_motion_frames_p95,
+        run.flow.stuck_agents,
+        waymark::crowd::STUCK_AFTER_S
+    )?;
     writeln!(
         out,
         "path wait p95: {} frames; most nodes in a frame: {} (budget {})",

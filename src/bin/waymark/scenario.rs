@@ -82,7 +82,15 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
             "straight_line_s": scenario.straight_line_s,
             "completion_s": report.completion_s,
             "completion_ratio": report.completion_ratio,
+            "unarrived_agents": report.unarrived_agents,
             "stuck_agents": report.stuck_agents,
+            "arrivals": report.arrivals,
+            "partial_arrivals": report.partial_arrivals,
+            "arrivals_per_agent_minute": report.arrivals as f64
+                / report.agents.max(1) as f64
+                / (f64::from(report.frames as f32 * report.dt_s) / 60.0).max(f64::MIN_POSITIVE),
+            "progress_efficiency": report.flow.progress_efficiency,
+            "order_to_motion_frames_p95": report.flow.order_to_motion_frames_p95,
             "overlap_pairs_per_frame": report.overlap_pairs_per_frame,
             "max_overlap_m": report.max_overlap_m,
             "off_mesh_agents": report.off_mesh_agents,
@@ -108,10 +116,15 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         )?,
         None => writeln!(
             out,
-            "{} agents never arrived (limit {:.0} s)",
-            report.stuck_agents, scenario.time_limit_s
+            "{} agents never arrived (limit {:.0} s), {} of them stuck",
+            report.unarrived_agents, scenario.time_limit_s, report.stuck_agents
         )?,
     }
+    writeln!(
+        out,
+        "progress efficiency {:.2}, order to motion p95 {} frames",
+        report.flow.progress_efficiency, report.flow.order_to_motion_frames_p95
+    )?;
     writeln!(
         out,
         "{:.2} overlapping pairs per frame, deepest {:.3} m; off the mesh: {}",

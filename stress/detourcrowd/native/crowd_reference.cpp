@@ -5,6 +5,7 @@
 //
 //   stress/detourcrowd/native/build.sh          (compiles this file with Recast's sources)
 //   target/detourcrowd/crowd_reference LEVEL.obj AGENTS.csv [N=1000] [AVOIDANCE=3] [FRAMES=300]
+//                                      [ARRIVE_M=0.25]
 //
 // The setup is the README's: RecastDemo's default solo bake (cell 0.3, cell height 0.2,
 // agent height 2, radius 0.6, climb 0.9, slope 45, region min size 8, merge size 20, edge
@@ -12,7 +13,8 @@
 // watershed regions), agents with radius 0.6, height 2, max acceleration 8, max speed 3.5,
 // collision query range 12 r, path optimisation range 30 r, separation weight 2, all update
 // flags, RecastDemo's four avoidance settings, dt 1/30, each agent taking its next target
-// on arriving within 0.25 m (horizontally). Starts and targets are snapped to the navmesh
+// on arriving within ARRIVE_M (horizontally; 0.25 m, waymark's arrival tolerance, unless
+// given). Starts and targets are snapped to the navmesh
 // with half extents (2, 4, 2).
 //
 // Prints one JSON line: the median and mean ms per dtCrowd::update, agents/ms from the
@@ -58,16 +60,17 @@ int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
                      "usage: crowd_reference LEVEL.obj AGENTS.csv [N=1000] [AVOIDANCE=3] "
-                     "[FRAMES=300]\n");
+                     "[FRAMES=300] [ARRIVE_M=0.25]\n");
         return 2;
     }
     const int count = argc > 3 ? std::atoi(argv[3]) : 1000;
     const int avoidance = argc > 4 ? std::atoi(argv[4]) : 3;
     const int frames = argc > 5 ? std::atoi(argv[5]) : 300;
-    const float radius = 0.6f, dt = 1.0f / 30.0f, arrive_m = 0.25f;
-    if (count <= 0 || avoidance < 0 || avoidance > 3 || frames <= 0) {
-        std::fprintf(stderr, "bad N %d, AVOIDANCE %d or FRAMES %d\n", count, avoidance,
-                     frames);
+    const float arrive_m = argc > 6 ? std::strtof(argv[6], nullptr) : 0.25f;
+    const float radius = 0.6f, dt = 1.0f / 30.0f;
+    if (count <= 0 || avoidance < 0 || avoidance > 3 || frames <= 0 || !(arrive_m > 0.0f)) {
+        std::fprintf(stderr, "bad N %d, AVOIDANCE %d, FRAMES %d or ARRIVE_M %g\n", count,
+                     avoidance, frames, arrive_m);
         return 2;
     }
 
@@ -186,9 +189,10 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"level\":\"%s\",\"agents\":%zu,\"avoidance\":%d,\"frames\":%d,\"polygons\":%d,"
         "\"update_ms_median\":%.4f,\"update_ms_mean\":%.4f,\"agents_per_ms\":%.1f,"
-        "\"arrivals\":%ld,\"waiting_for_path\":%d,\"overlap_pairs_per_frame\":%.1f}\n",
+        "\"arrive_m\":%.3f,\"arrivals\":%ld,\"waiting_for_path\":%d,"
+        "\"overlap_pairs_per_frame\":%.1f}\n",
         argv[1], agents.size(), avoidance, frames, polygon_count, median,
-        total_ms / frames, agents.size() / median, arrivals, waiting,
+        total_ms / frames, agents.size() / median, arrive_m, arrivals, waiting,
         static_cast<double>(overlap_pairs) / frames);
     dtFreeCrowd(crowd);
     dtFreeNavMeshQuery(query);
