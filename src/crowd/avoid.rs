@@ -119,6 +119,16 @@ pub struct AvoidanceConfig {
     /// With a common side two streams meeting head-on form lanes instead of each pair
     /// negotiating its own, and the side chosen never depends on rounding.
     pub passing_side_rad: f32,
+    /// Seconds without progress along its corridor over which a held walker's squeeze
+    /// ([`AvoidanceConfig::squeeze_fraction`]) grows to the full fraction (the stall of
+    /// [`STALL_S`] grows it too): a walker jostled in a jam is held even when it moves.
+    pub squeeze_ramp_s: f32,
+    /// Seconds without progress along its corridor after which a walker passes through
+    /// the agents in its way (0: never): it ignores their velocities and they do not push
+    /// it, until it has made progress again. The last step of the escalation (wait, turn,
+    /// squeeze, pass): no agent stays stuck for longer, at the price of one body crossing
+    /// others.
+    pub pass_through_after_s: f32,
 }
 
 /// What the separation pass does to the velocity of agents it pushes apart.
@@ -155,6 +165,12 @@ impl Default for AvoidanceConfig {
             overlap_allowance: 0.0,
             contact_relax_per_s: 3.0,
             passing_side_rad: 0.0,
+            squeeze_ramp_s: 1.5,
+            // Measured on the shared dungeon and nav_test crowds and the bottleneck
+            // (docs/benchmarks.md): 1 s keeps stuck agents under 1% in the dungeon's packed
+            // corridors with a quarter of DetourCrowd's overlapping pairs; 2 s left 3%
+            // stuck.
+            pass_through_after_s: 1.0,
         }
     }
 }
@@ -192,6 +208,12 @@ impl AvoidanceConfig {
         }
         if !(self.contact_relax_per_s.is_finite() && self.contact_relax_per_s >= 0.0) {
             return Some(("avoidance.contact_relax_per_s", self.contact_relax_per_s));
+        }
+        if !(self.squeeze_ramp_s.is_finite() && self.squeeze_ramp_s > 0.0) {
+            return Some(("avoidance.squeeze_ramp_s", self.squeeze_ramp_s));
+        }
+        if !(self.pass_through_after_s.is_finite() && self.pass_through_after_s >= 0.0) {
+            return Some(("avoidance.pass_through_after_s", self.pass_through_after_s));
         }
         if !(0.0..=std::f32::consts::FRAC_PI_4).contains(&self.passing_side_rad) {
             return Some(("avoidance.passing_side_rad", self.passing_side_rad));
@@ -862,12 +884,31 @@ fn slow_turn(preferred: Vec2, velocity: Vec2, close_ahead: bool, most_rad: f32) 
 /// stall of the two grows to [`STALL_S`]. Avoidance and separation both use it, so a pair
 /// allowed to squeeze past each other is not pushed back apart by the separation pass.
 #[inline]
-fn give(squeeze_fraction: f32, own: &AvoidBody, other: &AvoidBody) -> f32 {
-    if squeeze_fraction == 0.0 {
-        return 1.0; // the default: no stall to read
+fn give(config: &AvoidanceConfig, own: &AvoidBody, other: &AvoidBody) -> f32 {
+    if config.squeeze_fraction == 0.0 {
+        return 1.0; // no stall to read
     }
-    let stall = own.stalled_s.max(other.stalled_s) / STALL_S;
-    1.0 - squeeze_fraction * stall.min(1.0)
+    let stall = (own.stalled_s.max(other.stalled_s) / STALL_S)
+        .max(own.unprogressed_s.max(other.unprogressed_s) / config.squeeze_ramp_s);
+    1.0 - config.squeeze_fraction * stall.min(1.0)
+}
+
+/// Whether a walker passing through passes `other`: anyone in its way except an agent
+/// crossing a link (a fixed course nobody walks through). Sparing walkers that go its way
+/// (a queue) measured worse: held queues in the dungeon's corridors then stayed held (84
+/// of 1,000 agents stuck against 1-4).
+#[inline]
+fn passes(other: &AvoidBody) -> bool {
+    other.status != AgentStatus::CrossingLink
+}
+
+/// Whether a walker held this long passes through the agents in its way
+/// ([`AvoidanceConfig::pass_through_after_s`]).
+#[inline]
+fn passing_through(config: &AvoidanceConfig, body: &AvoidBody) -> bool {
+    config.pass_through_after_s > 0.0
+        && body.status == AgentStatus::Moving
+        && body.unprogressed_s >= config.pass_through_after_s
 }
 
 /// Whether the agent in this status walks (negotiates) rather than holds still.
@@ -894,6 +935,8 @@ pub struct AvoidBody {
     pub radius: f32,
     /// Seconds stalled.
     pub stalled_s: f32,
+    /// Seconds without progress along the corridor ([`AgentLanes::unprogressed_s`]).
+    pub unprogressed_s: f32,
     /// Status.
     pub status: AgentStatus,
     /// Whether its last end velocity is known (false: vUnknown, the agent is paused).
@@ -923,6 +966,7 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
                 desired: Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]),
                 radius: lanes.radius[slot],
                 stalled_s: lanes.stalled_s[slot],
+                unprogressed_s: lanes.unprogressed_s[slot],
                 status: lanes.status[slot],
                 velocity_valid: lanes.velocity_valid[slot],
                 speed_limit: lanes.speed_limit[slot],
@@ -1067,8 +1111,17 @@ pub fn avoid_one(
     let mut close_ahead = false;
     let neighbours = grid.neighbours_at(index);
     let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
-    for (plane, &other) in planes[hard_count..].iter_mut().zip(&neighbours[..count]) {
+    // A walker held past the pass-through time weighs only agents crossing links (which
+    // nobody passes through): the others it walks through until it makes progress.
+    let ghost = passing_through(config, &own);
+    let mut written = 0;
+    for &other in &neighbours[..count] {
         let other = &bodies[other as usize];
+        if ghost && passes(other) {
+            continue;
+        }
+        let plane = &mut planes[hard_count + written];
+        written += 1;
         let offset = other.position - position;
         // A holding agent answers a walker's intent (its preferred velocity), not its
         // current velocity: a walker stopped against it, wanting through, still makes it
@@ -1085,7 +1138,7 @@ pub fn avoid_one(
         // squeezes past at the cost of a bounded overlap instead of standing forever.
         let radius_sum = (own.radius + other.radius)
             * (1.0 - config.overlap_allowance)
-            * give(config.squeeze_fraction, &own, other);
+            * give(config, &own, other);
         let against =
             usize::from(other_walking) * (1 + usize::from(own.entity_bits > other.entity_bits));
         // An agent crossing a link is an obstacle on a fixed course: all the avoidance is
@@ -1112,7 +1165,7 @@ pub fn avoid_one(
     }
     let preferred = slow_turn(preferred, velocity, close_ahead, config.slow_turn_rad);
     solve_velocity(
-        &planes[..hard_count + count],
+        &planes[..hard_count + written],
         hard_count,
         &bounds,
         preferred,
@@ -1388,6 +1441,7 @@ fn separation_move(
     }
     let here = feet[index];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
+    let ghost = passing_through(config, own);
     let could_touch = own.radius + widest_m;
     for &other in grid.neighbours_at(index) {
         let other = other as usize;
@@ -1395,9 +1449,14 @@ fn separation_move(
         if offset.length_squared() >= could_touch * could_touch {
             continue;
         }
+        // A walker passing through and the agents it passes do not push each other.
+        if (ghost && passes(&bodies[other]))
+            || (passing_through(config, &bodies[other]) && passes(own))
+        {
+            continue;
+        }
         let distance = offset.length();
-        let reach = (own.radius + bodies[other].radius)
-            * give(config.squeeze_fraction, own, &bodies[other]);
+        let reach = (own.radius + bodies[other].radius) * give(config, own, &bodies[other]);
         let overlap = reach - distance;
         if overlap <= SEPARATION_SLACK_M {
             continue;

@@ -254,9 +254,11 @@ mod tests {
     #[test]
     fn two_walkers_nose_to_nose_in_a_strip_too_narrow_to_pass_are_stuck() {
         // Centre space 0.2 m wide: bodies of radius 0.4 cannot pass, and hard avoidance
-        // (no squeeze) keeps them from trying.
+        // (no squeeze, no passing through) keeps them from trying.
         let mesh = strip(20.0, 0.2);
-        let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        let mut config = CrowdConfig::default();
+        config.avoidance.pass_through_after_s = 0.0;
+        let mut crowd = Crowd::new(&mesh, config).unwrap();
         let params = AgentParams {
             radius_m: 0.4,
             height_m: 1.8,

@@ -122,6 +122,13 @@ pub struct AgentLanes {
     pub anchor_z: Vec<f32>,
     /// Whether the current stall was reported.
     pub blocked: Vec<bool>,
+    /// Progress along the corridor (toward the next corner) since the last
+    /// [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M), metres; a step back counts against it.
+    pub progress_m: Vec<f32>,
+    /// Seconds since the agent last made [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M) of
+    /// progress along its corridor: how long it has been held in a crowd, however much it
+    /// is jostled meanwhile. Avoidance escalates on it.
+    pub unprogressed_s: Vec<f32>,
 
     /// Status.
     pub status: Vec<AgentStatus>,
@@ -177,6 +184,8 @@ macro_rules! every_lane {
             anchor_x,
             anchor_z,
             blocked,
+            progress_m,
+            unprogressed_s,
             status,
             ingest_pending
         )
@@ -381,6 +390,8 @@ impl AgentLanes {
         self.anchor_x.push(agent.position.x);
         self.anchor_z.push(agent.position.z);
         self.blocked.push(false);
+        self.progress_m.push(0.0);
+        self.unprogressed_s.push(0.0);
         self.status.push(AgentStatus::Idle);
         self.ingest_pending.push(false);
         self.entity.len() - 1
@@ -512,6 +523,8 @@ mod tests {
             anchor_x,
             anchor_z,
             blocked,
+            progress_m,
+            unprogressed_s,
             status,
             ingest_pending,
         } = lanes;
@@ -557,6 +570,8 @@ mod tests {
             anchor_x.len(),
             anchor_z.len(),
             blocked.len(),
+            progress_m.len(),
+            unprogressed_s.len(),
             status.len(),
             ingest_pending.len(),
         ]

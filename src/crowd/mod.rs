@@ -756,6 +756,8 @@ impl Crowd {
         }
         self.lanes.blocked[slot] = false;
         self.lanes.stalled_s[slot] = 0.0;
+        self.lanes.progress_m[slot] = 0.0;
+        self.lanes.unprogressed_s[slot] = 0.0;
         Ok(request)
     }
 

@@ -161,6 +161,10 @@ fn circle(agents: usize) -> Scenario {
                 wall_time_horizon_s: 10.0,
                 contact: ContactModel::Inelastic,
                 slow_turn_rad: CIRCLE_SLOW_TURN_RAD,
+                // Open ground: the slow turn circulates the crush, nobody need pass
+                // through anybody (with it the ring finishes in 1.13x the straight line
+                // instead of 1.21x, but bodies cross: deepest overlap 3 m).
+                pass_through_after_s: 0.0,
                 ..AvoidanceConfig::default()
             },
             ..CrowdConfig::default()

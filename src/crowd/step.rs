@@ -748,6 +748,8 @@ impl Crowd {
         lanes.corner_age[slot] = u8::MAX;
         lanes.corner_is_horizon[slot] = true;
         lanes.stalled_s[slot] = 0.0;
+        lanes.progress_m[slot] = 0.0;
+        lanes.unprogressed_s[slot] = 0.0;
         let Some(request) = request else {
             lanes.status[slot] = AgentStatus::Idle; // cancelled during the crossing
             lanes.corridor[slot] = None;
@@ -967,9 +969,13 @@ lane_view! {
             anchor_x: f32,
             anchor_z: f32,
             blocked: bool,
+            progress_m: f32,
+            unprogressed_s: f32,
         }
         read {
             status: AgentStatus,
+            corner_x: f32,
+            corner_z: f32,
             desired_x: f32,
             desired_z: f32,
             goal_x: f32,
@@ -989,6 +995,23 @@ enum FeedbackMark {
     AtGoal,
 }
 
+/// Adds a step's progress along the corridor (`along_m`, negative for a step back) to the
+/// agent's count; returns the new (progress, seconds without progress): both start over
+/// when the count reaches [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M).
+fn track_corridor_progress(
+    progress_m: f32,
+    unprogressed_s: f32,
+    along_m: f32,
+    dt: f32,
+) -> (f32, f32) {
+    let progress_m = progress_m + along_m;
+    if progress_m >= super::PROGRESS_STEP_M {
+        (0.0, 0.0)
+    } else {
+        (progress_m, unprogressed_s + dt)
+    }
+}
+
 /// The feedback pass over one run of slots (`steps` are its agents' step feedback):
 /// writes the lanes and returns the run's marks in slot order.
 fn feedback_run(
@@ -1001,6 +1024,13 @@ fn feedback_run(
     let mut marks = Vec::new();
     for (offset, step) in steps.iter().enumerate() {
         let (end, average) = feedback_velocities(step);
+        // Progress along the corridor: the net step toward the next corner, from where
+        // the step began.
+        let to_corner = Vec2::new(
+            view.corner_x[offset] - view.position_x[offset],
+            view.corner_z[offset] - view.position_z[offset],
+        );
+        let along_m = to_corner.normalize_or_zero().dot(average) * step.dt;
         view.position_x[offset] = step.foot.x;
         view.position_y[offset] = step.foot.y;
         view.position_z[offset] = step.foot.z;
@@ -1015,8 +1045,16 @@ fn feedback_run(
         view.average_z[offset] = average.y;
         if view.status[offset] != AgentStatus::Moving {
             view.stalled_s[offset] = 0.0;
+            view.progress_m[offset] = 0.0;
+            view.unprogressed_s[offset] = 0.0;
             continue;
         }
+        (view.progress_m[offset], view.unprogressed_s[offset]) = track_corridor_progress(
+            view.progress_m[offset],
+            view.unprogressed_s[offset],
+            along_m,
+            step.dt,
+        );
         let slot = view.first + offset;
         let flat = Vec2::new(step.foot.x, step.foot.z);
         let requesting = Vec2::new(view.desired_x[offset], view.desired_z[offset]) != Vec2::ZERO;

@@ -69,6 +69,14 @@ pub struct ContactArgs {
     /// radians (0-0.79; 0: the geometry alone decides).
     #[arg(long, value_name = "RAD")]
     pub passing_side: Option<f32>,
+    /// Seconds without progress after which a held walker passes through the agents in its
+    /// way (0: never).
+    #[arg(long, value_name = "S")]
+    pub pass_through_after: Option<f32>,
+    /// Seconds without progress over which a held walker's squeeze grows to the full
+    /// fraction.
+    #[arg(long, value_name = "S")]
+    pub squeeze_ramp: Option<f32>,
     /// Collision time horizon between agents, seconds.
     #[arg(long, value_name = "S")]
     pub time_horizon: Option<f32>,
@@ -100,6 +108,12 @@ impl ContactArgs {
         }
         if let Some(angle) = self.passing_side {
             avoidance.passing_side_rad = angle;
+        }
+        if let Some(seconds) = self.pass_through_after {
+            avoidance.pass_through_after_s = seconds;
+        }
+        if let Some(seconds) = self.squeeze_ramp {
+            avoidance.squeeze_ramp_s = seconds;
         }
         if let Some(horizon) = self.time_horizon {
             avoidance.time_horizon_s = horizon;
