@@ -30,6 +30,12 @@ pub enum ScenarioKind {
     Corridor,
     /// A crowd leaves one room for another through a 2 m door.
     Bottleneck,
+    /// Two groups swap rooms through a 20 m corridor four bodies wide, meeting head-on.
+    CorridorSwap,
+    /// Two groups swap rooms through one 2 m door in a wall, in both directions at once.
+    Doorway,
+    /// Four groups cross a square, each to the opposite side, meeting in the middle.
+    Crossing,
 }
 
 /// A scenario ready to run.
@@ -105,6 +111,8 @@ impl Scenario {
             ScenarioKind::Circle => (2, 20_000),
             ScenarioKind::Corridor => (2, 2_000),
             ScenarioKind::Bottleneck => (1, 400),
+            ScenarioKind::CorridorSwap | ScenarioKind::Doorway => (2, 2_000),
+            ScenarioKind::Crossing => (4, 4_000),
         };
         if !(low..=high).contains(&agents) {
             return Err(ScenarioError::AgentCount {
@@ -118,7 +126,131 @@ impl Scenario {
             ScenarioKind::Circle => circle(agents),
             ScenarioKind::Corridor => corridor(agents),
             ScenarioKind::Bottleneck => bottleneck(agents),
+            ScenarioKind::CorridorSwap => two_rooms(ScenarioKind::CorridorSwap, agents, true),
+            ScenarioKind::Doorway => two_rooms(ScenarioKind::Doorway, agents, true),
+            ScenarioKind::Crossing => crossing(agents),
         })
+    }
+
+    /// The corridor swap or doorway with only the first group (the agents going left to
+    /// right): the one-way reference that a two-way run's completion is compared with.
+    pub fn one_way(kind: ScenarioKind, agents: usize) -> Result<Scenario, ScenarioError> {
+        let mut scenario = Scenario::new(kind, agents)?;
+        if matches!(kind, ScenarioKind::CorridorSwap | ScenarioKind::Doorway) {
+            scenario = two_rooms(kind, agents, false);
+        }
+        Ok(scenario)
+    }
+}
+
+/// The longest start-to-target straight line at the walkers' preferred speed, seconds.
+fn straight_line_s(agents: &[(Vec3, Vec3)]) -> f32 {
+    agents
+        .iter()
+        .map(|(start, target)| start.distance(*target))
+        .fold(0.0, f32::max)
+        / WALKER.preferred_speed_mps
+}
+
+/// Two square rooms joined through their facing walls: by a corridor four bodies wide and
+/// 20 m long (`CorridorSwap`) or by a 2 m door in a 0.5 m wall (`Doorway`). Half the
+/// agents start in the left room in a grid a metre apart and walk to the same place in the
+/// right room; the other half (with `both_ways`) do the opposite, so the groups meet
+/// head-on in the passage. Without `both_ways` only the first half runs.
+fn two_rooms(kind: ScenarioKind, agents: usize, both_ways: bool) -> Scenario {
+    let radius = WALKER.radius_m;
+    let per_group = agents.div_ceil(2);
+    let spacing = 1.0;
+    let rows = (per_group as f32).sqrt().ceil() as usize;
+    let room = rows as f32 * spacing + 2.0;
+    let (passage_m, passage_width) = match kind {
+        ScenarioKind::CorridorSwap => (20.0, 4.0 * 2.0 * radius),
+        _ => (0.5, 2.0),
+    };
+    // Agent-centre space: walls shrunk by the radius, the passage 2r narrower.
+    let (low, high) = (radius, room - radius);
+    let (left_end, right_start) = (room - radius, room + passage_m + radius);
+    let right_end = 2.0 * room + passage_m - radius;
+    let (pass_low, pass_high) = (
+        room * 0.5 - passage_width * 0.5 + radius,
+        room * 0.5 + passage_width * 0.5 - radius,
+    );
+    let polygons = [
+        rectangle(low, low, left_end, pass_low),
+        rectangle(low, pass_low, left_end, pass_high),
+        rectangle(low, pass_high, left_end, high),
+        rectangle(left_end, pass_low, right_start, pass_high),
+        rectangle(right_start, low, right_end, pass_low),
+        rectangle(right_start, pass_low, right_end, pass_high),
+        rectangle(right_start, pass_high, right_end, high),
+    ];
+    // Each group fills its room from the wall it leaves through, backwards; its places
+    // are the other group's starts.
+    let left = block(per_group, rows, spacing, left_end - 0.6, -1.0, room * 0.5);
+    let right = block(per_group, rows, spacing, right_start + 0.6, 1.0, room * 0.5);
+    let mut pairs: Vec<(Vec3, Vec3)> = left.iter().copied().zip(right.iter().copied()).collect();
+    if both_ways {
+        pairs.extend(right.into_iter().zip(left).take(agents - per_group));
+    }
+    let straight_line_s = straight_line_s(&pairs);
+    Scenario {
+        kind,
+        mesh: mesh_of(&polygons),
+        params: WALKER,
+        config: CrowdConfig::default(),
+        dt_s: 0.1,
+        straight_line_s,
+        time_limit_s: 120.0 + 3.0 * agents as f32,
+        agents: pairs,
+    }
+}
+
+/// A square plaza, sized from the crowd (a body per 16 m²); a quarter of the agents start
+/// in a block along each side and walk to the same place on the opposite side, so the four
+/// groups meet in the middle.
+fn crossing(agents: usize) -> Scenario {
+    let radius = WALKER.radius_m;
+    let per_group = agents.div_ceil(4);
+    let side = (16.0 * agents as f32).sqrt().max(20.0);
+    let spacing = 1.0;
+    let rows = ((side * 0.5) / spacing).floor().max(1.0) as usize;
+    let centre = side * 0.5;
+    let (near, far) = (radius + 0.6, side - radius - 0.6);
+    // West and east groups: blocks of `rows` across z, filling outward from their edge.
+    let west = block(per_group, rows, spacing, near, 1.0, centre);
+    let mut pairs: Vec<(Vec3, Vec3)> = Vec::with_capacity(agents);
+    let mirror_x = |p: Vec3| Vec3::new(side - p.x, 0.0, p.z);
+    // North and south groups: the west block turned a quarter.
+    let turn = |p: Vec3| Vec3::new(p.z, 0.0, p.x);
+    let mirror_z = |p: Vec3| Vec3::new(p.x, 0.0, side - p.z);
+    for (index, &start) in west.iter().enumerate() {
+        let groups = [
+            (start, mirror_x(start)),
+            (mirror_x(start), start),
+            (turn(start), mirror_z(turn(start))),
+            (mirror_z(turn(start)), turn(start)),
+        ];
+        for (group, pair) in groups.into_iter().enumerate() {
+            if index * 4 + group < agents {
+                pairs.push(pair);
+            }
+        }
+    }
+    debug_assert!(
+        pairs
+            .iter()
+            .all(|(s, _)| s.x >= near - 1e-3 && s.x <= far + 1e-3)
+    );
+    let straight_line_s = straight_line_s(&pairs);
+    Scenario {
+        kind: ScenarioKind::Crossing,
+        mesh: mesh_of(&[rectangle(radius, radius, side - radius, side - radius)]),
+        params: WALKER,
+        config: CrowdConfig::default(),
+        dt_s: 0.1,
+        straight_line_s,
+        time_limit_s: 120.0 + 2.0 * agents as f32,
+        agents: pairs,
     }
 }
 

@@ -19,6 +19,12 @@ pub enum ScenarioArg {
     Corridor,
     /// A crowd walks from one room to another through a 2 m door.
     Bottleneck,
+    /// Two groups swap rooms through a 20 m corridor four bodies wide.
+    CorridorSwap,
+    /// Two groups swap rooms through one 2 m door, in both directions at once.
+    Doorway,
+    /// Four groups cross a square to the opposite sides.
+    Crossing,
 }
 
 #[derive(clap::Args, Debug)]
@@ -34,6 +40,10 @@ pub struct ScenarioCommand {
     pub avoidance: Switch,
     #[command(flatten)]
     pub contact: ContactArgs,
+    /// Corridor swap and doorway: run only the first group (half of --agents), the one-way
+    /// reference for the two-way completion time.
+    #[arg(long)]
+    pub one_way: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -50,14 +60,30 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         ScenarioArg::Circle => ScenarioKind::Circle,
         ScenarioArg::Corridor => ScenarioKind::Corridor,
         ScenarioArg::Bottleneck => ScenarioKind::Bottleneck,
+        ScenarioArg::CorridorSwap => ScenarioKind::CorridorSwap,
+        ScenarioArg::Doorway => ScenarioKind::Doorway,
+        ScenarioArg::Crossing => ScenarioKind::Crossing,
     };
-    let mut scenario =
-        Scenario::new(kind, command.agents).map_err(|e| CliError::Usage(e.to_string()))?;
+    if command.one_way && !matches!(kind, ScenarioKind::CorridorSwap | ScenarioKind::Doorway) {
+        return Err(CliError::Usage(format!(
+            "--one-way is for corridor-swap and doorway, not {:?}",
+            command.scenario
+        )));
+    }
+    let mut scenario = if command.one_way {
+        Scenario::one_way(kind, command.agents)
+    } else {
+        Scenario::new(kind, command.agents)
+    }
+    .map_err(|e| CliError::Usage(e.to_string()))?;
     scenario.config.avoidance.enabled = command.avoidance == Switch::On;
     command.contact.apply(&mut scenario.config.avoidance);
     let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))?
         .map_err(|e| CliError::Usage(e.to_string()))?;
-    let name = format!("{:?}", command.scenario).to_lowercase();
+    let name = match command.scenario {
+        ScenarioArg::CorridorSwap => "corridor-swap".to_owned(),
+        other => format!("{other:?}").to_lowercase(),
+    };
     if let Some(path) = &command.svg {
         let caption = format!(
             "{name}: {} agents after {} frames",
