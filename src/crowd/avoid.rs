@@ -36,6 +36,14 @@
 //! them. Walkers slowed by a neighbour close
 //! ahead may turn right ([`AvoidanceConfig::slow_turn_rad`], off by default).
 //!
+//! Walkers held in a crowd escalate on how long they have gone without progress along
+//! their corridors ([`AgentLanes::unprogressed_s`]): the stall turn, then the squeeze
+//! (if configured), and after [`AvoidanceConfig::pass_through_after_s`] they pass through
+//! the agents in their way, weighing only walls and agents crossing links, until they make
+//! progress again. Optionally bodies may press into each other by an allowance
+//! ([`AvoidanceConfig::overlap_allowance`]) and pairs met head-on prefer a common passing
+//! side ([`AvoidanceConfig::passing_side_rad`]).
+//!
 //! After the move, [`separation_pass`] pushes overlapping agents apart along the surface,
 //! in rounds over feet and polygons copied into cell order ([`SeparationScratch`]), the
 //! step's feedback read once and written once; [`ContactModel`] says whether it also
