@@ -134,7 +134,7 @@ fn walkers_held_for_a_second_pass_through_and_a_two_way_corridor_clears_sooner()
 fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_way() {
     // Issue 20: two groups of 200 swap rooms through a corridor four bodies wide, meeting
     // head-on; everyone through, in at most twice the time one group alone takes, nobody
-    // stuck. Measured 112.6 s both ways against 70.9 s one way (1.59x).
+    // stuck. Measured 115.9 s both ways against 71.1 s one way (1.63x).
     let both = run(ScenarioKind::CorridorSwap, 400);
     let (alone, _) = run_scenario(
         &Scenario::one_way(ScenarioKind::CorridorSwap, 400).unwrap(),
@@ -161,7 +161,7 @@ fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_w
 
 #[test]
 fn doorway_both_ways_and_a_four_way_crossing_complete_with_nobody_stuck() {
-    // Measured: the doorway's 2 x 100 in 77.6 s, the crossing's 4 x 100 in 75.8 s (1.36x
+    // Measured: the doorway's 2 x 100 in 82.0 s, the crossing's 4 x 100 in 76.4 s (1.37x
     // the straight line) with a progress efficiency of 0.88.
     for (kind, agents) in [(ScenarioKind::Doorway, 200), (ScenarioKind::Crossing, 400)] {
         let report = run(kind, agents);
