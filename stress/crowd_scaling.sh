@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Crowd scaling on the generated city: agents/ms and ms per frame against N, per pass.
+# Crowd scaling on a generated level: agents/ms and ms per frame against N, per pass.
 # Writes stress/results/crowd_scaling.csv and, with python3, stress/results/crowd_scaling.svg.
+# LEVEL=hills runs on the generated terrain instead of the city (results named
+# crowd_scaling_hills*).
 # Usage: stress/crowd_scaling.sh [FRAMES] [N ...]   (default: 300 frames; 1k..100k agents)
 # AVOIDANCE=off runs without local avoidance (default on); results go to
 # crowd_scaling.csv / crowd_scaling_no_avoidance.csv.
@@ -20,8 +22,14 @@ if [ ${#sizes[@]} -eq 0 ]; then
 fi
 cargo build --release --quiet
 avoidance=${AVOIDANCE:-on}
+level=${LEVEL:-city}
+case "$level" in
+  city|hills) ;;
+  *) echo "LEVEL must be city or hills, not '$level'" >&2; exit 2 ;;
+esac
 name=crowd_scaling
-if [ "$avoidance" = off ]; then name=crowd_scaling_no_avoidance; fi
+if [ "$level" = hills ]; then name=crowd_scaling_hills; fi
+if [ "$avoidance" = off ]; then name=${name}_no_avoidance; fi
 budget_per_agent=${BUDGET_PER_AGENT:-}
 # WARM_UP=F runs F untimed frames first (`--warm-up-frames`), so the measured frames are
 # those of a crowd that walks (with BUDGET_PER_AGENT, the first burst served by then).
@@ -35,7 +43,7 @@ for n in "${sizes[@]}"; do
   if [ -n "$budget_per_agent" ]; then
     budget=(--node-budget "$(python3 -c "print(max(2048, round($budget_per_agent * $n)))")")
   fi
-  json=$(target/release/waymark crowd city --agents "$n" --frames "$frames" --warm-up-frames "$warm_up" --avoidance "$avoidance" "${budget[@]}" --json)
+  json=$(target/release/waymark crowd "$level" --agents "$n" --frames "$frames" --warm-up-frames "$warm_up" --avoidance "$avoidance" "${budget[@]}" --json)
   python3 - "$json" >> "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])

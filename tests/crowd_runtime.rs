@@ -93,7 +93,7 @@ fn m1_sixty_degree_slope_halves_the_horizontal_limits() {
     let at = nearest_polygon(&snapshot, point, Vec3::splat(1.0), &QueryFilter::new())
         .unwrap()
         .unwrap();
-    let gradient = patch_gradient(&snapshot, at.polygon, point);
+    let (gradient, _) = patch_gradient(&snapshot, at.polygon, point, u32::MAX);
     assert!(close(gradient.x, 3f32.sqrt(), 1e-4) && close(gradient.y, 0.0, 1e-5));
     let (mut speed, mut acceleration) = ([0.0], [0.0]);
     slope_limits_scalar(
@@ -980,4 +980,63 @@ fn pool_of(threads: usize) -> rayon::ThreadPool {
         .num_threads(threads)
         .build()
         .expect("a thread pool")
+}
+
+#[test]
+fn terrain_gradients_come_from_the_triangle_under_the_agent_whatever_the_hint() {
+    // The generated hills: rolling ground whose polygons are not planar, so the gradient
+    // is the detail triangle's. The hinted lookup (the slope pass's) must give the answer
+    // of a plain search over the polygon's triangles, with a good hint, a stale one from
+    // another polygon, or none.
+    let level = waymark::scene::hills::hills(300, 3);
+    let world = level.scene.world_triangles().unwrap();
+    let mesh = NavMesh::from_file(
+        bake(&world, &BakeConfig::preset(Preset::Recast))
+            .unwrap()
+            .to_file(),
+    )
+    .unwrap();
+    let snapshot = mesh.snapshot();
+    let points = waymark::query::random_points(&snapshot, &QueryFilter::new(), 400, 9);
+    let mut uneven = 0;
+    let mut stale_hint = u32::MAX;
+    for (polygon, point) in points {
+        let tile = snapshot.tile(polygon).unwrap();
+        let flat = Vec2::new(point.x, point.z);
+        let index = polygon.polygon();
+        // The plain search: the triangle whose barycentric weights are all non-negative.
+        let expected = tile
+            .detail_triangles(index)
+            .iter()
+            .find_map(|&[a, b, c]| {
+                let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
+                let (a2, b2, c2) = (
+                    Vec2::new(a.x, a.z),
+                    Vec2::new(b.x, b.z),
+                    Vec2::new(c.x, c.z),
+                );
+                let area = turn(a2, b2, c2);
+                let inside = [turn(flat, b2, c2), turn(a2, flat, c2), turn(a2, b2, flat)]
+                    .iter()
+                    .all(|w| w / area >= -1e-5);
+                inside.then(|| waymark::mesh::runtime_tile::triangle_gradient([a, b, c]))?
+            })
+            .expect("a random point lies on a detail triangle");
+        uneven += usize::from(tile.uniform_gradient[usize::from(index)].is_none());
+        let (unhinted, found) = tile.gradient_at(index, flat, u32::MAX);
+        let (hinted, again) = tile.gradient_at(index, flat, found);
+        let (stale, _) = tile.gradient_at(index, flat, stale_hint);
+        for gradient in [unhinted, hinted, stale] {
+            assert!(
+                gradient.distance(expected) < 1e-3,
+                "{gradient} against {expected}"
+            );
+        }
+        assert_eq!(found, again);
+        stale_hint = found;
+    }
+    assert!(
+        uneven > 200,
+        "only {uneven} of 400 points on uneven polygons"
+    );
 }

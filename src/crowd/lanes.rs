@@ -70,6 +70,9 @@ pub struct AgentLanes {
     pub gradient_x: Vec<f32>,
     /// Patch gradient dh/dz.
     pub gradient_z: Vec<f32>,
+    /// The detail triangle the gradient was last read from (its index in its tile): the
+    /// slope pass tries it first.
+    pub patch_hint: Vec<u32>,
     /// Horizontal speed limit V/k on the current patch, m/s.
     pub speed_limit: Vec<f32>,
     /// Horizontal acceleration limit A/k on the current patch, m/s².
@@ -160,6 +163,7 @@ macro_rules! every_lane {
             max_acceleration,
             gradient_x,
             gradient_z,
+            patch_hint,
             speed_limit,
             acceleration_limit,
             goal_x,
@@ -366,6 +370,7 @@ impl AgentLanes {
         self.max_acceleration.push(agent.max_acceleration);
         self.gradient_x.push(0.0);
         self.gradient_z.push(0.0);
+        self.patch_hint.push(u32::MAX);
         self.speed_limit.push(agent.max_speed);
         self.acceleration_limit.push(agent.max_acceleration);
         self.goal_x.push(agent.position.x);
@@ -499,6 +504,7 @@ mod tests {
             max_acceleration,
             gradient_x,
             gradient_z,
+            patch_hint,
             speed_limit,
             acceleration_limit,
             goal_x,
@@ -546,6 +552,7 @@ mod tests {
             max_acceleration.len(),
             gradient_x.len(),
             gradient_z.len(),
+            patch_hint.len(),
             speed_limit.len(),
             acceleration_limit.len(),
             goal_x.len(),

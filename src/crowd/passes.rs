@@ -11,7 +11,6 @@ use wide::f32x8;
 use super::corridor::Corridor;
 use super::funnel::{FUNNEL_PORTALS_MAX, FunnelResult, funnel_scalar};
 use super::lanes::{AgentLanes, AgentStatus};
-use crate::mesh::runtime_tile::triangle_gradient;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::portal;
 
@@ -591,39 +590,18 @@ fn follow_without_funnel(
 }
 
 /// The gradient (dh/dx, dh/dz) of the detail triangle under `position` in `polygon` (zero
-/// when the polygon is stale or the point is outside every triangle).
-pub fn patch_gradient(snapshot: &Snapshot, polygon: PolyRef, position: Vec3) -> Vec2 {
-    let Some(tile) = snapshot.tile(polygon) else {
-        return Vec2::ZERO;
-    };
-    if let Some(gradient) = tile.uniform_gradient[usize::from(polygon.polygon())] {
-        return gradient; // a planar polygon: no triangle search
-    }
-    let point = Vec2::new(position.x, position.z);
-    let mut best = (f32::INFINITY, Vec2::ZERO);
-    for &triangle in tile.detail_triangles(polygon.polygon()) {
-        let Some(gradient) = triangle_gradient(triangle) else {
-            continue;
-        };
-        let [a, b, c] = triangle;
-        // Barycentric distance outside the triangle: zero inside.
-        let turn = |p: Vec2, q: Vec2, r: Vec2| (q - p).perp_dot(r - p);
-        let (a2, b2, c2) = (
-            Vec2::new(a.x, a.z),
-            Vec2::new(b.x, b.z),
-            Vec2::new(c.x, c.z),
-        );
-        let area = turn(a2, b2, c2);
-        let (wa, wb) = (turn(point, b2, c2) / area, turn(a2, point, c2) / area);
-        let outside = (-wa).max(-wb).max(-(1.0 - wa - wb)).max(0.0);
-        if outside < best.0 {
-            best = (outside, gradient);
-            if outside == 0.0 {
-                break;
-            }
-        }
-    }
-    best.1
+/// when the polygon is stale), and the triangle's hint for the next lookup:
+/// [`RuntimeTile::gradient_at`](crate::mesh::RuntimeTile::gradient_at), whose triangles
+/// carry their gradients from when the tile was loaded.
+pub fn patch_gradient(
+    snapshot: &Snapshot,
+    polygon: PolyRef,
+    position: Vec3,
+    hint: u32,
+) -> (Vec2, u32) {
+    snapshot.tile(polygon).map_or((Vec2::ZERO, hint), |tile| {
+        tile.gradient_at(polygon.polygon(), Vec2::new(position.x, position.z), hint)
+    })
 }
 
 /// Slope limits (spec 004, m1), scalar: `k = sqrt(1 + |g|^2)`, speed `V/k`, acceleration
@@ -688,15 +666,18 @@ pub fn slope_pass(snapshot: &Snapshot, lanes: &mut AgentLanes) {
         .gradient_x
         .par_iter_mut()
         .zip(lanes.gradient_z.par_iter_mut())
+        .zip(lanes.patch_hint.par_iter_mut())
         .enumerate()
-        .for_each(|(slot, (gradient_x, gradient_z))| {
-            let gradient = patch_gradient(
+        .for_each(|(slot, ((gradient_x, gradient_z), hint))| {
+            let (gradient, found) = patch_gradient(
                 snapshot,
                 polygon[slot],
                 Vec3::new(x[slot], y[slot], z[slot]),
+                *hint,
             );
             *gradient_x = gradient.x;
             *gradient_z = gradient.y;
+            *hint = found;
         });
     slope_limits_simd(
         &lanes.gradient_x,

@@ -175,6 +175,9 @@ struct HeightTriangle {
     third_gradient: Vec2,
     /// The corners' heights, metres.
     heights: [f32; 3],
+    /// The height gradient (dh/dx, dh/dz) of its plane: the slope of its patch (spec
+    /// 004's piecewise planar surface), computed once here rather than per agent.
+    gradient: Vec2,
 }
 
 impl HeightTriangle {
@@ -195,6 +198,7 @@ impl HeightTriangle {
             second_gradient: Vec2::new(to_c.y, -to_c.x) / area,
             third_gradient: Vec2::new(-to_b.y, to_b.x) / area,
             heights: [a.y, b.y, c.y],
+            gradient: triangle_gradient([a, b, c])?,
         })
     }
 
@@ -507,6 +511,41 @@ impl RuntimeTile {
             }
         }
         best.1
+    }
+
+    /// The height gradient (dh/dx, dh/dz) of the detail triangle under a horizontal point
+    /// inside the polygon (or the nearest one when the point is just outside): the slope
+    /// the crowd scales speeds by, with the triangle's index in the tile as a hint for
+    /// the next lookup. One lookup for a planar polygon; otherwise the hinted triangle is
+    /// tried first (an agent stays on one detail triangle for many steps), then the same
+    /// walk as [`RuntimeTile::height_at`] over triangles whose gradients were computed
+    /// with the tile. Any hint is safe: one outside the polygon's triangles is ignored.
+    pub fn gradient_at(&self, polygon: u16, point: Vec2, hint: u32) -> (Vec2, u32) {
+        if let Some(gradient) = self.uniform_gradient[polygon as usize] {
+            return (gradient, hint);
+        }
+        let (first, end) = self.height_ranges[polygon as usize];
+        if (first..end).contains(&hint) {
+            let triangle = &self.height_triangles[hint as usize];
+            let (wa, wb, wc) = triangle.weights(point);
+            if wa >= 0.0 && wb >= 0.0 && wc >= 0.0 {
+                return (triangle.gradient, hint);
+            }
+        }
+        let mut best = (f32::INFINITY, Vec2::ZERO, hint);
+        for (index, triangle) in
+            (first..end).zip(&self.height_triangles[first as usize..end as usize])
+        {
+            let (wa, wb, wc) = triangle.weights(point);
+            let outside = (-wa).max(-wb).max(-wc).max(0.0);
+            if outside < best.0 {
+                best = (outside, triangle.gradient, index);
+                if outside == 0.0 {
+                    break;
+                }
+            }
+        }
+        (best.1, best.2)
     }
 
     /// Whether the horizontal point (x, z) lies over the polygon (its edges included, with

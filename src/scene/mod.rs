@@ -20,6 +20,7 @@
 pub mod city;
 mod error;
 mod graph;
+pub mod hills;
 mod mesh;
 pub mod obj;
 pub mod proving_ground;

@@ -123,8 +123,8 @@ impl ContactArgs {
 
 #[derive(clap::Args, Debug, Default)]
 pub struct CrowdCommand {
-    /// Level: an .obj or .wmnav file, `city` (generated, sized from --agents) or the
-    /// proving ground (default).
+    /// Level: an .obj or .wmnav file, `city` or `hills` (generated, sized from --agents)
+    /// or the proving ground (default).
     pub level: Option<PathBuf>,
     /// Number of agents.
     #[arg(long, default_value_t = 200)]
@@ -140,7 +140,7 @@ pub struct CrowdCommand {
     /// Step length, seconds.
     #[arg(long, default_value_t = 1.0 / 30.0)]
     pub dt: f32,
-    /// Seed of the random starts and targets (and of the city).
+    /// Seed of the random starts and targets (and of the city or hills).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Starts and targets from a CSV (`agent,sx,sy,sz,t0x,t0y,t0z,...`), first N rows.
@@ -206,6 +206,19 @@ fn load_mesh(command: &CrowdCommand) -> Result<(NavMesh, String), CliError> {
                 format!(
                     "city ({} blocks a side, {:.0} m)",
                     city.blocks_per_side, city.side_m
+                ),
+            ))
+        }
+        Some(path) if path.as_os_str() == "hills" => {
+            let hills = waymark::scene::hills::hills(command.agents, command.seed);
+            if command.bake.tile_size.is_none() {
+                config.tile_size_cells = Some(96);
+            }
+            Some((
+                hills.scene,
+                format!(
+                    "hills ({:.0} m, {} plateaus, {} ridges)",
+                    hills.side_m, hills.plateaus, hills.ridges
                 ),
             ))
         }
