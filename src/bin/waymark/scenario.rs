@@ -116,6 +116,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
                 / report.agents.max(1) as f64
                 / (f64::from(report.frames as f32 * report.dt_s) / 60.0).max(f64::MIN_POSITIVE),
             "progress_efficiency": report.flow.progress_efficiency,
+            "steady_arrivals_per_s": report.steady_arrivals_per_s,
             "order_to_motion_frames_p95": report.flow.order_to_motion_frames_p95,
             "overlap_pairs_per_frame": report.overlap_pairs_per_frame,
             "max_overlap_m": report.max_overlap_m,
