@@ -751,7 +751,10 @@ fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
     let tile = TileData::from_walkable_polygons(&polygons).unwrap();
     let mut mesh = mesh_of(&polygons);
     let config = CrowdConfig {
-        budget: waymark::crowd::FrameBudget { node_expansions: 2 },
+        budget: waymark::crowd::FrameBudget {
+            node_expansions: 2,
+            head_starts: 0,
+        },
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(&mesh, config).unwrap();
@@ -853,6 +856,7 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
     let config = CrowdConfig {
         budget: waymark::crowd::FrameBudget {
             node_expansions: budget,
+            head_starts: 0,
         },
         ..CrowdConfig::default()
     };
@@ -1039,4 +1043,104 @@ fn terrain_gradients_come_from_the_triangle_under_the_agent_whatever_the_hint() 
         uneven > 200,
         "only {uneven} of 400 points on uneven polygons"
     );
+}
+
+/// Ten agents ordered to the far end of a strip of 40 squares (each to its own place) with
+/// 12 node expansions per frame between them: a search takes about 40, so the last path
+/// comes after some 35 frames.
+fn strip_crowd(head_starts: u32) -> (NavMesh, Crowd, Vec<hecs::Entity>) {
+    let polygons: Vec<WalkablePolygon> = (0..40)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 4.0, |_| 0.0))
+        .collect();
+    let mesh = mesh_of(&polygons);
+    let config = CrowdConfig {
+        budget: waymark::crowd::FrameBudget {
+            node_expansions: 12,
+            head_starts,
+        },
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let params = AgentParams {
+        radius_m: 0.3,
+        ..AgentParams::DETOUR_REFERENCE
+    };
+    let agents = (0..10)
+        .map(|i| {
+            let agent = crowd
+                .add_agent(Vec3::new(1.0 + 0.8 * i as f32, 0.0, 2.0), params)
+                .unwrap();
+            let target = Vec3::new(79.0 - 0.8 * i as f32, 0.0, 2.0);
+            crowd.request_move(agent, target).unwrap();
+            agent
+        })
+        .collect();
+    (mesh, crowd, agents)
+}
+
+#[test]
+fn agents_walk_a_head_start_while_their_paths_are_searched() {
+    let (_mesh, mut crowd, agents) = strip_crowd(64);
+    let mut controller = KinematicController;
+    let mut meter = waymark::crowd::FlowMeter::new();
+    for &agent in &agents {
+        meter.ordered(agent);
+    }
+    let starts: Vec<f32> = agents
+        .iter()
+        .map(|&a| crowd.position(a).unwrap().x)
+        .collect();
+    let mut arrived = Vec::new();
+    let mut waiting_at_frame_5 = 0;
+    for frame in 0..900 {
+        for event in crowd.step(1.0 / 30.0, &mut controller).unwrap() {
+            match event {
+                CrowdEvent::Arrived { entity, .. } => {
+                    // At its own target when it arrives (later arrivals may jostle it).
+                    let index = agents.iter().position(|&a| a == entity).unwrap();
+                    let target = Vec3::new(79.0 - 0.8 * index as f32, 0.0, 2.0);
+                    let at = crowd.position(entity).unwrap();
+                    assert!(at.distance(target) <= 0.25 + 1e-4, "{entity:?} at {at}");
+                    arrived.push(entity);
+                    meter.finished(entity);
+                }
+                CrowdEvent::PartialArrived { .. } | CrowdEvent::NoPath { .. } => {
+                    panic!("a head start's end is no arrival: {event:?}")
+                }
+                _ => {}
+            }
+        }
+        meter.observe(&crowd, 1.0 / 30.0);
+        if frame == 4 {
+            // Everyone walks toward the target, though most paths are still searched, and
+            // they count as waiting for their paths.
+            waiting_at_frame_5 = crowd.stats().waiting_for_path;
+            for (&agent, &start) in agents.iter().zip(&starts) {
+                assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+                assert!(crowd.position(agent).unwrap().x > start, "{agent:?}");
+            }
+        }
+    }
+    assert!(
+        waiting_at_frame_5 >= 5,
+        "{waiting_at_frame_5} waiting at frame 5"
+    );
+    let report = meter.report(&crowd);
+    assert!(report.order_to_motion_frames_p95 <= 2, "{report:?}");
+    assert_eq!(arrived.len(), 10, "all arrive at their real targets");
+}
+
+#[test]
+fn without_head_starts_agents_stand_until_their_paths_come() {
+    let (_mesh, mut crowd, agents) = strip_crowd(0);
+    let mut controller = KinematicController;
+    for _ in 0..5 {
+        crowd.step(1.0 / 30.0, &mut controller).unwrap();
+    }
+    let waiting = agents
+        .iter()
+        .filter(|&&agent| crowd.status(agent).unwrap() == AgentStatus::WaitingForPath)
+        .count();
+    assert!(waiting >= 5, "{waiting} of 10 still waiting at frame 5");
+    assert_eq!(crowd.stats().waiting_for_path as usize, waiting);
 }

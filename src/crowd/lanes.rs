@@ -133,6 +133,10 @@ pub struct AgentLanes {
     /// is jostled meanwhile. Avoidance escalates on it.
     pub unprogressed_s: Vec<f32>,
 
+    /// Whether the agent walks a head start: a few polygons toward its target, given while
+    /// its request waits for the searched path (status `Moving`, the request still
+    /// awaiting). Its end is no arrival, and leaving it is no reason to re-plan.
+    pub on_head_start: Vec<bool>,
     /// Status.
     pub status: Vec<AgentStatus>,
     /// Whether the agent's request waits in the ingest list.
@@ -190,6 +194,7 @@ macro_rules! every_lane {
             blocked,
             progress_m,
             unprogressed_s,
+            on_head_start,
             status,
             ingest_pending
         )
@@ -397,6 +402,7 @@ impl AgentLanes {
         self.blocked.push(false);
         self.progress_m.push(0.0);
         self.unprogressed_s.push(0.0);
+        self.on_head_start.push(false);
         self.status.push(AgentStatus::Idle);
         self.ingest_pending.push(false);
         self.entity.len() - 1
@@ -531,6 +537,7 @@ mod tests {
             blocked,
             progress_m,
             unprogressed_s,
+            on_head_start,
             status,
             ingest_pending,
         } = lanes;
@@ -579,6 +586,7 @@ mod tests {
             blocked.len(),
             progress_m.len(),
             unprogressed_s.len(),
+            on_head_start.len(),
             status.len(),
             ingest_pending.len(),
         ]

@@ -754,6 +754,7 @@ impl Crowd {
             // (A crossing agent lands first; its new request is served from the exit.)
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
         }
+        self.lanes.on_head_start[slot] = false;
         self.lanes.blocked[slot] = false;
         self.lanes.stalled_s[slot] = 0.0;
         self.lanes.progress_m[slot] = 0.0;
@@ -771,6 +772,7 @@ impl Crowd {
         }
         self.lanes.status[slot] = AgentStatus::Idle;
         self.lanes.corridor[slot] = None;
+        self.lanes.on_head_start[slot] = false;
         Ok(())
     }
 

@@ -20,12 +20,12 @@ use super::controller::Controller;
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, follow_pass, rejoin, slope_pass, track_progress};
 use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
-use super::{Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest};
+use super::{Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest, Slot};
 use crate::query::{Validity, nearest_polygon};
 
-/// Requests turned into path jobs per step at most (the scheduler cannot serve more than a
-/// few hundred a frame under its node budget anyway).
-const INGEST_PER_FRAME_MAX: usize = 1024;
+/// Requests turned into path jobs per step at least; more when the budget gives more
+/// head starts a step (each fresh job can be answered by one at once).
+const INGEST_PER_FRAME_MIN: usize = 1024;
 
 /// Attempts in a row without an adopted corridor after which a request is given up.
 const ATTEMPTS_MAX: u32 = 4;
@@ -213,7 +213,8 @@ impl Crowd {
 
         // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
         // spreads over frames instead of stretching one. The rest waits, in order.
-        let take = self.pending.len().min(INGEST_PER_FRAME_MAX);
+        let most = INGEST_PER_FRAME_MIN.max(self.config.budget.head_starts as usize);
+        let take = self.pending.len().min(most);
         let pending: Vec<hecs::Entity> = self.pending.drain(..take).collect();
         timed(&mut stats.ingest, pending.len(), || {
             self.ingest(&pending, &mut events)
@@ -312,7 +313,8 @@ impl Crowd {
             .lanes
             .status
             .iter()
-            .filter(|s| **s == AgentStatus::WaitingForPath)
+            .zip(&self.lanes.on_head_start)
+            .filter(|&(status, &head_start)| *status == AgentStatus::WaitingForPath || head_start)
             .count() as u32;
         self.last_stats = stats;
         if self.config.avoidance.enabled
@@ -350,7 +352,7 @@ impl Crowd {
         );
         self.neighbour_grid.permute_slots(&order, &new_slot_of);
         // One pass over the world's slot components rather than a lookup per entity.
-        for slot in self.world.query_mut::<&mut super::Slot>() {
+        for slot in self.world.query_mut::<&mut Slot>() {
             slot.0 = new_slot_of[slot.0] as usize;
         }
     }
@@ -366,11 +368,20 @@ impl Crowd {
     ) {
         let mut finished = Vec::new();
         stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
-            let world = &self.world;
+            let (world, lanes) = (&self.world, &self.lanes);
             let is_current = |job: &Job| {
                 world
                     .get::<&MoveRequest>(job.entity)
                     .is_ok_and(|m| m.awaiting && m.request == job.request)
+            };
+            // Where a waiting agent stands now, on a live polygon (it may have walked a
+            // head start since it was ordered).
+            let standing = |job: &Job| {
+                let slot = world.get::<&Slot>(job.entity).ok()?.0;
+                let polygon = lanes.polygon[slot];
+                (lanes.status[slot] != AgentStatus::CrossingLink
+                    && snapshot.tile(polygon).is_some())
+                .then(|| (polygon, lanes.position(slot)))
             };
             self.scheduler.run(
                 snapshot,
@@ -379,6 +390,7 @@ impl Crowd {
                 self.config.budget,
                 self.frame,
                 &is_current,
+                &standing,
                 &mut finished,
             )
         });
@@ -403,6 +415,7 @@ impl Crowd {
         drop(request);
         if let Ok(slot) = self.slot(entity) {
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
+            self.lanes.on_head_start[slot] = false;
             if !self.lanes.ingest_pending[slot] {
                 self.lanes.ingest_pending[slot] = true;
                 self.pending.push(entity);
@@ -419,6 +432,7 @@ impl Crowd {
         }
         self.lanes.status[slot] = AgentStatus::Failed;
         self.lanes.corridor[slot] = None;
+        self.lanes.on_head_start[slot] = false;
     }
 
     /// Ingest: each pending request becomes a path job (start and goal snapped to the mesh).
@@ -494,6 +508,10 @@ impl Crowd {
                 }
                 Outcome::Retry => None,
                 Outcome::Corridor(corridor) => Some(corridor),
+                Outcome::HeadStart(corridor) => {
+                    self.adopt_head_start(slot, &corridor, current.target);
+                    continue;
+                }
             };
             let usable = corridor.filter(|c| {
                 c.reads.still_valid_in(&self.snapshot, &self.filter) == Validity::Valid
@@ -543,12 +561,47 @@ impl Crowd {
             lanes.cursor[slot] = cursor as u32;
             lanes.corner_age[slot] = u8::MAX;
             lanes.status[slot] = AgentStatus::Moving;
+            lanes.on_head_start[slot] = false;
             if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.entity) {
                 request.awaiting = false;
                 request.attempts_since_adopted = 0;
             }
         }
         rejected
+    }
+
+    /// An agent still waiting for its path walks `corridor`, a head start toward
+    /// `target`, if the mesh it read is unchanged and the agent still stands at its start;
+    /// its request stays queued. Otherwise the agent just waits.
+    fn adopt_head_start(
+        &mut self,
+        slot: usize,
+        corridor: &std::sync::Arc<super::Corridor>,
+        target: Vec3,
+    ) {
+        let lanes = &mut self.lanes;
+        if lanes.status[slot] != AgentStatus::WaitingForPath
+            || corridor.reads.still_valid_in(&self.snapshot, &self.filter) != Validity::Valid
+            || corridor.find_near(0, lanes.polygon[slot], 0, 1).is_none()
+        {
+            return;
+        }
+        let Some(last) = corridor.last_polygon(&self.snapshot) else {
+            return;
+        };
+        let Some(tile) = self.snapshot.tile(last) else {
+            return;
+        };
+        let goal = tile.closest_point(last.polygon(), target).0;
+        lanes.goal_x[slot] = goal.x;
+        lanes.goal_y[slot] = goal.y;
+        lanes.goal_z[slot] = goal.z;
+        lanes.goal_polygon[slot] = last;
+        lanes.corridor[slot] = Some(corridor.clone());
+        lanes.cursor[slot] = 0;
+        lanes.corner_age[slot] = u8::MAX;
+        lanes.status[slot] = AgentStatus::Moving;
+        lanes.on_head_start[slot] = true;
     }
 
     /// Follow: cursor, corner and preferred velocity for every moving agent. Returns how
@@ -583,9 +636,15 @@ impl Crowd {
             );
         for entity in lost {
             // Off the corridor (pushed away, or the corridor's tiles changed): a new path
-            // from where the agent actually is.
+            // from where the agent actually is. Off a head start, the agent waits for the
+            // path its request is already queued for.
             if let Ok(slot) = self.slot(entity) {
                 self.lanes.corridor[slot] = None;
+                if self.lanes.on_head_start[slot] {
+                    self.lanes.on_head_start[slot] = false;
+                    self.lanes.status[slot] = AgentStatus::WaitingForPath;
+                    continue;
+                }
             }
             self.reissue(entity);
         }
@@ -843,6 +902,9 @@ impl Crowd {
             };
             match mark {
                 FeedbackMark::Blocked => events.push(CrowdEvent::Blocked { entity, request }),
+                FeedbackMark::AtGoal if self.lanes.on_head_start[slot] => {
+                    // The end of a head start: the agent stands there until its path comes.
+                }
                 FeedbackMark::AtGoal => {
                     let lanes = &mut self.lanes;
                     let complete = lanes.corridor[slot].as_ref().is_some_and(|c| c.complete);

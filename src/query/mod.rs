@@ -15,6 +15,7 @@
 
 mod filter;
 mod funnel;
+mod head_start;
 mod nearest;
 mod read_set;
 mod route;
@@ -27,6 +28,7 @@ pub use funnel::{
     Corner, CornerFlags, StraightPathScratch, portal, portal_in, pull, straight_path,
     straight_path_with,
 };
+pub use head_start::{HEAD_START_STEPS, head_start};
 pub use nearest::{
     ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with, polygons_within,
 };
