@@ -162,6 +162,9 @@ impl CrowdConfig {
         if self.budget.node_expansions == 0 {
             return Some(("budget.node_expansions", 0.0));
         }
+        if !finite_at_least(self.budget.search_time_ms, 0.0) {
+            return Some(("budget.search_time_ms", self.budget.search_time_ms));
+        }
         if !finite_at_least(self.arrive_tolerance_m, 0.0) {
             return Some(("arrive_tolerance_m", self.arrive_tolerance_m));
         }

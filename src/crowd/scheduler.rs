@@ -112,13 +112,19 @@ impl PathWaits {
 }
 
 /// What path finding may spend in one step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameBudget {
     /// Node expansions per step, all searches together.
     pub node_expansions: u32,
     /// Fresh requests given a head start per step (a few adjacency reads each, about a
     /// microsecond; 0: none, agents stand until their path is found).
     pub head_starts: u32,
+    /// Wall-clock time the searches may take per step, milliseconds, on top of the node
+    /// budget (0: no time limit). The scheduler stops opening and stepping searches once
+    /// it is spent, after at least one round (so paths still come on a slow frame). A
+    /// time limit makes which searches finish in a frame depend on the machine's speed,
+    /// so runs are no longer repeatable bit for bit; the node budget alone keeps them so.
+    pub search_time_ms: f32,
 }
 
 impl Default for FrameBudget {
@@ -127,6 +133,7 @@ impl Default for FrameBudget {
             node_expansions: 2048,
             // A burst of 10,000 orders walking within 5 frames, 100,000 within 49.
             head_starts: 2048,
+            search_time_ms: 0.0,
         }
     }
 }
@@ -335,6 +342,12 @@ impl Scheduler {
         let mut stats = ScheduleStats::default();
         self.head_starts(snapshot, filter, budget.head_starts, is_current, finished);
         let mut remaining = budget.node_expansions;
+        let clock = std::time::Instant::now();
+        let out_of_time = || {
+            budget.search_time_ms > 0.0
+                && clock.elapsed().as_secs_f32() * 1e3 >= budget.search_time_ms
+        };
+        let mut rounds_run = 0u32;
         loop {
             // Open searches up to the limit, answering from the cache where possible.
             while self.in_flight.len() < SEARCHES_OPEN && remaining > 0 {
@@ -411,9 +424,10 @@ impl Scheduler {
                 }
             }
             self.in_flight = kept;
-            if self.in_flight.is_empty() || remaining == 0 {
+            if self.in_flight.is_empty() || remaining == 0 || (rounds_run > 0 && out_of_time()) {
                 break;
             }
+            rounds_run += 1;
             // One round: every open search steps with its share of what is left, in
             // parallel, oldest first in the order they were opened; a search that finishes
             // builds its corridor on the same thread.

@@ -153,6 +153,10 @@ pub struct CrowdCommand {
     /// walked while the path is searched; 0: none).
     #[arg(long, default_value_t = FrameBudget::default().head_starts)]
     pub head_starts: u32,
+    /// Wall-clock time path searches may take per frame, ms, on top of the node budget
+    /// (0: none). Runs are then no longer repeatable bit for bit.
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub search_time_ms: f32,
     /// Heuristic weight of path searches (1: optimal; 1.5-2: weighted A*, far fewer
     /// expansions on grid-like levels, paths at most that factor longer).
     #[arg(long, default_value_t = CrowdConfig::default().heuristic_weight)]
@@ -191,6 +195,7 @@ impl CrowdCommand {
             seed: 1,
             node_budget: FrameBudget::default().node_expansions,
             head_starts: FrameBudget::default().head_starts,
+            search_time_ms: 0.0,
             heuristic_weight: CrowdConfig::default().heuristic_weight,
             ..CrowdCommand::default()
         }
@@ -398,6 +403,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             budget: FrameBudget {
                 node_expansions: command.node_budget,
                 head_starts: command.head_starts,
+                search_time_ms: command.search_time_ms,
             },
             heuristic_weight: command.heuristic_weight,
             avoidance,
@@ -678,6 +684,9 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         });
         // Past what one `json!` can expand: added after.
         report["head_starts"] = json!(command.head_starts);
+        // How long the oldest request still queued or searched at the end has waited
+        // (agents re-planning after a push off their corridor wait a frame or two).
+        report["oldest_path_wait_frames"] = json!(run.last.scheduler.oldest_wait_frames);
         writeln!(out, "{report}")?;
         return Ok(());
     }
