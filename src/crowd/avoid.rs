@@ -1188,6 +1188,9 @@ const SEPARATION_SLACK_M: f32 = 1e-3;
 /// (8 against 4: overlapping pairs of the shared nav_test crowd 343 -> 307 per frame).
 const SEPARATION_ROUNDS: usize = 8;
 
+/// A separation round looking at fewer agents than this runs on the calling thread.
+const SEPARATION_SERIAL_BELOW: usize = 256;
+
 /// Agents (in cell order) per parallel work item of the separation pass, as in the avoid
 /// pass: a crush in one corner spreads over several items.
 const SEPARATION_CHUNK_AGENTS: usize = 64;
@@ -1285,15 +1288,20 @@ pub fn separation_pass(
     // it is looked at, so after the round `feet_next` is whole again. No serial stretch
     // between rounds: the chunks keep their own active lists.
     let relax = (config.contact_relax_per_s * dt).min(1.0);
+    // A round with few agents left to look at runs on the calling thread: sharing a few
+    // dozen agents' pushes costs more in waking the other thread than it saves.
+    let mut looking_at = agent_count;
     for round in 0..SEPARATION_ROUNDS {
         let read = &*feet;
         let soft_share = if round == 0 { relax } else { 0.0 };
+        let serial = looking_at < SEPARATION_SERIAL_BELOW;
         let still: usize = agents
             .par_chunks_mut(SEPARATION_CHUNK_AGENTS)
             .zip(feet_next.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
             .zip(moved.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
             .zip(active.par_iter_mut())
             .enumerate()
+            .with_min_len(if serial { chunks } else { 1 })
             .map(|(chunk, (((agents, next), moved), active))| {
                 let first = chunk * SEPARATION_CHUNK_AGENTS;
                 let mut kept = 0;
@@ -1325,6 +1333,7 @@ pub fn separation_pass(
         if still == 0 {
             break;
         }
+        looking_at = still;
     }
     let (agents, moved) = (&*agents, &*moved);
     feedback

@@ -152,22 +152,17 @@ fn straight_line_s(agents: &[(Vec3, Vec3)]) -> f32 {
         / WALKER.preferred_speed_mps
 }
 
-/// Two square rooms joined through their facing walls: by a corridor four bodies wide and
-/// 20 m long (`CorridorSwap`) or by a 2 m door in a 0.5 m wall (`Doorway`). Half the
-/// agents start in the left room in a grid a metre apart and walk to the same place in the
-/// right room; the other half (with `both_ways`) do the opposite, so the groups meet
-/// head-on in the passage. Without `both_ways` only the first half runs.
-fn two_rooms(kind: ScenarioKind, agents: usize, both_ways: bool) -> Scenario {
-    let radius = WALKER.radius_m;
-    let per_group = agents.div_ceil(2);
-    let spacing = 1.0;
-    let rows = (per_group as f32).sqrt().ceil() as usize;
-    let room = rows as f32 * spacing + 2.0;
-    let (passage_m, passage_width) = match kind {
-        ScenarioKind::CorridorSwap => (20.0, 4.0 * 2.0 * radius),
-        _ => (0.5, 2.0),
-    };
-    // Agent-centre space: walls shrunk by the radius, the passage 2r narrower.
+/// Two square rooms `room` metres a side joined through their facing walls by a passage
+/// `passage_m` long and `passage_width` wide, centred on the rooms' middle, as agent-centre
+/// space for bodies of `radius` (walls shrunk by the radius, the passage 2r narrower).
+/// Returns the polygons and the x of the left room's far side (where the passage starts),
+/// of the right room's near side and of its far side.
+fn two_rooms_polygons(
+    room: f32,
+    passage_m: f32,
+    passage_width: f32,
+    radius: f32,
+) -> ([WalkablePolygon; 7], f32, f32, f32) {
     let (low, high) = (radius, room - radius);
     let (left_end, right_start) = (room - radius, room + passage_m + radius);
     let right_end = 2.0 * room + passage_m - radius;
@@ -184,6 +179,26 @@ fn two_rooms(kind: ScenarioKind, agents: usize, both_ways: bool) -> Scenario {
         rectangle(right_start, pass_low, right_end, pass_high),
         rectangle(right_start, pass_high, right_end, high),
     ];
+    (polygons, left_end, right_start, right_end)
+}
+
+/// Two square rooms joined through their facing walls: by a corridor four bodies wide and
+/// 20 m long (`CorridorSwap`) or by a 2 m door in a 0.5 m wall (`Doorway`). Half the
+/// agents start in the left room in a grid a metre apart and walk to the same place in the
+/// right room; the other half (with `both_ways`) do the opposite, so the groups meet
+/// head-on in the passage. Without `both_ways` only the first half runs.
+fn two_rooms(kind: ScenarioKind, agents: usize, both_ways: bool) -> Scenario {
+    let radius = WALKER.radius_m;
+    let per_group = agents.div_ceil(2);
+    let spacing = 1.0;
+    let rows = (per_group as f32).sqrt().ceil() as usize;
+    let room = rows as f32 * spacing + 2.0;
+    let (passage_m, passage_width) = match kind {
+        ScenarioKind::CorridorSwap => (20.0, 4.0 * 2.0 * radius),
+        _ => (0.5, 2.0),
+    };
+    let (polygons, left_end, right_start, _) =
+        two_rooms_polygons(room, passage_m, passage_width, radius);
     // Each group fills its room from the wall it leaves through, backwards; its places
     // are the other group's starts.
     let left = block(per_group, rows, spacing, left_end - 0.6, -1.0, room * 0.5);
@@ -375,22 +390,7 @@ fn bottleneck(agents: usize) -> Scenario {
     let room = 20.0;
     let wall = 0.5;
     let door = 2.0;
-    let (door_low, door_high) = (
-        room * 0.5 - door * 0.5 + radius,
-        room * 0.5 + door * 0.5 - radius,
-    );
-    let (left_end, right_start) = (room - radius, room + wall + radius);
-    let right_end = 2.0 * room + wall - radius;
-    let (low, high) = (radius, room - radius);
-    let polygons = [
-        rectangle(low, low, left_end, door_low),
-        rectangle(low, door_low, left_end, door_high),
-        rectangle(low, door_high, left_end, high),
-        rectangle(left_end, door_low, right_start, door_high),
-        rectangle(right_start, low, right_end, door_low),
-        rectangle(right_start, door_low, right_end, door_high),
-        rectangle(right_start, door_high, right_end, high),
-    ];
+    let (polygons, left_end, _, right_end) = two_rooms_polygons(room, wall, door, radius);
     let spacing = 1.0;
     let rows = 18;
     // The crowd fills the left room from the wall backwards; places fill the right room

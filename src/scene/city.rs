@@ -8,7 +8,7 @@
 
 use glam::Vec3;
 
-use super::graph::{InstanceDesc, Scene};
+use super::graph::Scene;
 use super::mesh::TriMesh;
 use crate::geom::SplitMix64;
 use crate::ids::AreaId;
@@ -77,11 +77,7 @@ pub fn city(agents: usize, seed: u64) -> City {
     let mut scene = Scene::new();
     let mut random = SplitMix64::new(seed);
     let add = |scene: &mut Scene, mesh: TriMesh| {
-        let name = mesh.name.clone();
-        let id = scene.add_mesh(mesh);
-        scene
-            .add_instance(InstanceDesc::new(name, id))
-            .expect("generated meshes are valid");
+        scene.add_placed(mesh);
     };
     // Ground only where people walk: a hollow building box would otherwise leave the
     // ground inside it walkable (a rasterizer sees surfaces, not solids).

@@ -159,6 +159,16 @@ impl Scene {
         Ok(InstanceId(self.instances.len() as u32 - 1))
     }
 
+    /// Adds `mesh` and one instance of it at the world root, named after the mesh: how the
+    /// generated levels place their pieces (each already in world metres). The instance
+    /// cannot be refused: its mesh was just added and it has no parent.
+    pub(crate) fn add_placed(&mut self, mesh: TriMesh) -> InstanceId {
+        let name = mesh.name.clone();
+        let id = self.add_mesh(mesh);
+        self.add_instance(InstanceDesc::new(name, id))
+            .expect("a new mesh's instance at the root is valid")
+    }
+
     /// The support id for a name, interned on first use.
     pub fn support(&mut self, name: &str) -> SupportId {
         if let Some(&id) = self.support_by_name.get(name) {

@@ -10,7 +10,7 @@
 
 use glam::Vec3;
 
-use super::graph::{InstanceDesc, Scene};
+use super::graph::Scene;
 use super::mesh::TriMesh;
 use crate::geom::SplitMix64;
 use crate::ids::AreaId;
@@ -88,11 +88,7 @@ pub fn hills(agents: usize, seed: u64) -> Hills {
     let mut random = SplitMix64::new(seed);
     let mut scene = Scene::new();
     let add = |scene: &mut Scene, mesh: TriMesh| {
-        let name = mesh.name.clone();
-        let id = scene.add_mesh(mesh);
-        scene
-            .add_instance(InstanceDesc::new(name, id))
-            .expect("generated meshes are valid");
+        scene.add_placed(mesh);
     };
 
     // Rolling ground: one hill per 2,500 m², 1-6 m high, sigma 15-40 m (the steepest
