@@ -1130,6 +1130,13 @@ fn agents_walk_a_head_start_while_their_paths_are_searched() {
             // Everyone walks toward the target, though most paths are still searched, and
             // they count as waiting for their paths.
             waiting_at_frame_5 = crowd.stats().waiting_for_path;
+            let first_paths = agents
+                .iter()
+                .filter(|&&agent| crowd.awaiting_first_path(agent).unwrap())
+                .count();
+            // No agent has been pushed off a corridor yet: everyone waiting waits for its
+            // first path.
+            assert_eq!(first_paths as u32, waiting_at_frame_5);
             for (&agent, &start) in agents.iter().zip(&starts) {
                 assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
                 assert!(crowd.position(agent).unwrap().x > start, "{agent:?}");
@@ -1143,6 +1150,9 @@ fn agents_walk_a_head_start_while_their_paths_are_searched() {
     let report = meter.report(&crowd);
     assert!(report.order_to_motion_frames_p95 <= 2, "{report:?}");
     assert_eq!(arrived.len(), 10, "all arrive at their real targets");
+    for &agent in &agents {
+        assert!(!crowd.awaiting_first_path(agent).unwrap());
+    }
 }
 
 #[test]

@@ -322,6 +322,9 @@ struct MoveRequest {
     /// Attempts since a corridor was last adopted: an agent pushed off its corridor many
     /// times over a long walk is not failing, one whose paths keep being rejected is.
     attempts_since_adopted: u32,
+    /// Whether a searched corridor has been adopted for this request (a head start does
+    /// not count): false while the order still waits for its first path.
+    adopted_once: bool,
 }
 
 /// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the
@@ -642,6 +645,17 @@ impl Crowd {
             .map(|m| m.request))
     }
 
+    /// Whether the agent has a move request still waiting for its first searched path
+    /// (walking a head start meanwhile, or standing): unlike [`StepStats::waiting_for_path`],
+    /// an agent re-planning after a push off its corridor does not count.
+    pub fn awaiting_first_path(&self, entity: hecs::Entity) -> Result<bool, CrowdError> {
+        self.slot(entity)?;
+        Ok(self
+            .world
+            .get::<&MoveRequest>(entity)
+            .is_ok_and(|m| m.awaiting && !m.adopted_once))
+    }
+
     /// Adds an agent standing at `position` (snapped to the mesh). Everything the step
     /// keeps per agent grows here, not in the step (see [`Crowd::reserve`] to size it all
     /// at once).
@@ -744,6 +758,7 @@ impl Crowd {
                     request,
                     awaiting: true,
                     attempts_since_adopted: 0,
+                    adopted_once: false,
                 },
             )
             .expect("a known agent");

@@ -74,7 +74,8 @@ pub struct StepStats {
     pub feedback: PassStats,
     /// The scheduler's own counters.
     pub scheduler: ScheduleStats,
-    /// Agents waiting for a path after the step.
+    /// Agents without their searched path after the step: queued, searched, or walking a
+    /// head start meanwhile.
     pub waiting_for_path: u32,
     /// Results rejected at adoption (stale request or read set).
     pub rejected: u32,
@@ -565,6 +566,7 @@ impl Crowd {
             if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.entity) {
                 request.awaiting = false;
                 request.attempts_since_adopted = 0;
+                request.adopted_once = true;
             }
         }
         rejected

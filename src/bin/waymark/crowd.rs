@@ -342,6 +342,8 @@ pub struct CrowdRun {
     pub off_mesh_agents: u32,
     /// Flow over the measured frames (efficiency, order to motion, stuck at the end).
     pub flow: FlowReport,
+    /// Agents still without their first searched path after the last step.
+    pub waiting_for_first_path: usize,
     pub crowd: Crowd,
 }
 
@@ -461,6 +463,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         max_overlap_m: 0.0,
         off_mesh_agents: 0,
         flow: FlowReport::default(),
+        waiting_for_first_path: 0,
         crowd,
     };
     let mut quality_grid = NeighbourGrid::default();
@@ -501,6 +504,18 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             }
         }
         meter.observe(&run.crowd, command.dt);
+        if frame + 1 == command.warm_up_frames + command.frames {
+            // After the last step, before arrivals take their next targets: the orders
+            // still without their first searched path (the others waiting re-plan after a
+            // push off their corridors).
+            run.waiting_for_first_path = run
+                .crowd
+                .lanes()
+                .entity
+                .iter()
+                .filter(|&&agent| run.crowd.awaiting_first_path(agent).unwrap_or(false))
+                .count();
+        }
         // Counted only in measured frames; agents take their next target in every frame.
         let count = |counter: &mut usize| *counter += usize::from(measured);
         for event in events {
@@ -687,6 +702,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         // How long the oldest request still queued or searched at the end has waited
         // (agents re-planning after a push off their corridor wait a frame or two).
         report["oldest_path_wait_frames"] = json!(run.last.scheduler.oldest_wait_frames);
+        report["waiting_for_first_path"] = json!(run.waiting_for_first_path);
         writeln!(out, "{report}")?;
         return Ok(());
     }
