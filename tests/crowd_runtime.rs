@@ -1063,13 +1063,18 @@ fn terrain_gradients_come_from_the_triangle_under_the_agent_whatever_the_hint() 
 /// 12 node expansions per frame between them: a search takes about 40, so the last path
 /// comes after some 35 frames.
 fn strip_crowd(head_starts: u32) -> (NavMesh, Crowd, Vec<hecs::Entity>) {
+    strip_crowd_with(head_starts, 12)
+}
+
+/// [`strip_crowd`] with `node_expansions` per frame.
+fn strip_crowd_with(head_starts: u32, node_expansions: u32) -> (NavMesh, Crowd, Vec<hecs::Entity>) {
     let polygons: Vec<WalkablePolygon> = (0..40)
         .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 4.0, |_| 0.0))
         .collect();
     let mesh = mesh_of(&polygons);
     let config = CrowdConfig {
         budget: waymark::crowd::FrameBudget {
-            node_expansions: 12,
+            node_expansions,
             head_starts,
             ..Default::default()
         },
@@ -1216,4 +1221,38 @@ fn a_search_time_budget_still_finds_every_path_and_a_bad_one_is_refused_by_name(
             other => panic!("{bad}: {:?}", other.map(|_| ())),
         }
     }
+}
+
+#[test]
+fn a_head_start_walked_to_its_end_goes_on_while_the_path_is_still_searched() {
+    // One node expansion a frame: the ten paths of about 40 expansions each come one
+    // every 40 frames or so. A head start is at most four squares (8 m); agents reaching
+    // its end walk on greedily, so after 5 s those still without their path have gone
+    // well past it toward their targets, with no arrival reported on the way.
+    let (_mesh, mut crowd, agents) = strip_crowd_with(64, 1);
+    let starts: Vec<f32> = agents
+        .iter()
+        .map(|&a| crowd.position(a).unwrap().x)
+        .collect();
+    let mut controller = KinematicController;
+    for _ in 0..150 {
+        for event in crowd.step(1.0 / 30.0, &mut controller).unwrap() {
+            assert!(
+                !matches!(event, CrowdEvent::PartialArrived { .. }),
+                "{event:?}"
+            );
+        }
+    }
+    let mut still_waiting = 0;
+    for (&agent, &start) in agents.iter().zip(&starts) {
+        if crowd.awaiting_first_path(agent).unwrap() {
+            still_waiting += 1;
+            let walked = crowd.position(agent).unwrap().x - start;
+            assert!(walked > 12.0, "{agent:?} walked {walked} m");
+        }
+    }
+    assert!(
+        still_waiting >= 5,
+        "{still_waiting} still without their path"
+    );
 }

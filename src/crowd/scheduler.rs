@@ -299,6 +299,7 @@ impl Scheduler {
                     job.target,
                     filter,
                     HEAD_START_STEPS,
+                    true,
                 )
                 .ok()?;
                 (path.steps.len() > 1)

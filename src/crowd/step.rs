@@ -581,9 +581,22 @@ impl Crowd {
         corridor: &std::sync::Arc<super::Corridor>,
         target: Vec3,
     ) {
+        if self.lanes.status[slot] != AgentStatus::WaitingForPath {
+            return;
+        }
+        self.walk_head_start(slot, corridor, target);
+    }
+
+    /// Puts the agent on `corridor`, a head start toward `target`, if the mesh it read is
+    /// unchanged and the agent stands at its start.
+    fn walk_head_start(
+        &mut self,
+        slot: usize,
+        corridor: &std::sync::Arc<super::Corridor>,
+        target: Vec3,
+    ) {
         let lanes = &mut self.lanes;
-        if lanes.status[slot] != AgentStatus::WaitingForPath
-            || corridor.reads.still_valid_in(&self.snapshot, &self.filter) != Validity::Valid
+        if corridor.reads.still_valid_in(&self.snapshot, &self.filter) != Validity::Valid
             || corridor.find_near(0, lanes.polygon[slot], 0, 1).is_none()
         {
             return;
@@ -904,8 +917,38 @@ impl Crowd {
             };
             match mark {
                 FeedbackMark::Blocked => events.push(CrowdEvent::Blocked { entity, request }),
-                FeedbackMark::AtGoal if self.lanes.on_head_start[slot] => {
-                    // The end of a head start: the agent stands there until its path comes.
+                FeedbackMark::HeadStartEnd => {
+                    // The end of a head start, the path not yet come: walk on, greedily,
+                    // from here, or stop and wait where no neighbour brings it nearer.
+                    let target = self
+                        .world
+                        .get::<&MoveRequest>(entity)
+                        .map(|m| m.target)
+                        .ok();
+                    let further = target.and_then(|target| {
+                        let path = crate::query::head_start(
+                            &self.snapshot,
+                            self.lanes.polygon[slot],
+                            self.lanes.position(slot),
+                            target,
+                            &self.filter,
+                            crate::query::HEAD_START_STEPS,
+                            false,
+                        )
+                        .ok()?;
+                        let corridor = super::Corridor::from_path(&self.snapshot, &path)?;
+                        (path.steps.len() > 1).then(|| (std::sync::Arc::new(corridor), target))
+                    });
+                    match further {
+                        Some((corridor, target)) => self.walk_head_start(slot, &corridor, target),
+                        None => {
+                            // Nowhere nearer to go: the agent stops and waits.
+                            let lanes = &mut self.lanes;
+                            lanes.on_head_start[slot] = false;
+                            lanes.corridor[slot] = None;
+                            lanes.status[slot] = AgentStatus::WaitingForPath;
+                        }
+                    }
                 }
                 FeedbackMark::AtGoal => {
                     let lanes = &mut self.lanes;
@@ -1045,6 +1088,7 @@ lane_view! {
             goal_x: f32,
             goal_z: f32,
             goal_polygon: crate::mesh::PolyRef,
+            on_head_start: bool,
         }
     }
 }
@@ -1057,6 +1101,8 @@ enum FeedbackMark {
     /// The agent is within the tolerance of its goal, stopped, and the goal's tile is
     /// still there.
     AtGoal,
+    /// The agent walks a head start and stands on its last polygon: time to walk on.
+    HeadStartEnd,
 }
 
 /// Adds a step's progress along the corridor (`along_m`, negative for a step back) to the
@@ -1139,6 +1185,14 @@ fn feedback_run(
             view.blocked[offset] = false;
         }
         let goal = Vec2::new(view.goal_x[offset], view.goal_z[offset]);
+        if view.on_head_start[offset] {
+            // Its end is no arrival: on its last polygon, the agent walks on (others
+            // walking the same way may hold the very end point).
+            if step.polygon == view.goal_polygon[offset] {
+                marks.push((slot, FeedbackMark::HeadStartEnd));
+            }
+            continue;
+        }
         let near = flat.distance(goal) <= tolerance;
         let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
         // (The goal's tile is looked up only for an agent that is there.)

@@ -27,6 +27,11 @@ use crate::mesh::{Adjacent, PolyRef, Snapshot};
 /// Steps the crowd gives a head start: a few polygons, tens of metres on a baked level.
 pub const HEAD_START_STEPS: usize = 4;
 
+/// A step whose edge comes no farther from the target than this beyond where the walk
+/// stands still counts as coming nearer: a walk continued from the end of another starts
+/// on the very edge it should cross next, at the same distance, metres.
+const LEVEL_M: f32 = 0.01;
+
 /// The horizontal distance from the segment `a`-`b` to `point`.
 fn segment_distance(a: Vec2, b: Vec2, point: Vec2) -> f32 {
     let along = b - a;
@@ -40,7 +45,9 @@ fn segment_distance(a: Vec2, b: Vec2, point: Vec2) -> f32 {
 }
 
 /// The greedy walk from `start` toward `target`, at most `steps_max` polygons past the
-/// start (see the module docs).
+/// start (see the module docs). With `sideways_first`, the first step may go sideways;
+/// without, every step must come nearer (a walk continued from where an earlier one
+/// stopped: allowing it there would pace between two polygons).
 pub fn head_start(
     snapshot: &Snapshot,
     start: PolyRef,
@@ -48,6 +55,7 @@ pub fn head_start(
     target: Vec3,
     filter: &QueryFilter,
     steps_max: usize,
+    sideways_first: bool,
 ) -> Result<PathResult, QueryError> {
     for (what, point) in [
         ("head start", start_position),
@@ -115,9 +123,9 @@ pub fn head_start(
         }
         // The first step may go sideways (an agent at its polygon's nearest point to
         // the target, against a wall, still gets going); later ones must come nearer.
-        let Some((next, distance)) =
-            best.filter(|&(_, distance)| distance < here || steps.len() == 1)
-        else {
+        let Some((next, distance)) = best.filter(|&(_, distance)| {
+            distance < here + LEVEL_M || (sideways_first && steps.len() == 1)
+        }) else {
             break; // no neighbour brings the walk nearer
         };
         let Some(next_tile) = snapshot.tile(next) else {
@@ -180,7 +188,7 @@ mod tests {
         let start = start_of(&snapshot, start_point);
         let target = Vec3::new(19.0, 0.0, 1.0);
         let filter = QueryFilter::new();
-        let path = head_start(&snapshot, start, start_point, target, &filter, 4).unwrap();
+        let path = head_start(&snapshot, start, start_point, target, &filter, 4, true).unwrap();
         assert_eq!(path.steps.len(), 5, "the start and four steps");
         assert!(!path.complete);
         for (index, step) in path.steps.iter().enumerate() {
@@ -192,7 +200,7 @@ mod tests {
             );
         }
         // Enough steps: it stops on the polygon over the target.
-        let path = head_start(&snapshot, start, start_point, target, &filter, 20).unwrap();
+        let path = head_start(&snapshot, start, start_point, target, &filter, 20, true).unwrap();
         assert_eq!(path.steps.len(), 10);
         assert!(path.read_set.tiles.iter().all(|read| read.on_route));
         // A target behind the start: one step sideways (the only neighbour), then
@@ -204,9 +212,22 @@ mod tests {
             Vec3::new(-5.0, 0.0, 1.0),
             &filter,
             4,
+            true,
         )
         .unwrap();
         assert_eq!(back.steps.len(), 2);
+        // Continuing a walk, no sideways step: it stays.
+        let stay = head_start(
+            &snapshot,
+            start,
+            start_point,
+            Vec3::new(-5.0, 0.0, 1.0),
+            &filter,
+            4,
+            false,
+        )
+        .unwrap();
+        assert_eq!(stay.steps.len(), 1);
     }
 
     #[test]
@@ -221,6 +242,7 @@ mod tests {
             Vec3::new(f32::NAN, 0.0, 0.0),
             &QueryFilter::new(),
             4,
+            true,
         )
         .unwrap_err();
         assert!(error.to_string().contains("head start target"), "{error}");
