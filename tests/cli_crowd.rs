@@ -311,6 +311,14 @@ fn the_hills_terrain_is_a_built_in_level_its_crowd_walks() {
     let efficiency = report["progress_efficiency"].as_f64().unwrap();
     assert!((0.7..1.0).contains(&efficiency), "{report}");
     assert!(report["arrivals"].as_u64().unwrap() > 0, "{report}");
+    // A level past its size limit is refused by value, before anything is built.
+    let output = waymark(&["crowd", "hills", "--agents", "2000000"]);
+    assert_eq!(output.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("at most 1000000 agents, not 2000000"),
+        "{error}"
+    );
 }
 
 #[test]

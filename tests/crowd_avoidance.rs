@@ -275,6 +275,41 @@ fn avoidance_settings_out_of_range_are_refused_by_name() {
             },
             "avoidance.yield_share",
         ),
+        (
+            AvoidanceConfig {
+                overlap_allowance: 0.5,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.overlap_allowance",
+        ),
+        (
+            AvoidanceConfig {
+                contact_relax_per_s: f32::NAN,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.contact_relax_per_s",
+        ),
+        (
+            AvoidanceConfig {
+                squeeze_ramp_s: 0.0,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.squeeze_ramp_s",
+        ),
+        (
+            AvoidanceConfig {
+                pass_through_after_s: -1.0,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.pass_through_after_s",
+        ),
+        (
+            AvoidanceConfig {
+                passing_side_rad: 1.0,
+                ..AvoidanceConfig::default()
+            },
+            "avoidance.passing_side_rad",
+        ),
     ] {
         let config = CrowdConfig {
             avoidance,

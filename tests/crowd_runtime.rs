@@ -1006,7 +1006,7 @@ fn terrain_gradients_come_from_the_triangle_under_the_agent_whatever_the_hint() 
     // is the detail triangle's. The hinted lookup (the slope pass's) must give the answer
     // of a plain search over the polygon's triangles, with a good hint, a stale one from
     // another polygon, or none.
-    let level = waymark::scene::hills::hills(300, 3);
+    let level = waymark::scene::hills::hills(300, 3).unwrap();
     let world = level.scene.world_triangles().unwrap();
     let mesh = NavMesh::from_file(
         bake(&world, &BakeConfig::preset(Preset::Recast))

@@ -961,6 +961,10 @@ pub struct AvoidBody {
     pub entity_bits: u64,
 }
 
+// The record is one cache line: a field added past it would double what the avoid and
+// separation passes read per neighbour.
+const _: () = assert!(size_of::<AvoidBody>() == 64);
+
 /// Gathers every agent's [`AvoidBody`] in the grid's cell order (parallel).
 pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<AvoidBody>) {
     (0..grid.len())

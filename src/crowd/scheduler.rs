@@ -210,6 +210,9 @@ pub(crate) struct Scheduler {
     queue: VecDeque<Job>,
     in_flight: Vec<(Job, PathSearch)>,
     pools: Vec<NodePool>,
+    /// The fresh jobs given a head start this frame, and their walks (reused buffers).
+    head_start_batch: Vec<Job>,
+    head_start_corridors: Vec<Option<Arc<Corridor>>>,
     /// Heuristic weight of the searches (weighted A*).
     pub heuristic_weight: f32,
     /// Half extents of the target snapping box.
@@ -229,6 +232,8 @@ impl Scheduler {
             pools: (0..SEARCHES_OPEN)
                 .map(|_| NodePool::for_snapshot(NODE_POOL_DEFAULT, snapshot))
                 .collect(),
+            head_start_batch: Vec::new(),
+            head_start_corridors: Vec::new(),
             heuristic_weight,
             snap_half_extents,
             waits: PathWaits::default(),
@@ -276,7 +281,10 @@ impl Scheduler {
         is_current: &dyn Fn(&Job) -> bool,
         finished: &mut Vec<Finished>,
     ) {
-        let mut batch = Vec::with_capacity((most as usize).min(self.fresh.len()));
+        // Both buffers are the scheduler's, reused frame after frame.
+        let mut batch = std::mem::take(&mut self.head_start_batch);
+        let mut corridors = std::mem::take(&mut self.head_start_corridors);
+        batch.clear();
         while batch.len() < most as usize {
             let Some(job) = self.fresh.pop_front() else {
                 break;
@@ -285,29 +293,21 @@ impl Scheduler {
                 batch.push(job);
             }
         }
-        if batch.is_empty() {
-            return;
-        }
-        let corridors: Vec<Option<Arc<Corridor>>> = batch
+        batch
             .par_iter()
             .with_min_len(64)
             .map(|job| {
-                let path = head_start(
+                head_start_corridor(
                     snapshot,
                     job.start,
                     job.start_position,
                     job.target,
                     filter,
-                    HEAD_START_STEPS,
                     true,
                 )
-                .ok()?;
-                (path.steps.len() > 1)
-                    .then(|| corridor_of(snapshot, &path).map(Arc::new))
-                    .flatten()
             })
-            .collect();
-        for (job, corridor) in batch.into_iter().zip(corridors) {
+            .collect_into_vec(&mut corridors);
+        for (&job, corridor) in batch.iter().zip(corridors.drain(..)) {
             if let Some(corridor) = corridor {
                 finished.push(Finished {
                     job,
@@ -316,6 +316,8 @@ impl Scheduler {
             }
             self.queue.push_back(job);
         }
+        self.head_start_batch = batch;
+        self.head_start_corridors = corridors;
     }
 
     fn key(job: &Job, goal: PolyRef, filter: &QueryFilter) -> CorridorKey {
@@ -505,6 +507,33 @@ impl Scheduler {
             .unwrap_or(0);
         stats
     }
+}
+
+/// A head start from `start` toward `target` as a corridor ([`head_start`]; with
+/// `sideways_first` for a first walk, without for one continued from where another ended),
+/// or `None` when the walk goes nowhere or cannot run.
+pub(crate) fn head_start_corridor(
+    snapshot: &Snapshot,
+    start: PolyRef,
+    start_position: Vec3,
+    target: Vec3,
+    filter: &QueryFilter,
+    sideways_first: bool,
+) -> Option<Arc<Corridor>> {
+    let path = head_start(
+        snapshot,
+        start,
+        start_position,
+        target,
+        filter,
+        HEAD_START_STEPS,
+        sideways_first,
+    )
+    .ok()?;
+    if path.steps.len() < 2 {
+        return None;
+    }
+    corridor_of(snapshot, &path).map(Arc::new)
 }
 
 fn corridor_of(snapshot: &Snapshot, result: &PathResult) -> Option<Corridor> {

@@ -19,7 +19,7 @@ use super::avoid::{avoid_pass, gather_bodies, separation_pass};
 use super::controller::Controller;
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, follow_pass, rejoin, slope_pass, track_progress};
-use super::scheduler::{Finished, Job, Outcome, ScheduleStats};
+use super::scheduler::{Finished, Job, Outcome, ScheduleStats, head_start_corridor};
 use super::{Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest, Slot};
 use crate::query::{Validity, nearest_polygon};
 
@@ -926,18 +926,15 @@ impl Crowd {
                         .map(|m| m.target)
                         .ok();
                     let further = target.and_then(|target| {
-                        let path = crate::query::head_start(
+                        let corridor = head_start_corridor(
                             &self.snapshot,
                             self.lanes.polygon[slot],
                             self.lanes.position(slot),
                             target,
                             &self.filter,
-                            crate::query::HEAD_START_STEPS,
                             false,
-                        )
-                        .ok()?;
-                        let corridor = super::Corridor::from_path(&self.snapshot, &path)?;
-                        (path.steps.len() > 1).then(|| (std::sync::Arc::new(corridor), target))
+                        )?;
+                        Some((corridor, target))
                     });
                     match further {
                         Some((corridor, target)) => self.walk_head_start(slot, &corridor, target),

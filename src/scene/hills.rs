@@ -26,6 +26,21 @@ pub const RAMP_RUN_M: f32 = 10.0;
 /// Width of a pass through a ridge, metres.
 pub const PASS_M: f32 = 2.5;
 
+/// The most agents a hills level is sized for: about 3.3 km a side, 2.8 million
+/// height-field corners (beyond, the ground alone would take gigabytes before anything
+/// could refuse it).
+pub const AGENTS_MAX: usize = 1_000_000;
+
+/// A hills level asked for more agents than [`AGENTS_MAX`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("hills are generated for at most {most} agents, not {agents}")]
+pub struct TooManyAgents {
+    /// Asked for.
+    pub agents: usize,
+    /// [`AGENTS_MAX`].
+    pub most: usize,
+}
+
 /// A generated terrain.
 #[derive(Clone, Debug)]
 pub struct Hills {
@@ -80,8 +95,14 @@ fn highest_ground(hills: &[Hill], x0: f32, z0: f32, x1: f32, z1: f32) -> f32 {
     highest
 }
 
-/// A hills level for `agents` agents from `seed`.
-pub fn hills(agents: usize, seed: u64) -> Hills {
+/// A hills level for `agents` agents from `seed`; refused past [`AGENTS_MAX`].
+pub fn hills(agents: usize, seed: u64) -> Result<Hills, TooManyAgents> {
+    if agents > AGENTS_MAX {
+        return Err(TooManyAgents {
+            agents,
+            most: AGENTS_MAX,
+        });
+    }
     let wanted_m2 = agents.max(1) as f32 * AREA_PER_AGENT_M2;
     // Plateau sides and ridges take about a tenth of the ground.
     let side_m = ((wanted_m2 / 0.9).sqrt() / GRID_M).ceil().max(30.0) * GRID_M;
@@ -228,12 +249,12 @@ pub fn hills(agents: usize, seed: u64) -> Hills {
             piece += 1;
         }
     }
-    Hills {
+    Ok(Hills {
         scene,
         side_m,
         plateaus: plateau_count,
         ridges: ridge_count,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -242,8 +263,8 @@ mod tests {
 
     #[test]
     fn the_level_grows_with_the_crowd_and_is_the_same_for_a_seed() {
-        let small = hills(1_000, 7);
-        let large = hills(10_000, 7);
+        let small = hills(1_000, 7).unwrap();
+        let large = hills(10_000, 7).unwrap();
         // About 10 m² of ground per agent, a tenth more for plateau sides and rock.
         assert!(
             (small.side_m * small.side_m - 11_111.0).abs() < 800.0,
@@ -256,19 +277,26 @@ mod tests {
             large.side_m
         );
         assert!(large.plateaus >= 5 && large.ridges >= 2, "{large:?}");
-        let again = hills(10_000, 7);
+        let again = hills(10_000, 7).unwrap();
         let (a, b) = (
             large.scene.world_triangles().unwrap(),
             again.scene.world_triangles().unwrap(),
         );
         assert_eq!(a.corners, b.corners);
-        let other = hills(10_000, 8).scene.world_triangles().unwrap();
+        let other = hills(10_000, 8).unwrap().scene.world_triangles().unwrap();
         assert_ne!(a.corners, other.corners);
+        assert_eq!(
+            hills(AGENTS_MAX + 1, 7).unwrap_err(),
+            TooManyAgents {
+                agents: AGENTS_MAX + 1,
+                most: AGENTS_MAX
+            }
+        );
     }
 
     #[test]
     fn the_ground_rolls_but_stays_walkable() {
-        let level = hills(10_000, 1);
+        let level = hills(10_000, 1).unwrap();
         let world = level.scene.world_triangles().unwrap();
         // The ground's triangles (the first instance's, first in order): heights vary by
         // metres, and no triangle is steeper than 30°.

@@ -220,7 +220,8 @@ fn load_mesh(command: &CrowdCommand) -> Result<(NavMesh, String), CliError> {
             ))
         }
         Some(path) if path.as_os_str() == "hills" => {
-            let hills = waymark::scene::hills::hills(command.agents, command.seed);
+            let hills = waymark::scene::hills::hills(command.agents, command.seed)
+                .map_err(|error| CliError::Usage(error.to_string()))?;
             if command.bake.tile_size.is_none() {
                 config.tile_size_cells = Some(96);
             }
