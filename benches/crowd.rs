@@ -1,9 +1,9 @@
 //! Crowd passes on the shared dungeon agents (1,000, DetourCrowd's parameters, default bake),
 //! after 60 frames so that agents are moving along their corridors: the follow pass, the
 //! slope pass (and its limits kernel, scalar against `wide` SIMD), the neighbour grid and the
-//! avoid pass (and its ORCA constraint kernel, scalar against `wide`), the kinematic
-//! controller, a whole step, and the follow pass's funnel (one window at a time against
-//! eight in `wide` lanes).
+//! avoid pass (and its ORCA constraint kernel), the kinematic controller, a whole step, and
+//! the follow pass's funnel over every moving agent's window. The passes are reached
+//! through `waymark::crowd::internals`, which is not part of the API.
 //!
 //! `cargo bench --bench crowd`. The scaling runs on the generated city are in
 //! `stress/crowd_scaling.sh`.
@@ -14,17 +14,13 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
-use waymark::crowd::avoid::{
-    ConstraintLanes, NeighbourBatch, avoid_pass, gather_bodies, orca_constraints_scalar,
-    orca_constraints_simd,
-};
-use waymark::crowd::funnel::{FUNNEL_LANES, FunnelBatch, funnel_lanes, funnel_scalar};
-use waymark::crowd::passes::{
-    LOOKAHEAD_PORTALS, PortalWindow, follow_pass, slope_limits_scalar, slope_limits_simd,
-    slope_pass,
+use waymark::crowd::internals::{
+    ConstraintLanes, LOOKAHEAD_PORTALS, NeighbourBatch, NeighbourGrid, PortalWindow, avoid_pass,
+    follow_pass, funnel_scalar, gather_bodies, orca_constraints_scalar, slope_limits_scalar,
+    slope_limits_simd, slope_pass,
 };
 use waymark::crowd::{
-    AgentParams, Controller, Crowd, CrowdConfig, KinematicController, NeighbourGrid, StepRequest,
+    AgentParams, Controller, Crowd, CrowdConfig, KinematicController, StepRequest,
 };
 use waymark::mesh::NavMesh;
 use waymark::query::QueryFilter;
@@ -53,11 +49,11 @@ fn dungeon_crowd() -> (NavMesh, Crowd) {
             .skip(1)
             .map(|x| x.parse().unwrap())
             .collect();
-        let entity = crowd
+        let agent = crowd
             .add_agent(Vec3::new(v[0], v[1], v[2]), AgentParams::DETOUR_REFERENCE)
             .unwrap();
         crowd
-            .request_move(entity, Vec3::new(v[3], v[4], v[5]))
+            .request_move(agent, Vec3::new(v[3], v[4], v[5]))
             .unwrap();
     }
     let mut controller = KinematicController;
@@ -118,7 +114,7 @@ fn crowd_benches(criterion: &mut Criterion) {
     let (mut velocities, mut bodies) = (Vec::new(), Vec::new());
     let rebuild = |grid: &mut NeighbourGrid| {
         grid.rebuild(
-            [&lanes.position_x, &lanes.position_y, &lanes.position_z],
+            lanes.positions(),
             avoidance.neighbour_range_m,
             avoidance.vertical_range_m,
             avoidance.neighbours_max,
@@ -181,7 +177,7 @@ fn crowd_benches(criterion: &mut Criterion) {
     });
     group.finish();
 
-    // The ORCA half-planes of 10 neighbours, 1,000 agents' worth: scalar against `wide`.
+    // The ORCA half-planes of 10 neighbours, 1,000 agents' worth.
     let mut random = waymark::geom::SplitMix64::new(3);
     let batches: Vec<NeighbourBatch> = (0..1000)
         .map(|_| {
@@ -211,18 +207,9 @@ fn crowd_benches(criterion: &mut Criterion) {
             out.point_x[0]
         })
     });
-    group.bench_function("simd", |bench| {
-        bench.iter(|| {
-            for batch in &batches {
-                orca_constraints_simd(velocity, 0.4, 30.0, black_box(batch), &mut out);
-            }
-            out.point_x[0]
-        })
-    });
     group.finish();
 
-    // The follow pass's funnel on every moving agent's window: one at a time (the query
-    // layer's string pulling) against eight at a time in `wide` lanes.
+    // The follow pass's funnel on every moving agent's window.
     let mut group = criterion.benchmark_group(format!("funnel_{}_windows", windows.len()));
     let mut corners = Vec::new();
     group.bench_function("scalar", |bench| {
@@ -230,20 +217,6 @@ fn crowd_benches(criterion: &mut Criterion) {
             let mut length = 0.0;
             for window in &windows {
                 length += funnel_scalar(black_box(window), &mut corners).length_m;
-            }
-            length
-        })
-    });
-    let mut batch = FunnelBatch::default();
-    group.bench_function("lanes", |bench| {
-        bench.iter(|| {
-            let mut length = 0.0;
-            for eight in windows.chunks(FUNNEL_LANES) {
-                batch.clear();
-                for window in eight {
-                    batch.push(black_box(window));
-                }
-                length += funnel_lanes(&batch).iter().map(|r| r.length_m).sum::<f32>();
             }
             length
         })
@@ -257,9 +230,9 @@ fn funnel_windows(crowd: &Crowd) -> Vec<Vec<(Vec3, Vec3)>> {
     let lanes = crowd.lanes();
     (0..lanes.len())
         .filter_map(|slot| {
-            let corridor = lanes.corridor[slot].as_ref()?;
+            let (corridor, cursor) = lanes.corridor_and_cursor(slot)?;
             let portals = corridor.len() - 1;
-            let cursor = (lanes.cursor[slot] as usize).min(portals);
+            let cursor = cursor.min(portals);
             let last = (cursor + LOOKAHEAD_PORTALS).min(portals);
             let foot = lanes.position(slot);
             let mut window = vec![(foot, foot)];

@@ -16,6 +16,7 @@
 //! | runtime | [`target`] | target projection: legal stand regions, pose validation against a collision world, start projection |
 //! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
 //! | build time | [`bake`] | the voxel pipeline: world triangles to tiles |
+//! | top | [`harness`] | standard crowd scenarios and the measures of a run: overlaps, completion, flow |
 //! | top | [`debug`] | debug drawing: a draw trait and an SVG backend |
 //!
 //! Build-time modules (`scene`, the baker that follows it, and `debug`) sit behind the `bake` cargo
@@ -51,6 +52,7 @@
 
 pub mod crowd;
 pub mod geom;
+pub mod harness;
 pub mod ids;
 pub mod mesh;
 pub mod query;

@@ -19,8 +19,8 @@
 
 use std::time::Instant;
 
-use waymark::crowd::avoid::{avoid_pass, gather_bodies};
-use waymark::crowd::{CrowdConfig, KinematicController, NeighbourGrid, StepStats};
+use waymark::crowd::internals::{NeighbourGrid, avoid_pass, gather_bodies};
+use waymark::crowd::{CrowdConfig, KinematicController, StepStats};
 
 #[path = "common.rs"]
 mod common;
@@ -115,11 +115,7 @@ fn main() {
     // The avoid pass's halves alone, on the crowd where the run left it.
     let avoidance = CrowdConfig::default().avoidance;
     let lanes = crowd.lanes();
-    let positions = [
-        &lanes.position_x[..],
-        &lanes.position_y[..],
-        &lanes.position_z[..],
-    ];
+    let positions = lanes.positions();
     let mut grid = NeighbourGrid::default();
     let rebuild = |grid: &mut NeighbourGrid| {
         grid.rebuild(

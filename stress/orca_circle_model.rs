@@ -9,10 +9,9 @@
 //! `cargo run --release --example orca_circle_model -- 1000`
 
 use glam::Vec2;
-use waymark::crowd::NeighbourGrid;
-use waymark::crowd::avoid::{
-    ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, orca_constraints_scalar,
-    solve_velocity,
+use waymark::crowd::internals::{
+    ConstraintLanes, HalfPlane, NeighbourBatch, NeighbourGrid, VelocityBounds,
+    orca_constraints_scalar, solve_velocity,
 };
 use waymark::geom::SplitMix64;
 

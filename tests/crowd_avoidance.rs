@@ -2,10 +2,10 @@
 //! guarantees the pass owes the rest of the crowd (never off the mesh, the same at any
 //! thread count, a configuration error named by its field).
 
-use waymark::crowd::scenario::{Scenario, ScenarioKind, run_scenario};
 use waymark::crowd::{AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError};
+use waymark::harness::{Scenario, ScenarioKind, run_scenario};
 
-fn run(kind: ScenarioKind, agents: usize) -> waymark::crowd::scenario::ScenarioReport {
+fn run(kind: ScenarioKind, agents: usize) -> waymark::harness::ScenarioReport {
     let scenario = Scenario::new(kind, agents).unwrap();
     run_scenario(&scenario, |_| {}).unwrap().0
 }
@@ -354,8 +354,7 @@ fn separation_pushes_overlapping_agents_apart_within_a_step_and_not_as_walking()
             .position(a)
             .unwrap()
             .distance(crowd.position(b).unwrap());
-        let lanes = crowd.lanes();
-        let average = glam::Vec2::new(lanes.average_x[0], lanes.average_z[0]).length();
+        let average = crowd.lanes().average_velocity(0).length();
         (gap, average, crowd.stats().separate.items)
     };
     let (gap_with, average_with, items) = run(true);
@@ -394,18 +393,14 @@ fn an_inelastic_contact_removes_the_velocity_into_it_and_a_sliding_one_keeps_it(
         let mut closing = Vec::new();
         for _ in 0..12 {
             crowd.step(0.1, &mut controller).unwrap();
-            let lanes = crowd.lanes();
-            let (slot_a, slot_b) = (crowd.slot_of(a).unwrap(), crowd.slot_of(b).unwrap());
             let (position_a, position_b) = (crowd.position(a).unwrap(), crowd.position(b).unwrap());
             let gap = position_a.distance(position_b);
             // Closing speed along the line between them (positive: approaching).
             let towards_b =
                 glam::Vec2::new(position_b.x - position_a.x, position_b.z - position_a.z)
                     .normalize();
-            let relative = glam::Vec2::new(
-                lanes.velocity_x[slot_a] - lanes.velocity_x[slot_b],
-                lanes.velocity_z[slot_a] - lanes.velocity_z[slot_b],
-            );
+            let relative = crowd.velocity(a).unwrap() - crowd.velocity(b).unwrap();
+            let relative = glam::Vec2::new(relative.x, relative.z);
             closing.push((relative.dot(towards_b), gap));
         }
         closing

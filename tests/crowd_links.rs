@@ -5,7 +5,7 @@
 
 use glam::{Vec2, Vec3};
 use waymark::crowd::{
-    AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdEvent, KinematicController,
+    AgentId, AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdEvent, KinematicController,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
@@ -60,7 +60,7 @@ const START: Vec3 = Vec3::new(1.0, 0.0, 1.0);
 const TARGET: Vec3 = Vec3::new(20.0, -1.0, 1.0);
 
 /// A crowd on `mesh` with one walker at START asked to go to TARGET.
-fn walker_heading_down(mesh: &NavMesh, config: CrowdConfig) -> (Crowd, hecs::Entity) {
+fn walker_heading_down(mesh: &NavMesh, config: CrowdConfig) -> (Crowd, AgentId) {
     let mut crowd = Crowd::new(mesh, config).unwrap();
     let agent = crowd.add_agent(START, walker()).unwrap();
     crowd.request_move(agent, TARGET).unwrap();
@@ -90,7 +90,7 @@ struct Trace {
     frames: Vec<(AgentStatus, Vec3, f32)>,
 }
 
-fn run(crowd: &mut Crowd, agent: hecs::Entity, frames: usize) -> Trace {
+fn run(crowd: &mut Crowd, agent: AgentId, frames: usize) -> Trace {
     let mut trace = Trace {
         events: Vec::new(),
         frames: Vec::new(),
@@ -100,15 +100,13 @@ fn run(crowd: &mut Crowd, agent: hecs::Entity, frames: usize) -> Trace {
         let events = crowd.step(DT, &mut controller).unwrap();
         trace.events.extend(events.into_iter().filter(|event| {
             matches!(event,
-                CrowdEvent::Arrived { entity, .. }
-                | CrowdEvent::PartialArrived { entity, .. }
-                | CrowdEvent::LinkStarted { entity, .. }
-                | CrowdEvent::LinkFinished { entity, .. }
-                | CrowdEvent::NoPath { entity, .. } if *entity == agent)
+                CrowdEvent::Arrived { agent: entity, .. }
+                | CrowdEvent::PartialArrived { agent: entity, .. }
+                | CrowdEvent::LinkStarted { agent: entity, .. }
+                | CrowdEvent::LinkFinished { agent: entity, .. }
+                | CrowdEvent::NoPath { agent: entity, .. } if *entity == agent)
         }));
-        let slot = crowd.slot_of(agent).unwrap();
-        let lanes = crowd.lanes();
-        let speed = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length();
+        let speed = crowd.velocity(agent).unwrap().length();
         trace.frames.push((
             crowd.status(agent).unwrap(),
             crowd.position(agent).unwrap(),
@@ -293,10 +291,10 @@ fn walkers_make_room_for_an_agent_crossing_a_link() {
         let events = crowd.step(DT, &mut controller).unwrap();
         for event in &events {
             match *event {
-                CrowdEvent::LinkStarted { entity, .. } if entity == jumper => {
+                CrowdEvent::LinkStarted { agent: entity, .. } if entity == jumper => {
                     started = Some(crowd.position(jumper).unwrap());
                 }
-                CrowdEvent::LinkFinished { entity, .. } if entity == jumper => {
+                CrowdEvent::LinkFinished { agent: entity, .. } if entity == jumper => {
                     landed_at = Some(crowd.position(jumper).unwrap());
                 }
                 _ => {}
@@ -351,11 +349,15 @@ fn the_host_can_follow_a_crossing_for_its_animation() {
     assert!(progress.windows(2).all(|pair| pair[1] > pair[0]));
     assert!(progress[0] > 0.0 && *progress.last().unwrap() < 1.0);
     assert_eq!(crowd.crossing(agent).unwrap(), None, "landed");
-    assert!(crowd.crossing(hecs::Entity::DANGLING).is_err());
+    assert!(
+        crowd
+            .crossing(AgentId::from_bits(u64::MAX).unwrap())
+            .is_err()
+    );
 }
 
 /// Steps until the agent is in the air over the link.
-fn step_until_crossing(crowd: &mut Crowd, agent: hecs::Entity) {
+fn step_until_crossing(crowd: &mut Crowd, agent: AgentId) {
     let mut controller = KinematicController;
     while crowd.status(agent).unwrap() != AgentStatus::CrossingLink {
         crowd.step(DT, &mut controller).unwrap();

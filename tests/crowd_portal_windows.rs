@@ -3,7 +3,7 @@
 //! outputs to the bit, frame after frame, on a tiled city (portals across tile borders).
 
 use waymark::bake::{BakeConfig, Preset, bake};
-use waymark::crowd::passes::{PortalWindow, follow_pass};
+use waymark::crowd::internals::{PortalWindow, follow_pass};
 use waymark::crowd::{AgentParams, Crowd, CrowdConfig, KinematicController};
 use waymark::mesh::NavMesh;
 use waymark::query::{QueryFilter, random_points};

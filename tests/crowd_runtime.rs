@@ -4,13 +4,13 @@
 
 use glam::{Vec2, Vec3};
 use waymark::bake::{BakeConfig, Preset, bake};
-use waymark::crowd::passes::{
+use waymark::crowd::internals::{
     STALL_S, follow_one, patch_gradient, profile_speed, slope_limits_scalar, slope_limits_simd,
     stopping_distance, track_progress,
 };
 use waymark::crowd::{
-    AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdError, CrowdEvent,
-    KinematicController, StepFeedback, StepRequest, integrate_velocity,
+    AgentId, AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdError,
+    CrowdEvent, KinematicController, StepFeedback, StepRequest, integrate_velocity,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{NavMesh, PolyRef, Snapshot, TileData, WalkablePolygon};
@@ -159,7 +159,7 @@ fn m2_belt_carry_and_relative_velocity() {
         velocity_valid: true,
         blocked: None,
     };
-    let (end, average) = waymark::crowd::passes::feedback_velocities(&feedback);
+    let (end, average) = waymark::crowd::internals::feedback_velocities(&feedback);
     assert_eq!(end, Vec2::new(-1.0, 0.0));
     // Net progress relative to the belt: -0.1 m in 0.1 s.
     assert!(close(average.x, -1.0, 1e-6));
@@ -188,7 +188,7 @@ fn m4_end_velocity_average_velocity_and_braking() {
         support: 0,
     };
     let step = KinematicController::step_one(&snapshot, &filter, &request);
-    let (end, average) = waymark::crowd::passes::feedback_velocities(&step);
+    let (end, average) = waymark::crowd::internals::feedback_velocities(&step);
     // ...moves 0.015 m, averages 0.15 m/s and ends at 0.2 m/s.
     assert!(
         close(step.displacement.x, 0.015, 1e-6),
@@ -413,7 +413,7 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
     let snapshot = mesh.snapshot();
     let (corridor, _) = corridor_along_strip(&mesh);
     let far = polygon_at(&snapshot, 3.0, 5.0);
-    assert!(waymark::crowd::passes::rejoin(&snapshot, &corridor, 1, far).is_none());
+    assert!(waymark::crowd::internals::rejoin(&snapshot, &corridor, 1, far).is_none());
 }
 
 fn dungeon() -> NavMesh {
@@ -488,8 +488,8 @@ fn run_shared_with(
             assert_on_mesh(&crowd);
         }
         for event in &step_events {
-            if let CrowdEvent::Arrived { entity, .. } | CrowdEvent::PartialArrived { entity, .. } =
-                event
+            if let CrowdEvent::Arrived { agent: entity, .. }
+            | CrowdEvent::PartialArrived { agent: entity, .. } = event
             {
                 let index = entities.iter().position(|e| e == entity).unwrap();
                 next_target[index] = (next_target[index] + 1) % scenario[index].1.len();
@@ -509,24 +509,20 @@ fn slots_put_in_cell_order_keep_every_agent_and_handle() {
     // the 32nd, so the grid built that frame now names the agents in slot order.
     let mesh = dungeon();
     let (crowd, _) = run_shared(&mesh, 600, 32, true);
-    let lanes = crowd.lanes();
     let grid = crowd.neighbour_grid();
-    assert_eq!(grid.len(), lanes.len());
+    assert_eq!(grid.len(), crowd.len());
     assert!((0..grid.len()).all(|index| grid.slot_at(index) == index));
     assert!((0..grid.len()).all(|slot| grid.index_of_slot(slot) == Some(slot)));
-    // The agents were added in entity order; they are not in it any more.
-    let bits: Vec<u64> = lanes
-        .entity
-        .iter()
-        .map(|entity| entity.to_bits().get())
-        .collect();
+    // The agents were added in id order; they are not in it any more.
+    let ids: Vec<AgentId> = crowd.agents().map(|view| view.id).collect();
+    let bits: Vec<u64> = ids.iter().map(|id| id.to_bits()).collect();
     assert!(
         bits.windows(2).any(|pair| pair[0] > pair[1]),
         "the slots moved"
     );
-    // Every entity still finds its own slot, and each slot's agent is unique.
-    for (slot, &entity) in lanes.entity.iter().enumerate() {
-        assert_eq!(crowd.slot_of(entity), Some(slot));
+    // Every id still finds its own slot, and each slot's agent is unique.
+    for (slot, &id) in ids.iter().enumerate() {
+        assert_eq!(crowd.slot_of(id), Some(slot));
     }
     let mut unique = bits.clone();
     unique.sort_unstable();
@@ -538,11 +534,11 @@ fn slots_put_in_cell_order_keep_every_agent_and_handle() {
 /// Every agent stands on a live polygon, over it seen from above.
 fn assert_on_mesh(crowd: &Crowd) {
     let snapshot = crowd.snapshot();
-    let lanes = crowd.lanes();
-    for slot in 0..lanes.len() {
-        let tile = snapshot.tile(lanes.polygon[slot]).expect("a live polygon");
-        let position = lanes.position(slot);
-        let (closest, over) = tile.closest_point(lanes.polygon[slot].polygon(), position);
+    for (slot, view) in crowd.agents().enumerate() {
+        let polygon = crowd.polygon(view.id).unwrap();
+        let tile = snapshot.tile(polygon).expect("a live polygon");
+        let position = view.position;
+        let (closest, over) = tile.closest_point(polygon.polygon(), position);
         let gap = Vec2::new(closest.x - position.x, closest.z - position.z).length();
         // A foot stopped by a wall lies on the wall's edge: allow rounding, nothing more.
         assert!(
@@ -558,25 +554,21 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
     // Without avoidance: this is the runtime's promise (with it, see docs/benchmarks.md).
     let (crowd, events) = run_shared(&mesh, 300, 1500, false);
     let snapshot = crowd.snapshot();
-    let lanes = crowd.lanes();
     // No agent leaves the mesh: each stands on a live polygon, over it.
-    for slot in 0..lanes.len() {
-        let tile = snapshot.tile(lanes.polygon[slot]).expect("a live polygon");
-        let (_, over) = tile.closest_point(lanes.polygon[slot].polygon(), lanes.position(slot));
-        assert!(
-            over,
-            "agent {slot} at {} is off its polygon",
-            lanes.position(slot)
-        );
+    for view in crowd.agents() {
+        let polygon = crowd.polygon(view.id).unwrap();
+        let tile = snapshot.tile(polygon).expect("a live polygon");
+        let (_, over) = tile.closest_point(polygon.polygon(), view.position);
+        assert!(over, "{} at {} is off its polygon", view.id, view.position);
     }
     // Every agent's first request ended in an event: arrived, partial, blocked or no path.
-    let mut first_outcome = vec![false; lanes.len()];
+    let mut first_outcome = vec![false; crowd.len()];
     for event in &events {
         let entity = match event {
-            CrowdEvent::Arrived { entity, .. }
-            | CrowdEvent::PartialArrived { entity, .. }
-            | CrowdEvent::Blocked { entity, .. }
-            | CrowdEvent::NoPath { entity, .. } => *entity,
+            CrowdEvent::Arrived { agent: entity, .. }
+            | CrowdEvent::PartialArrived { agent: entity, .. }
+            | CrowdEvent::Blocked { agent: entity, .. }
+            | CrowdEvent::NoPath { agent: entity, .. } => *entity,
             // The dungeon has no off-mesh links.
             CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => continue,
         };
@@ -584,7 +576,7 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
             first_outcome[slot] = true;
         }
     }
-    let silent: Vec<usize> = (0..lanes.len()).filter(|&s| !first_outcome[s]).collect();
+    let silent: Vec<usize> = (0..crowd.len()).filter(|&s| !first_outcome[s]).collect();
     assert!(
         silent.is_empty(),
         "agents without an outcome after 50 s: {silent:?}"
@@ -610,12 +602,11 @@ fn a_pressed_crowd_keeps_every_foot_on_the_detail_surface() {
         crowd.stats().separate
     );
     let snapshot = crowd.snapshot();
-    let lanes = crowd.lanes();
     let mut off_level = Vec::new();
-    for slot in 0..lanes.len() {
-        let polygon = lanes.polygon[slot];
+    for (slot, view) in crowd.agents().enumerate() {
+        let polygon = crowd.polygon(view.id).unwrap();
         let tile = snapshot.tile(polygon).expect("a live polygon");
-        let foot = lanes.position(slot);
+        let foot = view.position;
         let height = tile.height_at(polygon.polygon(), Vec2::new(foot.x, foot.z));
         if (foot.y - height).abs() > 1e-5 {
             off_level.push((slot, foot, height));
@@ -641,15 +632,20 @@ fn same_at_any_thread_count(avoidance: bool) {
         pool.install(|| {
             let (crowd, events) = run_shared(&mesh, 2000, 300, avoidance);
             let lanes = crowd.lanes();
-            let state: Vec<u32> = (0..lanes.len())
-                .flat_map(|s| {
+            let state: Vec<u32> = crowd
+                .agents()
+                .enumerate()
+                .flat_map(|(slot, view)| {
+                    let cursor = lanes
+                        .corridor_and_cursor(slot)
+                        .map_or(0, |(_, cursor)| cursor);
                     [
-                        lanes.position_x[s].to_bits(),
-                        lanes.position_y[s].to_bits(),
-                        lanes.position_z[s].to_bits(),
-                        lanes.velocity_x[s].to_bits(),
-                        lanes.velocity_z[s].to_bits(),
-                        lanes.cursor[s],
+                        view.position.x.to_bits(),
+                        view.position.y.to_bits(),
+                        view.position.z.to_bits(),
+                        view.velocity.x.to_bits(),
+                        view.velocity.z.to_bits(),
+                        cursor as u32,
                     ]
                 })
                 .collect();
@@ -673,12 +669,9 @@ fn keeping_the_workers_awake_changes_nothing_but_time() {
         };
         pool.install(|| {
             let (crowd, events) = run_shared_with(&mesh, 500, 120, config);
-            let lanes = crowd.lanes();
-            let positions: Vec<u32> = lanes
-                .position_x
-                .iter()
-                .chain(&lanes.position_z)
-                .map(|x| x.to_bits())
+            let positions: Vec<u32> = crowd
+                .agents()
+                .flat_map(|view| [view.position.x.to_bits(), view.position.z.to_bits()])
                 .collect();
             (positions, events)
         })
@@ -690,11 +683,8 @@ fn keeping_the_workers_awake_changes_nothing_but_time() {
     let config = CrowdConfig::default();
     let (crowd, events) = run_shared_with(&mesh, 500, 120, config);
     let positions: Vec<u32> = crowd
-        .lanes()
-        .position_x
-        .iter()
-        .chain(&crowd.lanes().position_z)
-        .map(|x| x.to_bits())
+        .agents()
+        .flat_map(|view| [view.position.x.to_bits(), view.position.z.to_bits()])
         .collect();
     assert_eq!(awake, (positions, events));
 }
@@ -786,9 +776,7 @@ fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
         request.attempt, 1,
         "re-issued as a new attempt of the same request"
     );
-    let corridor = crowd.lanes().corridor[crowd.slot_of(agent).unwrap()]
-        .clone()
-        .unwrap();
+    let corridor = crowd.corridor(agent).unwrap().unwrap();
     assert_eq!(
         corridor.reads.newest_generation(),
         waymark::mesh::TileGeneration(2)
@@ -816,12 +804,12 @@ fn agents_brake_before_a_steeper_patch_to_its_limit() {
     let mut entry_speed = None;
     for _ in 0..300 {
         crowd.step(1.0 / 30.0, &mut controller).unwrap();
-        let lanes = crowd.lanes();
-        let speed = Vec2::new(lanes.velocity_x[0], lanes.velocity_z[0]).length();
-        if lanes.position_x[0] < 14.0 {
+        let speed = crowd.velocity(agent).unwrap().length();
+        let x = crowd.position(agent).unwrap().x;
+        if x < 14.0 {
             fastest_on_flat = fastest_on_flat.max(speed);
         }
-        if entry_speed.is_none() && lanes.position_x[0] >= 16.0 {
+        if entry_speed.is_none() && x >= 16.0 {
             entry_speed = Some(speed);
         }
     }
@@ -895,13 +883,12 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
     assert!(spent > 2_000, "{spent} nodes in all");
     // Every first request was answered; an agent pushed off its corridor in the crowd may
     // be between a re-plan and its answer, for a frame or two.
-    let lanes = crowd.lanes();
-    let first_requests_waiting = (0..lanes.len())
-        .filter(|&slot| {
-            let agent = lanes.entity[slot];
-            lanes.status[slot] == AgentStatus::WaitingForPath
+    let first_requests_waiting = crowd
+        .agents()
+        .filter(|view| {
+            view.status == AgentStatus::WaitingForPath
                 && crowd
-                    .request(agent)
+                    .request(view.id)
                     .unwrap()
                     .is_some_and(|r| r.attempt == 0)
         })
@@ -1062,12 +1049,12 @@ fn terrain_gradients_come_from_the_triangle_under_the_agent_whatever_the_hint() 
 /// Ten agents ordered to the far end of a strip of 40 squares (each to its own place) with
 /// 12 node expansions per frame between them: a search takes about 40, so the last path
 /// comes after some 35 frames.
-fn strip_crowd(head_starts: u32) -> (NavMesh, Crowd, Vec<hecs::Entity>) {
+fn strip_crowd(head_starts: u32) -> (NavMesh, Crowd, Vec<AgentId>) {
     strip_crowd_with(head_starts, 12)
 }
 
 /// [`strip_crowd`] with `node_expansions` per frame.
-fn strip_crowd_with(head_starts: u32, node_expansions: u32) -> (NavMesh, Crowd, Vec<hecs::Entity>) {
+fn strip_crowd_with(head_starts: u32, node_expansions: u32) -> (NavMesh, Crowd, Vec<AgentId>) {
     let polygons: Vec<WalkablePolygon> = (0..40)
         .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 4.0, |_| 0.0))
         .collect();
@@ -1115,7 +1102,7 @@ fn agents_walk_a_head_start_while_their_paths_are_searched() {
     for frame in 0..900 {
         for event in crowd.step(1.0 / 30.0, &mut controller).unwrap() {
             match event {
-                CrowdEvent::Arrived { entity, .. } => {
+                CrowdEvent::Arrived { agent: entity, .. } => {
                     // At its own target when it arrives (later arrivals may jostle it).
                     let index = agents.iter().position(|&a| a == entity).unwrap();
                     let target = Vec3::new(79.0 - 0.8 * index as f32, 0.0, 2.0);

@@ -20,13 +20,10 @@
 //! closest to the preferred velocity; when the neighbours' half-planes leave nothing, a 3-D
 //! fallback minimises the largest violation of them while the boundary stays hard.
 //!
-//! The half-planes over one agent's neighbours come from the scalar kernel
-//! [`orca_constraints_scalar`], whose per-neighbour body the pass calls as it reads each
-//! neighbour (no lanes in between); its `wide` twin [`orca_constraints_simd`] (eight
-//! neighbours at a time, the same operations in the same order, bit-identical: tested)
-//! computes every case for every lane and measured slower on the default target and no
-//! faster on x86-64-v3 at K = 10, so the pass uses the scalar one (figures in
-//! docs/benchmarks.md).
+//! The half-planes over one agent's neighbours come from [`orca_constraints_scalar`], whose
+//! per-neighbour body the pass calls as it reads each neighbour (no lanes in between): with
+//! about ten neighbours an agent, an eight-wide kernel that computes every case for every
+//! lane does not pay (docs/benchmarks.md).
 //!
 //! The pass works in the grid's cell order over one gathered record per agent
 //! ([`AvoidBody`], one cache line: what the agent's neighbours read, plus its own limits
@@ -57,7 +54,6 @@
 
 use glam::Vec2;
 use rayon::prelude::*;
-use wide::f32x8;
 
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
@@ -108,7 +104,7 @@ pub struct AvoidanceConfig {
     /// crush starts to circulate.
     pub slow_turn_rad: f32,
     /// The share of the avoidance between two walkers taken by the one with the lower
-    /// entity id (0.5: equal shares, plain reciprocity). Above one half, walkers meeting
+    /// agent id (0.5: equal shares, plain reciprocity). Above one half, walkers meeting
     /// head-on do not both hesitate: one gives way, by a rule fixed by identity, the same
     /// on every run.
     pub yield_share: f32,
@@ -722,69 +718,6 @@ fn orca_half_plane(
     }
 }
 
-/// [`orca_constraints_scalar`] eight neighbours at a time: every case is computed and the
-/// right one selected per lane, with the scalar twin's operations in its order.
-pub fn orca_constraints_simd(
-    velocity: Vec2,
-    inverse_horizon: f32,
-    inverse_dt: f32,
-    batch: &NeighbourBatch,
-    out: &mut ConstraintLanes,
-) {
-    let load = |lane: &[f32; NEIGHBOURS_CAPACITY], at: usize| {
-        f32x8::from(<[f32; 8]>::try_from(&lane[at..at + 8]).expect("eight lanes"))
-    };
-    let zero = f32x8::ZERO;
-    let (inverse_horizon, inverse_dt) = (f32x8::splat(inverse_horizon), f32x8::splat(inverse_dt));
-    let (velocity_x, velocity_z) = (f32x8::splat(velocity.x), f32x8::splat(velocity.y));
-    for at in (0..batch.count).step_by(8) {
-        let (px, pz) = (load(&batch.offset_x, at), load(&batch.offset_z, at));
-        let vx = load(&batch.relative_velocity_x, at);
-        let vz = load(&batch.relative_velocity_z, at);
-        let radius = load(&batch.radius_sum, at);
-        let distance_squared = px * px + pz * pz;
-        let radius_squared = radius * radius;
-        let colliding = distance_squared.simd_le(radius_squared);
-        let inverse = colliding.select(inverse_dt, inverse_horizon);
-        let wx = vx - px * inverse;
-        let wz = vz - pz * inverse;
-        let w_squared = wx * wx + wz * wz;
-        let w_dot_p = wx * px + wz * pz;
-        let on_cutoff = colliding
-            | (w_dot_p.simd_lt(zero) & (w_dot_p * w_dot_p).simd_gt(radius_squared * w_squared));
-
-        let w_length = w_squared.sqrt().max(f32x8::splat(LENGTH_FLOOR));
-        let (unit_x, unit_z) = (wx / w_length, wz / w_length);
-        let scale = radius * inverse - w_length;
-
-        let leg = (distance_squared - radius_squared).max(zero).sqrt();
-        let inverse_distance_squared = f32x8::ONE / distance_squared;
-        let left = (px * wz - pz * wx).simd_gt(zero);
-        let leg_x = left.select(
-            (px * leg - pz * radius) * inverse_distance_squared,
-            (-(px * leg) - pz * radius) * inverse_distance_squared,
-        );
-        let leg_z = left.select(
-            (px * radius + pz * leg) * inverse_distance_squared,
-            (px * radius - pz * leg) * inverse_distance_squared,
-        );
-        let along = vx * leg_x + vz * leg_z;
-
-        let direction_x = on_cutoff.select(unit_z, leg_x);
-        let direction_z = on_cutoff.select(-unit_x, leg_z);
-        let change_x = on_cutoff.select(unit_x * scale, leg_x * along - vx);
-        let change_z = on_cutoff.select(unit_z * scale, leg_z * along - vz);
-        let share = load(&batch.share, at);
-        let store = |lane: &mut [f32; NEIGHBOURS_CAPACITY], value: f32x8| {
-            lane[at..at + 8].copy_from_slice(&value.to_array());
-        };
-        store(&mut out.point_x, velocity_x + change_x * share);
-        store(&mut out.point_z, velocity_z + change_z * share);
-        store(&mut out.direction_x, direction_x);
-        store(&mut out.direction_z, direction_z);
-    }
-}
-
 /// The share of avoidance an agent takes against a neighbour: all of it against one
 /// crossing a link (an obstacle on a fixed course, not a negotiator); half between equals
 /// (two walkers split by [`AvoidanceConfig::yield_share`] instead); a walking agent takes
@@ -853,16 +786,16 @@ const STALL_TURN_RAD: f32 = 1.0;
 /// Size of the symmetry-breaking nudge, m/s.
 const NUDGE_MPS: f32 = 1e-3;
 
-/// A small velocity in a direction derived from the entity id: one of 256 directions
+/// A small velocity in a direction derived from the agent id: one of 256 directions
 /// around the circle, from a table (a sine and cosine per agent per frame showed in the
 /// avoid pass's profile).
-fn symmetry_nudge(entity_bits: u64) -> Vec2 {
+fn symmetry_nudge(identity_bits: u64) -> Vec2 {
     static DIRECTIONS: std::sync::LazyLock<[Vec2; 256]> = std::sync::LazyLock::new(|| {
         std::array::from_fn(|index| {
             Vec2::from_angle(index as f32 * (std::f32::consts::TAU / 256.0)) * NUDGE_MPS
         })
     });
-    let mixed = entity_bits.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mixed = identity_bits.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     DIRECTIONS[(mixed >> 56) as usize]
 }
 
@@ -955,10 +888,10 @@ pub struct AvoidBody {
     pub acceleration_limit: f32,
     /// The polygon it stands on (for the walls near it).
     pub polygon: crate::mesh::PolyRef,
-    /// The agent's entity as bits: between two walkers the lower takes
+    /// The agent's id as bits: between two walkers the lower takes
     /// [`AvoidanceConfig::yield_share`] of the avoidance. Carried here so a neighbour's
     /// identity is read from the gathered bodies, in cell order, not from the lanes by slot.
-    pub entity_bits: u64,
+    pub identity_bits: u64,
 }
 
 // The record is one cache line: a field added past it would double what the avoid and
@@ -984,7 +917,7 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
                 speed_limit: lanes.speed_limit[slot],
                 acceleration_limit: lanes.acceleration_limit[slot],
                 polygon: lanes.polygon[slot],
-                entity_bits: lanes.entity[slot].to_bits().get(),
+                identity_bits: lanes.id[slot].to_bits(),
             }
         })
         .collect_into_vec(bodies);
@@ -1068,7 +1001,7 @@ pub fn avoid_one(
     // symmetric half-planes and would all slow down together forever; a nudge of a
     // millimetre per second in a direction fixed by the agent's identity (not its slot,
     // which moves on removal) breaks the tie the same way on every run.
-    let preferred = preferred + symmetry_nudge(own.entity_bits);
+    let preferred = preferred + symmetry_nudge(own.identity_bits);
     // A stalled walker turns its wish sideways, every agent to the same side, by up to
     // STALL_TURN_RAD as the stall grows: a ring of agents stopped around an empty centre
     // starts to circulate, two walkers nose to nose pass each other on the same side.
@@ -1152,7 +1085,7 @@ pub fn avoid_one(
             * (1.0 - config.overlap_allowance)
             * give(config, &own, other);
         let against =
-            usize::from(other_walking) * (1 + usize::from(own.entity_bits > other.entity_bits));
+            usize::from(other_walking) * (1 + usize::from(own.identity_bits > other.identity_bits));
         // An agent crossing a link is an obstacle on a fixed course: all the avoidance is
         // the agent's.
         let share = if other.status == AgentStatus::CrossingLink {
@@ -1548,43 +1481,6 @@ fn separation_move(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geom::SplitMix64;
-
-    #[test]
-    fn simd_and_scalar_constraints_agree_bit_for_bit() {
-        let mut random = SplitMix64::new(11);
-        let mut value = |scale: f32| (random.next_f32() * 2.0 - 1.0) * scale;
-        for round in 0..2_000 {
-            let mut batch = NeighbourBatch {
-                count: 1 + round % NEIGHBOURS_CAPACITY,
-                ..NeighbourBatch::default()
-            };
-            for i in 0..batch.count {
-                // Near and far, overlapping and not, head-on and passing.
-                let scale = if i % 3 == 0 { 1.0 } else { 8.0 };
-                batch.offset_x[i] = value(scale);
-                batch.offset_z[i] = value(scale);
-                batch.relative_velocity_x[i] = value(4.0);
-                batch.relative_velocity_z[i] = value(4.0);
-                batch.radius_sum[i] = 0.6 + value(0.5).abs();
-                batch.share[i] = [0.25, 0.5, 0.75][i % 3];
-            }
-            let velocity = Vec2::new(value(3.0), value(3.0));
-            let (mut scalar, mut simd) = (ConstraintLanes::default(), ConstraintLanes::default());
-            orca_constraints_scalar(velocity, 0.4, 30.0, &batch, &mut scalar);
-            orca_constraints_simd(velocity, 0.4, 30.0, &batch, &mut simd);
-            for i in 0..batch.count {
-                let pair = |a: f32, b: f32| a.to_bits() == b.to_bits();
-                assert!(
-                    pair(scalar.point_x[i], simd.point_x[i])
-                        && pair(scalar.point_z[i], simd.point_z[i])
-                        && pair(scalar.direction_x[i], simd.direction_x[i])
-                        && pair(scalar.direction_z[i], simd.direction_z[i]),
-                    "round {round} neighbour {i}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn head_on_agents_get_half_planes_that_part_them_symmetrically() {

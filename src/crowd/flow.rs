@@ -11,10 +11,10 @@
 //! controller's displacement less corrections) along the direction to its next corner.
 //! An agent jostled sideways in a jam, or pushed back, makes none.
 //!
-//! Agents are tracked by their entity's index, not their slot: the crowd reorders slots.
+//! Agents are tracked by their id's index, not their slot: the crowd reorders slots.
 //! Invariant: the measures read the crowd and change nothing in it.
 
-use super::{AgentStatus, Crowd};
+use super::{AgentId, AgentStatus, Crowd};
 
 /// Along-corridor progress that counts as "still moving" for [`FlowReport::stuck_agents`],
 /// metres: a body jostled in place, or creeping up on a neighbour it cannot pass, makes
@@ -75,18 +75,18 @@ impl FlowMeter {
         FlowMeter::default()
     }
 
-    fn agent(&mut self, entity: hecs::Entity) -> &mut AgentFlow {
-        let index = entity.id() as usize;
+    fn agent(&mut self, agent: AgentId) -> &mut AgentFlow {
+        let index = agent.index() as usize;
         if index >= self.agents.len() {
             self.agents.resize(index + 1, AgentFlow::default());
         }
         &mut self.agents[index]
     }
 
-    /// The host gave `entity` a move order (call after `Crowd::request_move`).
-    pub fn ordered(&mut self, entity: hecs::Entity) {
+    /// The host gave `agent` a move order (call after `Crowd::request_move`).
+    pub fn ordered(&mut self, agent: AgentId) {
         let frame = self.frames;
-        *self.agent(entity) = AgentFlow {
+        *self.agent(agent) = AgentFlow {
             ordered: true,
             ordered_at_frame: frame,
             ..AgentFlow::default()
@@ -102,8 +102,8 @@ impl FlowMeter {
     }
 
     /// The agent's order ended (arrived, partial end, no path, cancelled).
-    pub fn finished(&mut self, entity: hecs::Entity) {
-        self.agent(entity).ordered = false;
+    pub fn finished(&mut self, agent: AgentId) {
+        self.agent(agent).ordered = false;
     }
 
     /// Reads the crowd after a step of `dt_s` seconds.
@@ -132,7 +132,7 @@ impl FlowMeter {
             // Crossing a link is the crowd carrying the agent along its path.
             let moving_on = status == AgentStatus::CrossingLink || along > stop_speed;
             let frames = self.frames;
-            let flow = self.agent(lanes.entity[slot]);
+            let flow = self.agent(lanes.id[slot]);
             if !flow.ordered {
                 continue;
             }
@@ -141,7 +141,7 @@ impl FlowMeter {
                 let waited = frames - flow.ordered_at_frame;
                 self.answers.push(u32::try_from(waited).unwrap_or(u32::MAX));
             }
-            let flow = self.agent(lanes.entity[slot]);
+            let flow = self.agent(lanes.id[slot]);
             let gained = if status == AgentStatus::CrossingLink {
                 PROGRESS_STEP_M
             } else {
@@ -163,8 +163,8 @@ impl FlowMeter {
         let lanes = crowd.lanes();
         let mut waits: Vec<u64> = self.answers.iter().map(|&w| u64::from(w)).collect();
         let (mut unanswered, mut stuck) = (0, 0);
-        for &entity in &lanes.entity {
-            let Some(flow) = self.agents.get(entity.id() as usize) else {
+        for &agent in &lanes.id {
+            let Some(flow) = self.agents.get(agent.index() as usize) else {
                 continue;
             };
             if !flow.ordered {

@@ -2,7 +2,7 @@
 //!
 //! Stage: crowd runtime, the state every pass reads and writes each frame. The crowd adds
 //! an agent with [`AgentLanes::push`] and removes it with [`AgentLanes::swap_remove`] (the
-//! last agent moves into the freed slot; the crowd updates that entity's slot component).
+//! last agent moves into the freed slot; the crowd updates the moved agent's slot component).
 //!
 //! Invariant: every lane has one element per agent, and slot `i` of every lane is the same
 //! agent. Swap-remove and the size report go through one list of lanes, which is checked
@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::AgentId;
 use super::corridor::Corridor;
 use crate::mesh::PolyRef;
 
@@ -36,111 +37,111 @@ pub enum AgentStatus {
 /// agent. Horizontal vectors are split into x and z lanes so passes vectorise over agents.
 #[derive(Clone, Debug, Default)]
 pub struct AgentLanes {
-    /// The agent's entity.
-    pub entity: Vec<hecs::Entity>,
+    /// The agent's id.
+    pub(crate) id: Vec<AgentId>,
     /// Foot position x, metres.
-    pub position_x: Vec<f32>,
+    pub(crate) position_x: Vec<f32>,
     /// Foot position y (height), metres.
-    pub position_y: Vec<f32>,
+    pub(crate) position_y: Vec<f32>,
     /// Foot position z, metres.
-    pub position_z: Vec<f32>,
+    pub(crate) position_z: Vec<f32>,
     /// Polygon under the foot.
-    pub polygon: Vec<PolyRef>,
+    pub(crate) polygon: Vec<PolyRef>,
     /// Horizontal end-of-step velocity relative to the support (vEnd), x, m/s.
-    pub velocity_x: Vec<f32>,
+    pub(crate) velocity_x: Vec<f32>,
     /// vEnd, z, m/s.
-    pub velocity_z: Vec<f32>,
+    pub(crate) velocity_z: Vec<f32>,
     /// Net progress of the last step (vAverage), x, m/s.
-    pub average_x: Vec<f32>,
+    pub(crate) average_x: Vec<f32>,
     /// vAverage, z, m/s.
-    pub average_z: Vec<f32>,
+    pub(crate) average_z: Vec<f32>,
     /// Preferred (requested) horizontal velocity from the follow pass, x, m/s.
-    pub desired_x: Vec<f32>,
+    pub(crate) desired_x: Vec<f32>,
     /// Preferred velocity, z, m/s.
-    pub desired_z: Vec<f32>,
+    pub(crate) desired_z: Vec<f32>,
     /// Body radius, metres.
-    pub radius: Vec<f32>,
+    pub(crate) radius: Vec<f32>,
     /// Surface speed limit V, m/s.
-    pub max_speed: Vec<f32>,
+    pub(crate) max_speed: Vec<f32>,
     /// Surface cruising speed, m/s (at most V).
-    pub preferred_speed: Vec<f32>,
+    pub(crate) preferred_speed: Vec<f32>,
     /// Surface acceleration budget A, m/s².
-    pub max_acceleration: Vec<f32>,
+    pub(crate) max_acceleration: Vec<f32>,
     /// Patch gradient dh/dx under the agent.
-    pub gradient_x: Vec<f32>,
+    pub(crate) gradient_x: Vec<f32>,
     /// Patch gradient dh/dz.
-    pub gradient_z: Vec<f32>,
+    pub(crate) gradient_z: Vec<f32>,
     /// The detail triangle the gradient was last read from (its index in its tile): the
     /// slope pass tries it first.
-    pub patch_hint: Vec<u32>,
+    pub(crate) patch_hint: Vec<u32>,
     /// Horizontal speed limit V/k on the current patch, m/s.
-    pub speed_limit: Vec<f32>,
+    pub(crate) speed_limit: Vec<f32>,
     /// Horizontal acceleration limit A/k on the current patch, m/s².
-    pub acceleration_limit: Vec<f32>,
+    pub(crate) acceleration_limit: Vec<f32>,
     /// Where the current request ends (the target, or the reachable point nearest it for
     /// a partial corridor), x.
-    pub goal_x: Vec<f32>,
+    pub(crate) goal_x: Vec<f32>,
     /// Goal, y.
-    pub goal_y: Vec<f32>,
+    pub(crate) goal_y: Vec<f32>,
     /// Goal, z.
-    pub goal_z: Vec<f32>,
+    pub(crate) goal_z: Vec<f32>,
     /// The goal's polygon.
-    pub goal_polygon: Vec<PolyRef>,
+    pub(crate) goal_polygon: Vec<PolyRef>,
     /// The corridor being followed.
-    pub corridor: Vec<Option<Arc<Corridor>>>,
+    pub(crate) corridor: Vec<Option<Arc<Corridor>>>,
     /// Index of the corridor polygon the agent stands in.
-    pub cursor: Vec<u32>,
+    pub(crate) cursor: Vec<u32>,
     /// The corridor polygon at the cursor, kept beside it so the common frame (same
     /// polygon, corner kept) never touches the corridor's memory.
-    pub cursor_polygon: Vec<PolyRef>,
+    pub(crate) cursor_polygon: Vec<PolyRef>,
     /// Next corner to steer for, x.
-    pub corner_x: Vec<f32>,
+    pub(crate) corner_x: Vec<f32>,
     /// Next corner, z.
-    pub corner_z: Vec<f32>,
+    pub(crate) corner_z: Vec<f32>,
     /// Distance along the path to the next stop point (goal), metres (infinite beyond the
     /// lookahead).
-    pub stop_distance: Vec<f32>,
+    pub(crate) stop_distance: Vec<f32>,
     /// Path length from the next corner to the goal, metres (infinite beyond the lookahead).
-    pub corner_after_m: Vec<f32>,
+    pub(crate) corner_after_m: Vec<f32>,
     /// Frames since the funnel last ran for this agent (`u8::MAX`: run it now).
-    pub corner_age: Vec<u8>,
+    pub(crate) corner_age: Vec<u8>,
     /// The next point ahead where the slope limit drops (entering a steeper patch), x.
-    pub slow_x: Vec<f32>,
+    pub(crate) slow_x: Vec<f32>,
     /// That point, z.
-    pub slow_z: Vec<f32>,
+    pub(crate) slow_z: Vec<f32>,
     /// The horizontal speed limit past that point (infinite: no such point ahead).
-    pub slow_speed: Vec<f32>,
+    pub(crate) slow_speed: Vec<f32>,
     /// Whether the corner is the end of the lookahead window rather than a real corner
     /// (then it must be recomputed as soon as the cursor moves).
-    pub corner_is_horizon: Vec<bool>,
+    pub(crate) corner_is_horizon: Vec<bool>,
     /// Support the agent stands on (0: static ground).
-    pub support: Vec<u32>,
+    pub(crate) support: Vec<u32>,
     /// Whether the last feedback carried a valid end velocity (false: vUnknown).
-    pub velocity_valid: Vec<bool>,
+    pub(crate) velocity_valid: Vec<bool>,
     /// Seconds of non-zero requests without 0.05 m of progress.
-    pub stalled_s: Vec<f32>,
+    pub(crate) stalled_s: Vec<f32>,
     /// Where progress is measured from, x.
-    pub anchor_x: Vec<f32>,
+    pub(crate) anchor_x: Vec<f32>,
     /// Progress anchor, z.
-    pub anchor_z: Vec<f32>,
+    pub(crate) anchor_z: Vec<f32>,
     /// Whether the current stall was reported.
-    pub blocked: Vec<bool>,
+    pub(crate) blocked: Vec<bool>,
     /// Progress along the corridor (toward the next corner) since the last
     /// [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M), metres; a step back counts against it.
-    pub progress_m: Vec<f32>,
+    pub(crate) progress_m: Vec<f32>,
     /// Seconds since the agent last made [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M) of
     /// progress along its corridor: how long it has been held in a crowd, however much it
     /// is jostled meanwhile. Avoidance escalates on it.
-    pub unprogressed_s: Vec<f32>,
+    pub(crate) unprogressed_s: Vec<f32>,
 
     /// Whether the agent walks a head start: a few polygons toward its target, given while
     /// its request waits for the searched path (status `Moving`, the request still
     /// awaiting). Its end is no arrival, and leaving it is no reason to re-plan.
-    pub on_head_start: Vec<bool>,
+    pub(crate) on_head_start: Vec<bool>,
     /// Status.
-    pub status: Vec<AgentStatus>,
+    pub(crate) status: Vec<AgentStatus>,
     /// Whether the agent's request waits in the ingest list.
-    pub ingest_pending: Vec<bool>,
+    pub(crate) ingest_pending: Vec<bool>,
 }
 
 /// Calls `$action!(lane, lane, ...)` with every lane's name: the one list of lanes behind
@@ -150,7 +151,7 @@ pub struct AgentLanes {
 macro_rules! every_lane {
     ($action:ident) => {
         $action!(
-            entity,
+            id,
             position_x,
             position_y,
             position_z,
@@ -257,7 +258,7 @@ macro_rules! lane_view {
 
         impl<'a> $name<'a> {
             /// The view over every slot of `lanes`.
-            pub fn new(lanes: &'a mut $crate::crowd::AgentLanes) -> Self {
+            pub fn new(lanes: &'a mut $crate::crowd::internals::AgentLanes) -> Self {
                 let len = lanes.len();
                 $name {
                     first: 0,
@@ -313,7 +314,7 @@ fn element_size<T>(_lane: &[T]) -> usize {
 /// What a new agent starts with.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NewAgent {
-    pub entity: hecs::Entity,
+    pub id: AgentId,
     pub position: glam::Vec3,
     pub polygon: PolyRef,
     pub radius: f32,
@@ -323,7 +324,7 @@ pub(crate) struct NewAgent {
 }
 
 impl AgentLanes {
-    /// Bytes of hot lane state per agent: the sum of every lane's element size (the entity
+    /// Bytes of hot lane state per agent: the sum of every lane's element size (the agent
     /// id and the corridor handle included).
     pub fn bytes_per_agent() -> usize {
         macro_rules! sizes {
@@ -337,12 +338,12 @@ impl AgentLanes {
 
     /// Number of agents.
     pub fn len(&self) -> usize {
-        self.entity.len()
+        self.id.len()
     }
 
     /// Whether there are no agents.
     pub fn is_empty(&self) -> bool {
-        self.entity.is_empty()
+        self.id.is_empty()
     }
 
     /// Makes room in every lane for `additional` more agents (see [`Vec::try_reserve`]).
@@ -358,7 +359,7 @@ impl AgentLanes {
     }
 
     pub(crate) fn push(&mut self, agent: NewAgent) -> usize {
-        self.entity.push(agent.entity);
+        self.id.push(agent.id);
         self.position_x.push(agent.position.x);
         self.position_y.push(agent.position.y);
         self.position_z.push(agent.position.z);
@@ -405,17 +406,17 @@ impl AgentLanes {
         self.on_head_start.push(false);
         self.status.push(AgentStatus::Idle);
         self.ingest_pending.push(false);
-        self.entity.len() - 1
+        self.id.len() - 1
     }
 
-    /// Removes slot `slot` by moving the last agent into it; returns the entity that moved
+    /// Removes slot `slot` by moving the last agent into it; returns the id of the agent that moved
     /// (if any), whose slot is now `slot`.
-    pub(crate) fn swap_remove(&mut self, slot: usize) -> Option<hecs::Entity> {
+    pub(crate) fn swap_remove(&mut self, slot: usize) -> Option<AgentId> {
         macro_rules! remove_all {
             ($($lane:ident),*) => { $( self.$lane.swap_remove(slot); )* };
         }
         every_lane!(remove_all);
-        self.entity.get(slot).copied()
+        self.id.get(slot).copied()
     }
 
     /// Reorders the agents in every lane by `swaps` (from [`permutation_swaps`]), one
@@ -470,6 +471,23 @@ impl AgentLanes {
             self.position_z[slot],
         )
     }
+
+    /// Slot `slot`'s net progress over the last step (vAverage: the controller's move less
+    /// corrections, per second), m/s.
+    pub fn average_velocity(&self, slot: usize) -> glam::Vec2 {
+        glam::Vec2::new(self.average_x[slot], self.average_z[slot])
+    }
+
+    /// The foot position lanes x, y, z (what the neighbour grid is built over).
+    pub fn positions(&self) -> [&[f32]; 3] {
+        [&self.position_x, &self.position_y, &self.position_z]
+    }
+
+    /// The corridor slot `slot` follows and its cursor (the portal it walks toward).
+    pub fn corridor_and_cursor(&self, slot: usize) -> Option<(&Corridor, usize)> {
+        let corridor = self.corridor[slot].as_deref()?;
+        Some((corridor, self.cursor[slot] as usize))
+    }
 }
 
 #[cfg(test)]
@@ -478,7 +496,7 @@ mod tests {
 
     fn agent(entity: hecs::Entity, x: f32) -> NewAgent {
         NewAgent {
-            entity,
+            id: AgentId::of(entity),
             position: glam::Vec3::new(x, 0.0, 0.0),
             polygon: PolyRef::new(crate::mesh::TileGeneration(1), crate::mesh::TileSlot(0), 0)
                 .expect("a valid reference"),
@@ -493,7 +511,7 @@ mod tests {
     /// which is what is under test).
     fn lane_lengths(lanes: &AgentLanes) -> Vec<usize> {
         let AgentLanes {
-            entity,
+            id,
             position_x,
             position_y,
             position_z,
@@ -542,7 +560,7 @@ mod tests {
             ingest_pending,
         } = lanes;
         vec![
-            entity.len(),
+            id.len(),
             position_x.len(),
             position_y.len(),
             position_z.len(),
@@ -619,11 +637,11 @@ mod tests {
             let entity = world.spawn(());
             lanes.push(agent(entity, index as f32));
         }
-        let entities = lanes.entity.clone();
+        let entities = lanes.id.clone();
         let order = [3, 0, 4, 1, 2];
         lanes.permute(&permutation_swaps(&order));
         for (slot, &old) in order.iter().enumerate() {
-            assert_eq!(lanes.entity[slot], entities[old as usize]);
+            assert_eq!(lanes.id[slot], entities[old as usize]);
             assert_eq!(lanes.position_x[slot], old as f32);
         }
         assert!(lane_lengths(&lanes).iter().all(|&length| length == 5));
@@ -643,10 +661,10 @@ mod tests {
             lanes.ingest_pending[slot] = index == 2;
         }
         let moved = lanes.swap_remove(0);
-        assert_eq!(moved, Some(entities[2]));
+        assert_eq!(moved, Some(AgentId::of(entities[2])));
         assert!(lane_lengths(&lanes).iter().all(|&length| length == 2));
         // Slot 0 is now the last agent, in every lane.
-        assert_eq!(lanes.entity[0], entities[2]);
+        assert_eq!(lanes.id[0], AgentId::of(entities[2]));
         assert_eq!(lanes.position_x[0], 2.0);
         assert_eq!(lanes.slow_speed[0], 12.0);
         assert_eq!(lanes.corner_after_m[0], 22.0);

@@ -39,25 +39,44 @@
 //! let mut arrived = false;
 //! for _ in 0..300 {
 //!     for event in crowd.step(1.0 / 30.0, &mut controller).unwrap() {
-//!         arrived |= matches!(event, CrowdEvent::Arrived { entity, .. } if entity == agent);
+//!         arrived |= matches!(event, CrowdEvent::Arrived { agent: arrived_agent, .. } if arrived_agent == agent);
 //!     }
 //! }
 //! assert!(arrived);
 //! assert!(crowd.position(agent).unwrap().distance(Vec3::new(9.0, 0.0, 1.0)) < 0.3);
 //! ```
 
-pub mod avoid;
+mod agent;
+mod avoid;
 mod controller;
 mod corridor;
 mod flow;
-pub mod funnel;
+mod funnel;
 mod lanes;
-pub mod neighbours;
-pub mod passes;
-pub mod scenario;
+mod neighbours;
+mod passes;
 mod scheduler;
 mod step;
 
+/// The crowd's passes and lanes, for the crate's benchmarks, stress runs and white-box
+/// tests: not part of the API, and changed without notice.
+#[doc(hidden)]
+pub mod internals {
+    pub use super::avoid::{
+        ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass, gather_bodies,
+        orca_constraints_scalar, solve_velocity,
+    };
+    pub use super::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
+    pub use super::lanes::AgentLanes;
+    pub use super::neighbours::NeighbourGrid;
+    pub use super::passes::{
+        PortalWindow, STALL_S, feedback_velocities, follow_one, follow_pass, patch_gradient,
+        profile_speed, rejoin, slope_limits_scalar, slope_limits_simd, slope_pass,
+        stopping_distance, track_progress,
+    };
+}
+
+pub use agent::{AgentId, AgentParams, AgentView};
 pub use avoid::{AvoidanceConfig, ContactModel};
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
@@ -65,8 +84,7 @@ pub use controller::{
 };
 pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
-pub use lanes::{AgentLanes, AgentStatus};
-pub use neighbours::NeighbourGrid;
+pub use lanes::AgentStatus;
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
 
@@ -77,36 +95,9 @@ use glam::Vec3;
 
 use crate::mesh::{NavMesh, Snapshot};
 use crate::query::{QueryFilter, nearest_polygon};
-use lanes::NewAgent;
+use lanes::{AgentLanes, NewAgent};
+use neighbours::NeighbourGrid;
 use scheduler::Scheduler;
-
-/// Per-agent parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AgentParams {
-    /// Body radius, metres.
-    pub radius_m: f32,
-    /// Body height, metres.
-    pub height_m: f32,
-    /// Surface speed limit, m/s: the most avoidance may ask for.
-    pub max_speed_mps: f32,
-    /// Cruising speed on the surface, m/s (at most `max_speed_mps`): what path following
-    /// asks for; avoidance may go faster, up to the limit, to get out of the way.
-    pub preferred_speed_mps: f32,
-    /// Surface acceleration budget, m/s².
-    pub max_acceleration_mps2: f32,
-}
-
-impl AgentParams {
-    /// DetourCrowd's reference parameters (levels README): radius 0.6, height 2, speed 3.5,
-    /// acceleration 8.
-    pub const DETOUR_REFERENCE: AgentParams = AgentParams {
-        radius_m: 0.6,
-        height_m: 2.0,
-        max_speed_mps: 3.5,
-        preferred_speed_mps: 3.5,
-        max_acceleration_mps2: 8.0,
-    };
-}
 
 /// Crowd settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -193,21 +184,21 @@ pub enum CrowdEvent {
     /// The agent reached its target and stopped.
     Arrived {
         /// The agent.
-        entity: hecs::Entity,
+        agent: AgentId,
         /// The request.
         request: RequestId,
     },
     /// The agent reached the end of a partial path: its target is unreachable.
     PartialArrived {
         /// The agent.
-        entity: hecs::Entity,
+        agent: AgentId,
         /// The request.
         request: RequestId,
     },
     /// 0.5 s of non-zero requests without 0.05 m of progress (spec 001, h2).
     Blocked {
         /// The agent.
-        entity: hecs::Entity,
+        agent: AgentId,
         /// The request.
         request: RequestId,
     },
@@ -215,21 +206,21 @@ pub enum CrowdEvent {
     /// (the host plays the link's action; the crowd carries the agent to the exit).
     LinkStarted {
         /// The agent.
-        entity: hecs::Entity,
+        agent: AgentId,
         /// The link.
         link: crate::mesh::LinkId,
     },
     /// The agent landed at the link's exit and walks on.
     LinkFinished {
         /// The agent.
-        entity: hecs::Entity,
+        agent: AgentId,
         /// The link.
         link: crate::mesh::LinkId,
     },
     /// The request cannot be served: no walkable polygon near the target.
     NoPath {
         /// The agent.
-        entity: hecs::Entity,
+        agent: AgentId,
         /// The request.
         request: RequestId,
     },
@@ -238,9 +229,9 @@ pub enum CrowdEvent {
 /// A crowd call with bad input.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CrowdError {
-    /// The entity is not an agent of this crowd.
-    #[error("entity {0:?} is not an agent of this crowd")]
-    UnknownAgent(hecs::Entity),
+    /// The id names no agent of this crowd (removed, or never issued by it).
+    #[error("{0} is not an agent of this crowd (removed, or never issued by it)")]
+    UnknownAgent(AgentId),
     /// A position with no walkable polygon within the snap box.
     #[error("position {0} is not on the navigation mesh (no polygon within the snap box)")]
     OffMesh(Vec3),
@@ -372,7 +363,7 @@ pub struct Crowd {
     epoch: u32,
     next_logical: u64,
     /// Agents whose request must be (re)issued at the next ingest, in request order.
-    pending: Vec<hecs::Entity>,
+    pending: Vec<AgentId>,
     last_stats: StepStats,
     /// Per-step buffers, kept between steps.
     step_requests: Vec<StepRequest>,
@@ -500,6 +491,7 @@ impl Crowd {
     }
 
     /// The neighbour grid of the last step (empty when avoidance is off).
+    #[doc(hidden)]
     pub fn neighbour_grid(&self) -> &NeighbourGrid {
         &self.neighbour_grid
     }
@@ -532,15 +524,16 @@ impl Crowd {
             });
             if stale {
                 self.lanes.corridor[slot] = None;
-                replan.push(self.lanes.entity[slot]);
+                replan.push(self.lanes.id[slot]);
             }
         }
-        for entity in replan {
-            self.reissue(entity);
+        for agent in replan {
+            self.reissue(agent);
         }
     }
 
-    /// The lanes (read only).
+    /// The lanes (read only), for white-box tests and benchmarks.
+    #[doc(hidden)]
     pub fn lanes(&self) -> &AgentLanes {
         &self.lanes
     }
@@ -594,37 +587,71 @@ impl Crowd {
         self.lanes.is_empty()
     }
 
-    fn slot(&self, entity: hecs::Entity) -> Result<usize, CrowdError> {
+    fn slot(&self, agent: AgentId) -> Result<usize, CrowdError> {
         self.world
-            .get::<&Slot>(entity)
+            .get::<&Slot>(agent.entity())
             .map(|slot| slot.0)
-            .map_err(|_| CrowdError::UnknownAgent(entity))
+            .map_err(|_| CrowdError::UnknownAgent(agent))
     }
 
     /// The agent's slot in the lanes. Slots are not stable handles: removing an agent
     /// moves the last one into its slot, and with avoidance on a step puts every agent's
     /// slot in the neighbour grid's cell order every few dozen frames. Ask again after a step;
-    /// keep the entity.
-    pub fn slot_of(&self, entity: hecs::Entity) -> Option<usize> {
-        self.slot(entity).ok()
+    /// keep the id.
+    pub fn slot_of(&self, agent: AgentId) -> Option<usize> {
+        self.slot(agent).ok()
     }
 
     /// The agent's status.
-    pub fn status(&self, entity: hecs::Entity) -> Result<AgentStatus, CrowdError> {
-        Ok(self.lanes.status[self.slot(entity)?])
+    pub fn status(&self, agent: AgentId) -> Result<AgentStatus, CrowdError> {
+        Ok(self.lanes.status[self.slot(agent)?])
     }
 
     /// The agent's foot position.
-    pub fn position(&self, entity: hecs::Entity) -> Result<Vec3, CrowdError> {
-        Ok(self.lanes.position(self.slot(entity)?))
+    pub fn position(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
+        Ok(self.lanes.position(self.slot(agent)?))
+    }
+
+    /// The agent's horizontal velocity at the end of the last step (relative to the
+    /// ground; `y` is 0), m/s.
+    pub fn velocity(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
+        let slot = self.slot(agent)?;
+        Ok(Vec3::new(
+            self.lanes.velocity_x[slot],
+            0.0,
+            self.lanes.velocity_z[slot],
+        ))
+    }
+
+    /// The polygon under the agent's foot.
+    pub fn polygon(&self, agent: AgentId) -> Result<crate::mesh::PolyRef, CrowdError> {
+        Ok(self.lanes.polygon[self.slot(agent)?])
+    }
+
+    /// The corridor the agent follows (a head start's included), if any: its polygons and
+    /// links, for drawing the agent's path.
+    pub fn corridor(&self, agent: AgentId) -> Result<Option<&Corridor>, CrowdError> {
+        Ok(self.lanes.corridor[self.slot(agent)?].as_deref())
+    }
+
+    /// Every agent's id, foot position, velocity and status, for rendering: one pass over
+    /// the lanes, in no particular order (the crowd reorders its agents for locality).
+    pub fn agents(&self) -> impl ExactSizeIterator<Item = AgentView> + '_ {
+        let lanes = &self.lanes;
+        (0..lanes.len()).map(move |slot| AgentView {
+            id: lanes.id[slot],
+            position: lanes.position(slot),
+            velocity: Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]),
+            status: lanes.status[slot],
+        })
     }
 
     /// The link the agent is crossing and how far along it is, if it is crossing one.
-    pub fn crossing(&self, entity: hecs::Entity) -> Result<Option<CrossingState>, CrowdError> {
-        self.slot(entity)?;
+    pub fn crossing(&self, agent: AgentId) -> Result<Option<CrossingState>, CrowdError> {
+        self.slot(agent)?;
         Ok(self
             .world
-            .get::<&LinkCrossing>(entity)
+            .get::<&LinkCrossing>(agent.entity())
             .ok()
             .map(|crossing| CrossingState {
                 link: crossing.link,
@@ -636,11 +663,11 @@ impl Crowd {
     }
 
     /// The agent's current request, if any.
-    pub fn request(&self, entity: hecs::Entity) -> Result<Option<RequestId>, CrowdError> {
-        self.slot(entity)?;
+    pub fn request(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
+        self.slot(agent)?;
         Ok(self
             .world
-            .get::<&MoveRequest>(entity)
+            .get::<&MoveRequest>(agent.entity())
             .ok()
             .map(|m| m.request))
     }
@@ -648,11 +675,11 @@ impl Crowd {
     /// Whether the agent has a move request still waiting for its first searched path
     /// (walking a head start meanwhile, or standing): unlike [`StepStats::waiting_for_path`],
     /// an agent re-planning after a push off its corridor does not count.
-    pub fn awaiting_first_path(&self, entity: hecs::Entity) -> Result<bool, CrowdError> {
-        self.slot(entity)?;
+    pub fn awaiting_first_path(&self, agent: AgentId) -> Result<bool, CrowdError> {
+        self.slot(agent)?;
         Ok(self
             .world
-            .get::<&MoveRequest>(entity)
+            .get::<&MoveRequest>(agent.entity())
             .is_ok_and(|m| m.awaiting && !m.adopted_once))
     }
 
@@ -663,29 +690,15 @@ impl Crowd {
         &mut self,
         position: Vec3,
         params: AgentParams,
-    ) -> Result<hecs::Entity, CrowdError> {
+    ) -> Result<AgentId, CrowdError> {
         if !position.is_finite() {
             return Err(CrowdError::NotFinite {
                 what: "agent position",
                 value: position,
             });
         }
-        for (field, value) in [
-            ("radius_m", params.radius_m),
-            ("height_m", params.height_m),
-            ("max_speed_mps", params.max_speed_mps),
-            ("preferred_speed_mps", params.preferred_speed_mps),
-            ("max_acceleration_mps2", params.max_acceleration_mps2),
-        ] {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(CrowdError::BadParameter { field, value });
-            }
-        }
-        if params.preferred_speed_mps > params.max_speed_mps {
-            return Err(CrowdError::BadParameter {
-                field: "preferred_speed_mps (above max_speed_mps)",
-                value: params.preferred_speed_mps,
-            });
+        if let Some((field, value)) = params.invalid_field() {
+            return Err(CrowdError::BadParameter { field, value });
         }
         let nearest = nearest_polygon(
             &self.snapshot,
@@ -699,8 +712,9 @@ impl Crowd {
         // Room first, so a refusal leaves the crowd as it was.
         self.reserve(1)?;
         let entity = self.world.spawn(());
+        let agent = AgentId::of(entity);
         let slot = self.lanes.push(NewAgent {
-            entity,
+            id: agent,
             position: nearest.point,
             polygon: nearest.polygon,
             radius: params.radius_m,
@@ -712,32 +726,28 @@ impl Crowd {
         self.world
             .insert_one(entity, Slot(slot))
             .expect("the entity was just spawned");
-        Ok(entity)
+        Ok(agent)
     }
 
     /// Removes an agent; its pending searches are dropped.
-    pub fn remove_agent(&mut self, entity: hecs::Entity) -> Result<(), CrowdError> {
-        let slot = self.slot(entity)?;
+    pub fn remove_agent(&mut self, agent: AgentId) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
         self.portal_windows.swap_remove(slot);
         if let Some(moved) = self.lanes.swap_remove(slot) {
-            if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(moved) {
+            if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(moved.entity()) {
                 moved_slot.0 = slot;
             }
         }
         // Its queued jobs and pending request are dropped lazily: the scheduler and the
         // ingest pass skip entities that are gone.
-        self.world.despawn(entity).expect("a known agent");
+        self.world.despawn(agent.entity()).expect("a known agent");
         Ok(())
     }
 
     /// Asks the agent to move to `target`; replaces any current request (its results, if
     /// any arrive, are rejected at adoption by their request id).
-    pub fn request_move(
-        &mut self,
-        entity: hecs::Entity,
-        target: Vec3,
-    ) -> Result<RequestId, CrowdError> {
-        let slot = self.slot(entity)?;
+    pub fn request_move(&mut self, agent: AgentId, target: Vec3) -> Result<RequestId, CrowdError> {
+        let slot = self.slot(agent)?;
         if !target.is_finite() {
             return Err(CrowdError::NotFinite {
                 what: "move target",
@@ -752,7 +762,7 @@ impl Crowd {
         self.next_logical += 1;
         self.world
             .insert_one(
-                entity,
+                agent.entity(),
                 MoveRequest {
                     target,
                     request,
@@ -766,7 +776,7 @@ impl Crowd {
         // matches); one pending entry per agent is enough.
         if !self.lanes.ingest_pending[slot] {
             self.lanes.ingest_pending[slot] = true;
-            self.pending.push(entity);
+            self.pending.push(agent);
         }
         if self.lanes.status[slot] != AgentStatus::CrossingLink {
             // (A crossing agent lands first; its new request is served from the exit.)
@@ -782,9 +792,9 @@ impl Crowd {
 
     /// Cancels the agent's request: it brakes to a stop and goes idle (an agent crossing a
     /// link lands first).
-    pub fn cancel(&mut self, entity: hecs::Entity) -> Result<(), CrowdError> {
-        let slot = self.slot(entity)?;
-        let _ = self.world.remove_one::<MoveRequest>(entity);
+    pub fn cancel(&mut self, agent: AgentId) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        let _ = self.world.remove_one::<MoveRequest>(agent.entity());
         if self.lanes.status[slot] == AgentStatus::CrossingLink {
             return Ok(());
         }
@@ -903,7 +913,7 @@ mod tests {
         let lane = |crowd: &Crowd| {
             (
                 crowd.lanes.position_x.as_ptr() as usize,
-                crowd.lanes.entity.as_ptr() as usize,
+                crowd.lanes.id.as_ptr() as usize,
                 crowd.portal_windows.as_ptr() as usize,
             )
         };

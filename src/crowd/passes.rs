@@ -9,13 +9,10 @@ use rayon::prelude::*;
 use wide::f32x8;
 
 use super::corridor::Corridor;
-use super::funnel::{FUNNEL_PORTALS_MAX, FunnelResult, funnel_scalar};
+use super::funnel::{FUNNEL_PORTALS_MAX, FunnelResult, LOOKAHEAD_PORTALS, funnel_scalar};
 use super::lanes::{AgentLanes, AgentStatus};
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::portal;
-
-/// Portals ahead of the cursor the follow pass pulls the string through.
-pub const LOOKAHEAD_PORTALS: usize = 12;
 
 /// The portals of an agent's last funnel window, kept so that the next window (mostly the
 /// same one, moved on by a polygon or two) asks the mesh only for the portals it has not
@@ -444,9 +441,8 @@ const FOLLOW_CHUNK_AGENTS: usize = 256;
 
 /// The follow pass over every moving agent (parallel over chunks of slots; results in
 /// slot order). An agent still walking to its kept corner is served on the spot; the
-/// others' windows are planned and pulled, one agent at a time: the lane funnel
-/// ([`funnel_lanes`](super::funnel::funnel_lanes), eight agents at once) gives the same
-/// answers but measured 1.6x slower on these windows (docs/benchmarks.md).
+/// others' windows are planned and pulled, one agent at a time (the cost is in fetching
+/// portals, which an eight-wide funnel cannot share).
 ///
 /// `windows` holds each agent's [`PortalWindow`] by slot; it is resized to the lanes (new
 /// slots keep nothing), so a caller may start from an empty one.

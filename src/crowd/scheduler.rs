@@ -18,8 +18,8 @@ use std::sync::Arc;
 use glam::Vec3;
 use rayon::prelude::*;
 
-use super::CrowdError;
 use super::corridor::{Corridor, CorridorCache, CorridorKey};
+use super::{AgentId, CrowdError};
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{
     HEAD_START_STEPS, NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter,
@@ -141,7 +141,7 @@ impl Default for FrameBudget {
 /// One path job.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
-    pub entity: hecs::Entity,
+    pub agent: AgentId,
     pub request: RequestId,
     pub start: PolyRef,
     pub start_position: Vec3,
@@ -626,7 +626,7 @@ mod tests {
         let mut world = hecs::World::new();
         for logical in 0..(agents + QUEUE_MARGIN) as u64 {
             scheduler.enqueue(Job {
-                entity: world.spawn(()),
+                agent: AgentId::of(world.spawn(())),
                 request: RequestId {
                     logical,
                     attempt: 0,

@@ -20,7 +20,7 @@ use super::controller::Controller;
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, follow_pass, rejoin, slope_pass, track_progress};
 use super::scheduler::{Finished, Job, Outcome, ScheduleStats, head_start_corridor};
-use super::{Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest, Slot};
+use super::{AgentId, Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest, Slot};
 use crate::query::{Validity, nearest_polygon};
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
@@ -216,7 +216,7 @@ impl Crowd {
         // spreads over frames instead of stretching one. The rest waits, in order.
         let most = INGEST_PER_FRAME_MIN.max(self.config.budget.head_starts as usize);
         let take = self.pending.len().min(most);
-        let pending: Vec<hecs::Entity> = self.pending.drain(..take).collect();
+        let pending: Vec<AgentId> = self.pending.drain(..take).collect();
         timed(&mut stats.ingest, pending.len(), || {
             self.ingest(&pending, &mut events)
         });
@@ -330,7 +330,7 @@ impl Crowd {
 
     /// Puts the agents' slots in the neighbour grid's cell order (see
     /// [`SLOT_ORDER_FRAMES`]): every lane and the portal windows move with their agents,
-    /// the grid's answers and hints follow, and each entity's slot component is rewritten.
+    /// the grid's answers and hints follow, and each agent's slot component is rewritten.
     /// Slot numbers change, and with them the order of a frame's events (slot order);
     /// motion does not depend on them but through exact distance ties between neighbours
     /// (ranked by distance, then cell order), so the dungeon and city runs gave the same
@@ -352,7 +352,7 @@ impl Crowd {
             || super::lanes::apply_swaps(windows, &swaps),
         );
         self.neighbour_grid.permute_slots(&order, &new_slot_of);
-        // One pass over the world's slot components rather than a lookup per entity.
+        // One pass over the world's slot components rather than a lookup per agent.
         for slot in self.world.query_mut::<&mut Slot>() {
             slot.0 = new_slot_of[slot.0] as usize;
         }
@@ -372,13 +372,13 @@ impl Crowd {
             let (world, lanes) = (&self.world, &self.lanes);
             let is_current = |job: &Job| {
                 world
-                    .get::<&MoveRequest>(job.entity)
+                    .get::<&MoveRequest>(job.agent.entity())
                     .is_ok_and(|m| m.awaiting && m.request == job.request)
             };
             // Where a waiting agent stands now, on a live polygon (it may have walked a
             // head start since it was ordered).
             let standing = |job: &Job| {
-                let slot = world.get::<&Slot>(job.entity).ok()?.0;
+                let slot = world.get::<&Slot>(job.agent.entity()).ok()?.0;
                 let polygon = lanes.polygon[slot];
                 (lanes.status[slot] != AgentStatus::CrossingLink
                     && snapshot.tile(polygon).is_some())
@@ -406,28 +406,28 @@ impl Crowd {
 
     /// Re-issues the agent's request as a new attempt (next frame's ingest).
     /// An agent without a request (arrived, cancelled) has nothing to re-issue.
-    pub(super) fn reissue(&mut self, entity: hecs::Entity) {
-        let Ok(mut request) = self.world.get::<&mut MoveRequest>(entity) else {
+    pub(super) fn reissue(&mut self, agent: AgentId) {
+        let Ok(mut request) = self.world.get::<&mut MoveRequest>(agent.entity()) else {
             return;
         };
         request.request.attempt += 1;
         request.attempts_since_adopted += 1;
         request.awaiting = true;
         drop(request);
-        if let Ok(slot) = self.slot(entity) {
+        if let Ok(slot) = self.slot(agent) {
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
             self.lanes.on_head_start[slot] = false;
             if !self.lanes.ingest_pending[slot] {
                 self.lanes.ingest_pending[slot] = true;
-                self.pending.push(entity);
+                self.pending.push(agent);
             }
         }
     }
 
-    fn fail(&mut self, entity: hecs::Entity, slot: usize, events: &mut Vec<CrowdEvent>) {
-        if let Ok(request) = self.world.remove_one::<MoveRequest>(entity) {
+    fn fail(&mut self, agent: AgentId, slot: usize, events: &mut Vec<CrowdEvent>) {
+        if let Ok(request) = self.world.remove_one::<MoveRequest>(agent.entity()) {
             events.push(CrowdEvent::NoPath {
-                entity,
+                agent,
                 request: request.request,
             });
         }
@@ -437,16 +437,21 @@ impl Crowd {
     }
 
     /// Ingest: each pending request becomes a path job (start and goal snapped to the mesh).
-    fn ingest(&mut self, pending: &[hecs::Entity], events: &mut Vec<CrowdEvent>) {
-        for &entity in pending {
-            let Ok(slot) = self.slot(entity) else {
+    fn ingest(&mut self, pending: &[AgentId], events: &mut Vec<CrowdEvent>) {
+        for &agent in pending {
+            let Ok(slot) = self.slot(agent) else {
                 continue;
             };
             if !self.lanes.ingest_pending[slot] {
                 continue;
             }
             self.lanes.ingest_pending[slot] = false;
-            let Some(request) = self.world.get::<&MoveRequest>(entity).ok().map(|m| *m) else {
+            let Some(request) = self
+                .world
+                .get::<&MoveRequest>(agent.entity())
+                .ok()
+                .map(|m| *m)
+            else {
                 continue;
             };
             if !self.lanes.velocity_valid[slot]
@@ -456,11 +461,11 @@ impl Crowd {
                 // request keeps its ownership and waits. A crossing agent's path starts
                 // where it lands.
                 self.lanes.ingest_pending[slot] = true;
-                self.pending.push(entity);
+                self.pending.push(agent);
                 continue;
             }
             if request.attempts_since_adopted > ATTEMPTS_MAX {
-                self.fail(entity, slot, events);
+                self.fail(agent, slot, events);
                 continue;
             }
             let position = self.lanes.position(slot);
@@ -473,13 +478,13 @@ impl Crowd {
                     .map(|n| (n.polygon, n.point)),
             };
             let Some((start, start_position)) = start else {
-                self.fail(entity, slot, events);
+                self.fail(agent, slot, events);
                 continue;
             };
             self.lanes.polygon[slot] = start;
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
             self.scheduler.enqueue(Job {
-                entity,
+                agent,
                 request: request.request,
                 start,
                 start_position,
@@ -494,17 +499,21 @@ impl Crowd {
     fn adopt(&mut self, finished: Vec<Finished>, events: &mut Vec<CrowdEvent>) -> u32 {
         let mut rejected = 0;
         for Finished { job, outcome } in finished {
-            let Ok(slot) = self.slot(job.entity) else {
+            let Ok(slot) = self.slot(job.agent) else {
                 continue;
             };
-            let current = self.world.get::<&MoveRequest>(job.entity).ok().map(|m| *m);
+            let current = self
+                .world
+                .get::<&MoveRequest>(job.agent.entity())
+                .ok()
+                .map(|m| *m);
             let Some(current) = current.filter(|m| m.awaiting && m.request == job.request) else {
                 rejected += 1; // superseded, cancelled or from an old epoch
                 continue;
             };
             let corridor = match outcome {
                 Outcome::NoGoal => {
-                    self.fail(job.entity, slot, events);
+                    self.fail(job.agent, slot, events);
                     continue;
                 }
                 Outcome::Retry => None,
@@ -519,7 +528,7 @@ impl Crowd {
             });
             let Some(corridor) = usable else {
                 rejected += 1;
-                self.reissue(job.entity);
+                self.reissue(job.agent);
                 continue;
             };
             let (goal_polygon_snapped, goal_position) = job.goal.expect("a corridor has a goal");
@@ -531,7 +540,7 @@ impl Crowd {
             });
             let Some(cursor) = cursor else {
                 rejected += 1;
-                self.reissue(job.entity);
+                self.reissue(job.agent);
                 continue;
             };
             let goal = if corridor.complete {
@@ -563,7 +572,7 @@ impl Crowd {
             lanes.corner_age[slot] = u8::MAX;
             lanes.status[slot] = AgentStatus::Moving;
             lanes.on_head_start[slot] = false;
-            if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.entity) {
+            if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.agent.entity()) {
                 request.awaiting = false;
                 request.attempts_since_adopted = 0;
                 request.adopted_once = true;
@@ -649,11 +658,11 @@ impl Crowd {
                     left
                 },
             );
-        for entity in lost {
+        for agent in lost {
             // Off the corridor (pushed away, or the corridor's tiles changed): a new path
             // from where the agent actually is. Off a head start, the agent waits for the
             // path its request is already queued for.
-            if let Ok(slot) = self.slot(entity) {
+            if let Ok(slot) = self.slot(agent) {
                 self.lanes.corridor[slot] = None;
                 if self.lanes.on_head_start[slot] {
                     self.lanes.on_head_start[slot] = false;
@@ -661,7 +670,7 @@ impl Crowd {
                     continue;
                 }
             }
-            self.reissue(entity);
+            self.reissue(agent);
         }
         for slot in at_link {
             self.start_crossing(slot, dt, events);
@@ -674,7 +683,7 @@ impl Crowd {
     /// still open in the version its path read; otherwise it asks for a new path (a door
     /// closed in its face is never walked through).
     fn start_crossing(&mut self, slot: usize, dt: f32, events: &mut Vec<CrowdEvent>) {
-        let entity = self.lanes.entity[slot];
+        let agent = self.lanes.id[slot];
         let Some(corridor) = self.lanes.corridor[slot].clone() else {
             return;
         };
@@ -691,7 +700,7 @@ impl Crowd {
         let landing = corridor.polygon(&self.snapshot, next.index as usize);
         let (true, Some(landing)) = (open_as_read, landing) else {
             self.lanes.corridor[slot] = None;
-            self.reissue(entity);
+            self.reissue(agent);
             return;
         };
         let from = self.lanes.position(slot);
@@ -707,7 +716,7 @@ impl Crowd {
             landing_index: next.index,
         };
         self.world
-            .insert_one(entity, crossing)
+            .insert_one(agent.entity(), crossing)
             .expect("a known agent");
         let velocity = (next.exit - from) / duration_s;
         let lanes = &mut self.lanes;
@@ -718,7 +727,7 @@ impl Crowd {
         lanes.desired_x[slot] = 0.0;
         lanes.desired_z[slot] = 0.0;
         events.push(CrowdEvent::LinkStarted {
-            entity,
+            agent,
             link: next.link,
         });
     }
@@ -736,8 +745,12 @@ impl Crowd {
             if self.lanes.status[slot] != AgentStatus::CrossingLink {
                 continue;
             }
-            let entity = self.lanes.entity[slot];
-            let Ok(mut crossing) = self.world.get::<&mut LinkCrossing>(entity).map(|c| *c) else {
+            let agent = self.lanes.id[slot];
+            let Ok(mut crossing) = self
+                .world
+                .get::<&mut LinkCrossing>(agent.entity())
+                .map(|c| *c)
+            else {
                 // Cannot happen (the component lives as long as the status); recover by
                 // walking on from where the agent is.
                 self.lanes.status[slot] = AgentStatus::Moving;
@@ -774,13 +787,13 @@ impl Crowd {
             if !landed {
                 *self
                     .world
-                    .get::<&mut LinkCrossing>(entity)
+                    .get::<&mut LinkCrossing>(agent.entity())
                     .expect("read above") = crossing;
                 continue;
             }
-            let _ = self.world.remove_one::<LinkCrossing>(entity);
+            let _ = self.world.remove_one::<LinkCrossing>(agent.entity());
             events.push(CrowdEvent::LinkFinished {
-                entity,
+                agent,
                 link: crossing.link,
             });
             self.land(slot, &crossing);
@@ -814,8 +827,12 @@ impl Crowd {
     /// polygon, or serving what changed while it was in the air (a new request, a cancel,
     /// a corridor gone stale).
     fn land(&mut self, slot: usize, crossing: &LinkCrossing) {
-        let entity = self.lanes.entity[slot];
-        let request = self.world.get::<&MoveRequest>(entity).ok().map(|m| *m);
+        let agent = self.lanes.id[slot];
+        let request = self
+            .world
+            .get::<&MoveRequest>(agent.entity())
+            .ok()
+            .map(|m| *m);
         let lanes = &mut self.lanes;
         lanes.cursor[slot] = crossing.landing_index;
         lanes.cursor_polygon[slot] = crossing.landing;
@@ -841,7 +858,7 @@ impl Crowd {
         });
         if stale {
             lanes.corridor[slot] = None;
-            self.reissue(entity);
+            self.reissue(agent);
         }
     }
 
@@ -905,24 +922,24 @@ impl Crowd {
                 left
             });
         for (slot, mark) in marks {
-            let entity = self.lanes.entity[slot];
+            let agent = self.lanes.id[slot];
             // The request id is read from the world only when an event needs it.
             let Some(request) = self
                 .world
-                .get::<&MoveRequest>(entity)
+                .get::<&MoveRequest>(agent.entity())
                 .ok()
                 .map(|m| m.request)
             else {
                 continue;
             };
             match mark {
-                FeedbackMark::Blocked => events.push(CrowdEvent::Blocked { entity, request }),
+                FeedbackMark::Blocked => events.push(CrowdEvent::Blocked { agent, request }),
                 FeedbackMark::HeadStartEnd => {
                     // The end of a head start, the path not yet come: walk on, greedily,
                     // from here, or stop and wait where no neighbour brings it nearer.
                     let target = self
                         .world
-                        .get::<&MoveRequest>(entity)
+                        .get::<&MoveRequest>(agent.entity())
                         .map(|m| m.target)
                         .ok();
                     let further = target.and_then(|target| {
@@ -958,11 +975,11 @@ impl Crowd {
                     lanes.corridor[slot] = None;
                     lanes.desired_x[slot] = 0.0;
                     lanes.desired_z[slot] = 0.0;
-                    let _ = self.world.remove_one::<MoveRequest>(entity);
+                    let _ = self.world.remove_one::<MoveRequest>(agent.entity());
                     events.push(if complete {
-                        CrowdEvent::Arrived { entity, request }
+                        CrowdEvent::Arrived { agent, request }
                     } else {
-                        CrowdEvent::PartialArrived { entity, request }
+                        CrowdEvent::PartialArrived { agent, request }
                     });
                 }
             }
@@ -990,7 +1007,7 @@ lane_view! {
         }
         read {
             corridor: Option<std::sync::Arc<super::Corridor>>,
-            entity: hecs::Entity,
+            id: AgentId,
         }
     }
 }
@@ -1002,7 +1019,7 @@ fn follow_write_back(
     view: FollowLanes<'_>,
     outputs: &[Option<super::passes::FollowOutput>],
     snapshot: &crate::mesh::Snapshot,
-) -> (u32, Vec<hecs::Entity>, Vec<usize>) {
+) -> (u32, Vec<AgentId>, Vec<usize>) {
     let (mut funnel_runs, mut lost, mut at_link) = (0, Vec::new(), Vec::new());
     for (offset, &output) in outputs.iter().enumerate() {
         match output {
@@ -1044,7 +1061,7 @@ fn follow_write_back(
             Some(_) => {
                 view.desired_x[offset] = 0.0;
                 view.desired_z[offset] = 0.0;
-                lost.push(view.entity[offset]);
+                lost.push(view.id[offset]);
             }
             None => {
                 view.desired_x[offset] = 0.0;

@@ -7,12 +7,13 @@ use std::time::Instant;
 
 use glam::Vec3;
 use serde_json::json;
-use waymark::crowd::scenario::measure_quality;
+use waymark::crowd::internals::NeighbourGrid;
 use waymark::crowd::{
-    AgentParams, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdEvent, FlowMeter,
-    FlowReport, FrameBudget, KinematicController, NeighbourGrid, StepStats,
+    AgentId, AgentParams, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdEvent, FlowMeter,
+    FlowReport, FrameBudget, KinematicController, StepStats,
 };
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
+use waymark::harness::measure_quality;
 use waymark::mesh::NavMesh;
 use waymark::query::{QueryFilter, random_points};
 
@@ -50,7 +51,7 @@ pub struct ContactArgs {
     /// The most a slowed walker with a neighbour close ahead turns right, radians (0-1.57).
     #[arg(long, value_name = "RAD")]
     pub slow_turn: Option<f32>,
-    /// The share of the avoidance between two walkers taken by the lower entity id
+    /// The share of the avoidance between two walkers taken by the lower agent id
     /// (0.5-1; 0.5: equal shares).
     #[arg(long, value_name = "SHARE")]
     pub yield_share: Option<f32>,
@@ -413,7 +414,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             ..CrowdConfig::default()
         },
     )?;
-    let mut entities = Vec::with_capacity(scenario.len());
+    let mut agents = Vec::with_capacity(scenario.len());
     let mut next = vec![0usize; scenario.len()];
     let mut skipped = 0;
     let mut meter = FlowMeter::new();
@@ -422,25 +423,25 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         .map_err(|e| CliError::Usage(e.to_string()))?;
     for (start, targets) in &scenario {
         match crowd.add_agent(*start, params) {
-            Ok(entity) => {
+            Ok(agent) => {
                 if let Some(target) = targets.first() {
                     crowd
-                        .request_move(entity, *target)
+                        .request_move(agent, *target)
                         .map_err(|e| CliError::Usage(e.to_string()))?;
-                    meter.ordered(entity);
+                    meter.ordered(agent);
                 }
-                entities.push(Some(entity));
+                agents.push(Some(agent));
             }
             Err(_) => {
                 skipped += 1;
-                entities.push(None);
+                agents.push(None);
             }
         }
     }
     if skipped > 0 {
         eprintln!("warning: {skipped} agents start off the mesh and were left out");
     }
-    let index_of: std::collections::HashMap<hecs::Entity, usize> = entities
+    let index_of: std::collections::HashMap<AgentId, usize> = agents
         .iter()
         .enumerate()
         .filter_map(|(index, e)| e.map(|e| (e, index)))
@@ -511,27 +512,25 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             // push off their corridors).
             run.waiting_for_first_path = run
                 .crowd
-                .lanes()
-                .entity
-                .iter()
-                .filter(|&&agent| run.crowd.awaiting_first_path(agent).unwrap_or(false))
+                .agents()
+                .filter(|view| run.crowd.awaiting_first_path(view.id).unwrap_or(false))
                 .count();
         }
         // Counted only in measured frames; agents take their next target in every frame.
         let count = |counter: &mut usize| *counter += usize::from(measured);
         for event in events {
-            let entity = match event {
-                CrowdEvent::Arrived { entity, .. } => {
+            let agent = match event {
+                CrowdEvent::Arrived { agent, .. } => {
                     count(&mut run.arrivals);
-                    entity
+                    agent
                 }
-                CrowdEvent::PartialArrived { entity, .. } => {
+                CrowdEvent::PartialArrived { agent, .. } => {
                     count(&mut run.partial_arrivals);
-                    entity
+                    agent
                 }
-                CrowdEvent::NoPath { entity, .. } => {
+                CrowdEvent::NoPath { agent, .. } => {
                     count(&mut run.no_path);
-                    entity
+                    agent
                 }
                 CrowdEvent::Blocked { .. } => {
                     count(&mut run.blocked);
@@ -540,13 +539,13 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
                 CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => continue,
             };
             // On to the next target.
-            let index = index_of[&entity];
+            let index = index_of[&agent];
             let targets = &scenario[index].1;
             next[index] = (next[index] + 1) % targets.len();
             run.crowd
-                .request_move(entity, targets[next[index]])
+                .request_move(agent, targets[next[index]])
                 .map_err(|e| CliError::Usage(e.to_string()))?;
-            meter.ordered(entity);
+            meter.ordered(agent);
         }
     }
     run.flow = meter.report(&run.crowd);
@@ -693,7 +692,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "progress_efficiency": run.flow.progress_efficiency,
             "order_to_motion_frames_p95": run.flow.order_to_motion_frames_p95,
             "orders_unanswered": run.flow.orders_unanswered,
-            "lane_bytes_per_agent": waymark::crowd::AgentLanes::bytes_per_agent(),
+            "lane_bytes_per_agent": waymark::crowd::internals::AgentLanes::bytes_per_agent(),
             "peak_rss_mib": peak_rss_mib(),
             "resident_mib": resident_mib(),
             "corridors": corridor_report,

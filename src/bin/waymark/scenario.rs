@@ -8,7 +8,7 @@ use crate::CliError;
 use crate::bake::with_threads;
 use crate::crowd::{ContactArgs, Switch, write_svg};
 use serde_json::json;
-use waymark::crowd::scenario::{Scenario, ScenarioKind, run_scenario};
+use waymark::harness::{Scenario, ScenarioKind, run_scenario};
 
 /// Which scenario.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

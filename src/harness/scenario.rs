@@ -1,7 +1,7 @@
 //! Standard crowd scenarios with measured quality: circle swap, two-way corridor traffic and
 //! a bottleneck, plus the per-frame quality measure any crowd run can use.
 //!
-//! Stage: crowd, for tests, benchmarks and the CLI (`waymark scenario`). Input: a scenario
+//! Stage: harness, above the crowd, for tests, benchmarks and the CLI (`waymark scenario`). Input: a scenario
 //! kind and an agent count. Output: a [`Scenario`] (a hand-built navigation mesh, agent
 //! parameters, starts and targets, step length) and, run, a [`ScenarioReport`]: overlapping
 //! agent pairs per frame, the deepest overlap, agents outside the mesh, completion time and
@@ -14,10 +14,11 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use super::{
-    AgentParams, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError, CrowdEvent,
+use crate::crowd::internals::NeighbourGrid;
+use crate::crowd::{
+    AgentParams, AgentStatus, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError,
+    CrowdEvent, FlowMeter, FlowReport, KinematicController,
 };
-use super::{FlowMeter, FlowReport, KinematicController, NeighbourGrid};
 use crate::mesh::blob::BakeParams;
 use crate::mesh::{NavMesh, TileData, WalkablePolygon};
 
@@ -448,7 +449,7 @@ pub fn measure_quality(crowd: &Crowd, grid: &mut NeighbourGrid) -> FrameQuality 
     });
     let snapshot = crowd.snapshot();
     for slot in 0..lanes.len() {
-        if lanes.status[slot] == super::AgentStatus::CrossingLink {
+        if lanes.status[slot] == AgentStatus::CrossingLink {
             continue; // between the link's ends, off the mesh by design
         }
         let polygon = lanes.polygon[slot];
@@ -480,7 +481,7 @@ pub struct ScenarioReport {
     /// Agents that had not arrived at the end.
     pub unarrived_agents: usize,
     /// Agents that had not arrived and had made no progress along their corridors for
-    /// [`STUCK_AFTER_S`](super::STUCK_AFTER_S) at the end ([`FlowReport`]).
+    /// [`STUCK_AFTER_S`](crate::crowd::STUCK_AFTER_S) at the end ([`FlowReport`]).
     pub stuck_agents: usize,
     /// Complete arrivals (within the arrival tolerance of the requested target).
     pub arrivals: usize,
@@ -547,21 +548,21 @@ pub fn run_scenario(
         avoid_ms.push(crowd.stats().avoid.time_ms);
         frames += 1;
         for event in events {
-            let entity = match event {
-                CrowdEvent::Arrived { entity, .. } => {
+            let agent = match event {
+                CrowdEvent::Arrived { agent, .. } => {
                     arrivals += 1;
-                    entity
+                    agent
                 }
-                CrowdEvent::PartialArrived { entity, .. } => {
+                CrowdEvent::PartialArrived { agent, .. } => {
                     partial_arrivals += 1;
-                    entity
+                    agent
                 }
                 _ => continue,
             };
-            if waiting.remove(&entity) {
+            if waiting.remove(&agent) {
                 arrival_frames.push(frames);
             }
-            meter.finished(entity);
+            meter.finished(agent);
         }
         meter.observe(&crowd, scenario.dt_s);
         let quality = measure_quality(&crowd, &mut grid);

@@ -1,0 +1,14 @@
+//! The scenario harness: standard crowd scenarios and the measures of a crowd run.
+//!
+//! Stage: top, beside [`debug`](crate::debug); it uses the crowd's public API (and its
+//! neighbour grid for the overlap measure) and is used by the tests, the benchmarks, the
+//! stress runs and the `waymark scenario` command. Nothing in the runtime imports it.
+//! Inputs: a scenario kind and an agent count. Outputs: the scenario (mesh, agents,
+//! targets) and, run, its [`ScenarioReport`]: overlaps, completion, flow.
+
+mod scenario;
+
+pub use scenario::{
+    CIRCLE_SLOW_TURN_RAD, FrameQuality, Scenario, ScenarioError, ScenarioKind, ScenarioReport,
+    measure_quality, run_scenario,
+};
