@@ -20,7 +20,7 @@ use waymark::crowd::internals::{
     slope_limits_simd, slope_pass,
 };
 use waymark::crowd::{
-    AgentParams, Controller, Crowd, CrowdConfig, KinematicController, StepRequest,
+    AgentParams, AvoidanceProfile, Controller, Crowd, CrowdConfig, KinematicController, StepRequest,
 };
 use waymark::mesh::NavMesh;
 use waymark::query::QueryFilter;
@@ -98,12 +98,12 @@ fn crowd_benches(criterion: &mut Criterion) {
     let requests: Vec<StepRequest> = (0..lanes.len())
         .map(|slot| lanes.step_request(slot, DT))
         .collect();
-    let filter = QueryFilter::new();
+    let filters = [QueryFilter::new()];
     let mut feedback = Vec::new();
     let mut controller = KinematicController;
     group.bench_function("kinematic_controller", |bench| {
         bench.iter(|| {
-            controller.step_agents(&snapshot, &filter, black_box(&requests), &mut feedback);
+            controller.step_agents(&snapshot, &filters, black_box(&requests), &mut feedback);
             feedback.len()
         })
     });
@@ -133,7 +133,16 @@ fn crowd_benches(criterion: &mut Criterion) {
     group.bench_function("avoid_pass", |bench| {
         bench.iter(|| {
             gather_bodies(lanes, &grid, &mut bodies);
-            avoid_pass(&grid, &bodies, &snapshot, &avoidance, DT, &mut velocities);
+            let profiles = [AvoidanceProfile::of(&avoidance)];
+            avoid_pass(
+                &grid,
+                &bodies,
+                &snapshot,
+                &avoidance,
+                &profiles,
+                DT,
+                &mut velocities,
+            );
             velocities.len()
         })
     });

@@ -20,7 +20,7 @@
 use std::time::Instant;
 
 use waymark::crowd::internals::{NeighbourGrid, avoid_pass, gather_bodies};
-use waymark::crowd::{CrowdConfig, KinematicController, StepStats};
+use waymark::crowd::{AvoidanceProfile, CrowdConfig, KinematicController, StepStats};
 
 #[path = "common.rs"]
 mod common;
@@ -147,6 +147,7 @@ fn main() {
             &bodies,
             crowd.snapshot(),
             &avoidance,
+            &[AvoidanceProfile::of(&avoidance)],
             1.0 / 30.0,
             &mut velocities,
         );

@@ -10,7 +10,7 @@ use waymark::crowd::internals::{
 };
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, KinematicController, StepFeedback, StepRequest, integrate_velocity,
+    CrowdEvent, FilterId, KinematicController, StepFeedback, StepRequest, integrate_velocity,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{NavMesh, PolyRef, Snapshot, TileData, WalkablePolygon};
@@ -30,10 +30,12 @@ fn quad(x0: f32, x1: f32, z0: f32, z1: f32, height: impl Fn(f32) -> f32) -> Walk
     ])
 }
 
+/// A mesh of hand-built polygons, named as baked for DetourCrowd's reference agents (the
+/// size the crowd checks agents against).
 fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
     let params = BakeParams {
-        agent_radius_m: 0.3,
-        agent_height_m: 1.8,
+        agent_radius_m: 0.6,
+        agent_height_m: 2.0,
         agent_max_climb_m: 0.3,
         ..BakeParams::default()
     };
@@ -186,6 +188,7 @@ fn m4_end_velocity_average_velocity_and_braking() {
         acceleration_limit: 1.0,
         gradient: Vec2::ZERO,
         support: 0,
+        filter: FilterId::DEFAULT,
     };
     let step = KinematicController::step_one(&snapshot, &filter, &request);
     let (end, average) = waymark::crowd::internals::feedback_velocities(&step);
@@ -230,7 +233,7 @@ impl Controller for Stuck {
     fn step_agents(
         &mut self,
         _snapshot: &Snapshot,
-        _filter: &QueryFilter,
+        _filters: &[QueryFilter],
         requests: &[StepRequest],
         feedback: &mut Vec<StepFeedback>,
     ) {
@@ -299,11 +302,11 @@ impl Controller for Forgetful {
     fn step_agents(
         &mut self,
         snapshot: &Snapshot,
-        filter: &QueryFilter,
+        filters: &[QueryFilter],
         requests: &[StepRequest],
         feedback: &mut Vec<StepFeedback>,
     ) {
-        Stuck.step_agents(snapshot, filter, requests, feedback);
+        Stuck.step_agents(snapshot, filters, requests, feedback);
         feedback.pop();
     }
 }
@@ -699,11 +702,11 @@ impl Controller for Unsure {
     fn step_agents(
         &mut self,
         snapshot: &Snapshot,
-        filter: &QueryFilter,
+        filters: &[QueryFilter],
         requests: &[StepRequest],
         feedback: &mut Vec<StepFeedback>,
     ) {
-        KinematicController.step_agents(snapshot, filter, requests, feedback);
+        KinematicController.step_agents(snapshot, filters, requests, feedback);
         for step in feedback.iter_mut() {
             step.velocity_valid = !self.unknown;
         }

@@ -125,6 +125,42 @@ impl AgentParams {
     }
 }
 
+/// A query filter registered with the crowd ([`Crowd::add_filter`](super::Crowd::add_filter)):
+/// which areas an agent may walk and at what cost. [`FilterId::DEFAULT`] is the crowd's own
+/// (every walkable area at cost 1, links as [`CrowdConfig::use_links`](super::CrowdConfig::use_links) says).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FilterId(pub(crate) u8);
+
+impl FilterId {
+    /// The filter every agent starts with.
+    pub const DEFAULT: FilterId = FilterId(0);
+
+    /// Its place in the crowd's table.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+/// An avoidance profile registered with the crowd
+/// ([`Crowd::add_avoidance_profile`](super::Crowd::add_avoidance_profile)).
+/// [`ProfileId::DEFAULT`] is the one the crowd's configuration describes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProfileId(pub(crate) u8);
+
+impl ProfileId {
+    /// The profile every agent starts with.
+    pub const DEFAULT: ProfileId = ProfileId(0);
+
+    /// Its place in the crowd's table.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+/// Most query filters, and most avoidance profiles, a crowd holds: each agent names its own
+/// by one byte, and a table this small stays in the first level of cache.
+pub const TABLE_ENTRIES_MAX: usize = 16;
+
 /// One agent as a renderer reads it ([`Crowd::agents`](super::Crowd::agents)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AgentView {

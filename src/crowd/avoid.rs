@@ -58,6 +58,7 @@ use rayon::prelude::*;
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
 use super::passes::STALL_S;
+use super::{FilterId, ProfileId};
 use crate::mesh::{Snapshot, Wall};
 
 /// Most neighbours one agent can weigh (a bound on [`AvoidanceConfig::neighbours_max`]).
@@ -133,6 +134,47 @@ pub struct AvoidanceConfig {
     /// squeeze, pass): no agent stays stuck for longer, at the price of one body crossing
     /// others.
     pub pass_through_after_s: f32,
+}
+
+/// How one agent avoids, set per agent from a small table registered with the crowd
+/// ([`Crowd::add_avoidance_profile`](super::Crowd::add_avoidance_profile)); the crowd's
+/// [`AvoidanceConfig`] gives profile 0 and everything not per agent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AvoidanceProfile {
+    /// Whether the agent negotiates with its neighbours. An agent that does not keeps to
+    /// its preferred velocity (walls and its speed and acceleration limits still hold) and
+    /// its neighbours take all of the avoidance against it, as against an agent crossing a
+    /// link: a vehicle, a charging boss, a scripted walker.
+    pub negotiates: bool,
+    /// How far ahead collisions with other agents are avoided, seconds: longer is
+    /// smoother and more timid, shorter lets the agent cut close.
+    pub time_horizon_s: f32,
+    /// How far ahead the boundary is respected, seconds.
+    pub wall_time_horizon_s: f32,
+}
+
+impl AvoidanceProfile {
+    /// The profile of an agent under `config` (profile 0).
+    pub fn of(config: &AvoidanceConfig) -> AvoidanceProfile {
+        AvoidanceProfile {
+            negotiates: true,
+            time_horizon_s: config.time_horizon_s,
+            wall_time_horizon_s: config.wall_time_horizon_s,
+        }
+    }
+
+    /// The field that makes this profile unusable, with its value, if any.
+    pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
+        for (field, value) in [
+            ("time_horizon_s", self.time_horizon_s),
+            ("wall_time_horizon_s", self.wall_time_horizon_s),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Some((field, value));
+            }
+        }
+        None
+    }
 }
 
 /// What the separation pass does to the velocity of agents it pushes apart.
@@ -854,7 +896,10 @@ fn passing_through(config: &AvoidanceConfig, body: &AvoidBody) -> bool {
 
 /// Whether the agent in this status walks (negotiates) rather than holds still.
 fn walking(status: AgentStatus) -> bool {
-    status == AgentStatus::Moving
+    matches!(
+        status,
+        AgentStatus::Moving | AgentStatus::VelocityControlled
+    )
 }
 
 /// What the avoid pass reads about an agent, as itself and as a neighbour, gathered once
@@ -882,6 +927,10 @@ pub struct AvoidBody {
     pub status: AgentStatus,
     /// Whether its last end velocity is known (false: vUnknown, the agent is paused).
     pub velocity_valid: bool,
+    /// Its avoidance profile (in the crowd's table).
+    pub profile: ProfileId,
+    /// Its query filter (in the crowd's table), for the separation pass's surface moves.
+    pub filter: FilterId,
     /// Horizontal speed limit on its patch (V/k), m/s.
     pub speed_limit: f32,
     /// Horizontal acceleration limit on its patch (A/k), m/s².
@@ -902,7 +951,7 @@ const _: () = assert!(size_of::<AvoidBody>() == 64);
 pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<AvoidBody>) {
     (0..grid.len())
         .into_par_iter()
-        .with_min_len(super::LIGHT_AGENTS_PER_TASK)
+        .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
         .map(|index| {
             let slot = grid.slot_at(index);
             AvoidBody {
@@ -914,6 +963,8 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
                 unprogressed_s: lanes.unprogressed_s[slot],
                 status: lanes.status[slot],
                 velocity_valid: lanes.velocity_valid[slot],
+                profile: lanes.profile[slot],
+                filter: lanes.filter[slot],
                 speed_limit: lanes.speed_limit[slot],
                 acceleration_limit: lanes.acceleration_limit[slot],
                 polygon: lanes.polygon[slot],
@@ -932,6 +983,7 @@ pub fn avoid_pass(
     bodies: &[AvoidBody],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
+    profiles: &[AvoidanceProfile],
     dt: f32,
     velocities: &mut Vec<Solved>,
 ) {
@@ -949,6 +1001,7 @@ pub fn avoid_pass(
                     bodies,
                     snapshot,
                     config,
+                    profiles,
                     dt,
                     first + offset,
                     &mut scratch,
@@ -983,11 +1036,13 @@ pub fn avoid_one(
     bodies: &[AvoidBody],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
+    profiles: &[AvoidanceProfile],
     dt: f32,
     index: usize,
     scratch: &mut AvoidScratch,
 ) -> Solved {
     let own = bodies[index];
+    let profile = &profiles[own.profile.index()];
     let preferred = own.desired;
     if !own.velocity_valid || own.status == AgentStatus::CrossingLink {
         // A crossing agent follows its link, whatever is around it.
@@ -1001,12 +1056,17 @@ pub fn avoid_one(
     // symmetric half-planes and would all slow down together forever; a nudge of a
     // millimetre per second in a direction fixed by the agent's identity (not its slot,
     // which moves on removal) breaks the tie the same way on every run.
-    let preferred = preferred + symmetry_nudge(own.identity_bits);
+    // (An agent that does not negotiate breaks no ties: it keeps its course.)
+    let preferred = if profile.negotiates {
+        preferred + symmetry_nudge(own.identity_bits)
+    } else {
+        preferred
+    };
     // A stalled walker turns its wish sideways, every agent to the same side, by up to
     // STALL_TURN_RAD as the stall grows: a ring of agents stopped around an empty centre
     // starts to circulate, two walkers nose to nose pass each other on the same side.
     let stall = (own.stalled_s / STALL_S).min(1.0);
-    let preferred = if stall > 0.0 {
+    let preferred = if stall > 0.0 && profile.negotiates {
         Vec2::from_angle(-STALL_TURN_RAD * stall).rotate(preferred)
     } else {
         preferred
@@ -1019,12 +1079,12 @@ pub fn avoid_one(
     let walls = snapshot
         .tile(own.polygon)
         .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
-    let reach_m = bounds.speed.radius * config.wall_time_horizon_s;
+    let reach_m = bounds.speed.radius * profile.wall_time_horizon_s;
     let hard_count = wall_constraints(
         walls,
         position,
         reach_m,
-        config.wall_time_horizon_s,
+        profile.wall_time_horizon_s,
         &mut planes[..WALLS_CAPACITY],
     );
 
@@ -1050,12 +1110,19 @@ pub fn avoid_one(
     // `orca_constraints_scalar`, whose `wide` twin computes every case for all eight lanes
     // and measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10;
     // docs/benchmarks.md), straight into the program's list: no lanes in between.
-    let (inverse_horizon, inverse_dt) = (1.0 / config.time_horizon_s, 1.0 / dt);
+    let (inverse_horizon, inverse_dt) = (1.0 / profile.time_horizon_s, 1.0 / dt);
     let pass_right_sin_squared = config.passing_side_rad.sin().powi(2);
     let turning = config.slow_turn_rad != 0.0;
     let mut close_ahead = false;
     let neighbours = grid.neighbours_at(index);
-    let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
+    // An agent that does not negotiate weighs walls only.
+    let count = if profile.negotiates {
+        neighbours.len().min(NEIGHBOURS_CAPACITY)
+    } else {
+        0
+    };
+    // Whether some profile does not negotiate (then a neighbour's is looked up).
+    let some_keep_course = profiles.iter().any(|profile| !profile.negotiates);
     // A walker held past the pass-through time weighs only agents crossing links (which
     // nobody passes through): the others it walks through until it makes progress.
     let ghost = passing_through(config, &own);
@@ -1086,13 +1153,11 @@ pub fn avoid_one(
             * give(config, &own, other);
         let against =
             usize::from(other_walking) * (1 + usize::from(own.identity_bits > other.identity_bits));
-        // An agent crossing a link is an obstacle on a fixed course: all the avoidance is
-        // the agent's.
-        let share = if other.status == AgentStatus::CrossingLink {
-            1.0
-        } else {
-            shares[against]
-        };
+        // An agent crossing a link, or one that does not negotiate, is an obstacle on a
+        // fixed course: all the avoidance is the agent's.
+        let keeps_course = other.status == AgentStatus::CrossingLink
+            || (some_keep_course && !profiles[other.profile.index()].negotiates);
+        let share = if keeps_course { 1.0 } else { shares[against] };
         if turning {
             close_ahead |= offset.dot(preferred) > 0.0
                 && offset.length_squared() < (radius_sum * SLOW_TURN_CONTACT_RADII).powi(2);
@@ -1160,7 +1225,8 @@ pub fn separation_pass(
     bodies: &[AvoidBody],
     config: &AvoidanceConfig,
     snapshot: &Snapshot,
-    filter: &crate::query::QueryFilter,
+    filters: &[crate::query::QueryFilter],
+    profiles: &[AvoidanceProfile],
     dt: f32,
     feedback: &mut [super::StepFeedback],
     scratch: &mut SeparationScratch,
@@ -1200,7 +1266,7 @@ pub fn separation_pass(
         .zip(moved.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
         .zip(active.par_iter_mut())
         .enumerate()
-        .with_min_len(super::LIGHT_AGENTS_PER_TASK / SEPARATION_CHUNK_AGENTS)
+        .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK / SEPARATION_CHUNK_AGENTS)
         .map(|(chunk, ((((agents, feet), feet_next), moved), active))| {
             let first = chunk * SEPARATION_CHUNK_AGENTS;
             active.clear();
@@ -1248,8 +1314,8 @@ pub fn separation_pass(
                     next[offset] = read[index];
                     let agent = &mut agents[offset];
                     let Some(correction) = separation_move(
-                        grid, bodies, config, snapshot, filter, agent, read, widest_m, index,
-                        soft_share,
+                        grid, bodies, config, snapshot, filters, profiles, agent, read, widest_m,
+                        index, soft_share,
                     ) else {
                         continue;
                     };
@@ -1324,7 +1390,7 @@ impl SeparationScratch {
         from: usize,
         to: usize,
     ) -> Result<(), std::collections::TryReserveError> {
-        use super::map_pages;
+        use super::parallel::map_pages;
         map_pages(&mut self.agents, from, to)?;
         map_pages(&mut self.feet, from, to)?;
         map_pages(&mut self.feet_next, from, to)?;
@@ -1384,7 +1450,8 @@ fn separation_move(
     bodies: &[AvoidBody],
     config: &AvoidanceConfig,
     snapshot: &Snapshot,
-    filter: &crate::query::QueryFilter,
+    filters: &[crate::query::QueryFilter],
+    profiles: &[AvoidanceProfile],
     agent: &SeparationAgent,
     feet: &[Vec2],
     widest_m: f32,
@@ -1392,8 +1459,11 @@ fn separation_move(
     soft_share: f32,
 ) -> Option<SeparationMove> {
     let own = &bodies[index];
-    if own.status == AgentStatus::CrossingLink {
-        return None; // carried along its link; the others make room
+    let keeps_course = |body: &AvoidBody| {
+        body.status == AgentStatus::CrossingLink || !profiles[body.profile.index()].negotiates
+    };
+    if keeps_course(own) {
+        return None; // carried along its link, or not negotiating; the others make room
     }
     let here = feet[index];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
@@ -1432,8 +1502,8 @@ fn separation_move(
         } else {
             -Vec2::X
         };
-        // Half each, all of it against an agent crossing a link.
-        let part = if bodies[other].status == AgentStatus::CrossingLink {
+        // Half each, all of it against an agent crossing a link or keeping its course.
+        let part = if keeps_course(&bodies[other]) {
             1.0
         } else {
             0.5
@@ -1468,6 +1538,7 @@ fn separation_move(
             height_stale: true,
         });
     }
+    let filter = &filters[own.filter.index()];
     crate::query::move_along_surface(snapshot, agent.polygon, agent.foot, target, filter)
         .ok()
         .map(|moved| SeparationMove {

@@ -11,6 +11,7 @@
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
+use super::FilterId;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{QueryFilter, move_along_surface};
 
@@ -35,6 +36,8 @@ pub struct StepRequest {
     pub gradient: Vec2,
     /// Support id (0: static ground).
     pub support: u32,
+    /// The agent's query filter: the areas its feet may enter (the step's `filters[filter]`).
+    pub filter: FilterId,
 }
 
 /// Why a step did not go where it was asked to.
@@ -80,11 +83,12 @@ pub struct StepFeedback {
 /// crossing an off-mesh link comes with a zero request (velocity and desired velocity);
 /// the crowd moves it along the link and replaces its feedback.
 pub trait Controller {
-    /// Steps every request, writing one feedback per request, in order.
+    /// Steps every request, writing one feedback per request, in order. `filters` is the
+    /// crowd's table of query filters: request `r` moves under `filters[r.filter.index()]`.
     fn step_agents(
         &mut self,
         snapshot: &Snapshot,
-        filter: &QueryFilter,
+        filters: &[QueryFilter],
         requests: &[StepRequest],
         feedback: &mut Vec<StepFeedback>,
     );
@@ -209,7 +213,7 @@ impl Controller for KinematicController {
     fn step_agents(
         &mut self,
         snapshot: &Snapshot,
-        filter: &QueryFilter,
+        filters: &[QueryFilter],
         requests: &[StepRequest],
         feedback: &mut Vec<StepFeedback>,
     ) {
@@ -217,7 +221,10 @@ impl Controller for KinematicController {
         // and, collected in order, the same at any thread count.
         requests
             .par_iter()
-            .map(|request| KinematicController::step_one(snapshot, filter, request))
+            .map(|request| {
+                let filter = &filters[request.filter.index()];
+                KinematicController::step_one(snapshot, filter, request)
+            })
             .collect_into_vec(feedback);
     }
 }

@@ -420,6 +420,8 @@ pub struct CorridorKey {
     pub start: PolyRef,
     /// Goal polygon.
     pub goal: PolyRef,
+    /// The filter searched under (its place in the crowd's table).
+    pub filter_id: super::FilterId,
     /// Filter rules version.
     pub filter: FilterVersion,
     /// Filter cost version.
@@ -552,11 +554,16 @@ impl CorridorCache {
         self.entries.insert(key, corridor);
     }
 
-    /// Drops every entry that read a tile changed on `snapshot`.
-    pub fn evict_stale(&mut self, snapshot: &Snapshot, filter: &QueryFilter) {
-        let dropped = self.keep_only(|corridor| {
-            corridor.reads.still_valid_in(snapshot, filter) == Validity::Valid
+    /// Drops every entry that read a tile changed on `snapshot` (or whose filter, in the
+    /// crowd's table `filters`, changed).
+    pub fn evict_stale(&mut self, snapshot: &Snapshot, filters: &[QueryFilter]) {
+        let before = self.entries.len();
+        self.entries.retain(|key, corridor| {
+            filters.get(key.filter_id.index()).is_some_and(|filter| {
+                corridor.reads.still_valid_in(snapshot, filter) == Validity::Valid
+            })
         });
+        let dropped = before - self.entries.len();
         self.evictions += dropped as u64;
         self.make_room_until_sweep();
     }
@@ -588,6 +595,7 @@ mod tests {
         let key = CorridorKey {
             start: reference,
             goal: reference,
+            filter_id: crate::crowd::FilterId::DEFAULT,
             filter: filter.version(),
             cost: filter.cost_version(),
         };

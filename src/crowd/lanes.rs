@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
-use super::AgentId;
 use super::corridor::Corridor;
+use super::{AgentId, FilterId, ProfileId};
 use crate::mesh::PolyRef;
 
 /// What an agent is doing, as the passes see it.
@@ -31,6 +31,10 @@ pub enum AgentStatus {
     PartialArrived,
     /// The request failed (no polygon at the target or the start).
     Failed,
+    /// Moving at a velocity the host asked for
+    /// ([`Crowd::request_velocity`](super::Crowd::request_velocity)), with avoidance, on no
+    /// corridor.
+    VelocityControlled,
 }
 
 /// Dense per-agent state every pass touches every frame; slot `i` of every lane is the same
@@ -142,6 +146,10 @@ pub struct AgentLanes {
     pub(crate) status: Vec<AgentStatus>,
     /// Whether the agent's request waits in the ingest list.
     pub(crate) ingest_pending: Vec<bool>,
+    /// The agent's query filter (its place in the crowd's table).
+    pub(crate) filter: Vec<FilterId>,
+    /// The agent's avoidance profile (its place in the crowd's table).
+    pub(crate) profile: Vec<ProfileId>,
 }
 
 /// Calls `$action!(lane, lane, ...)` with every lane's name: the one list of lanes behind
@@ -197,7 +205,9 @@ macro_rules! every_lane {
             unprogressed_s,
             on_head_start,
             status,
-            ingest_pending
+            ingest_pending,
+            filter,
+            profile
         )
     };
 }
@@ -406,6 +416,8 @@ impl AgentLanes {
         self.on_head_start.push(false);
         self.status.push(AgentStatus::Idle);
         self.ingest_pending.push(false);
+        self.filter.push(FilterId::DEFAULT);
+        self.profile.push(ProfileId::DEFAULT);
         self.id.len() - 1
     }
 
@@ -454,6 +466,7 @@ impl AgentLanes {
             acceleration_limit: self.acceleration_limit[slot],
             gradient: glam::Vec2::new(self.gradient_x[slot], self.gradient_z[slot]),
             support: self.support[slot],
+            filter: self.filter[slot],
         }
     }
 
@@ -558,6 +571,8 @@ mod tests {
             on_head_start,
             status,
             ingest_pending,
+            filter,
+            profile,
         } = lanes;
         vec![
             id.len(),
@@ -607,6 +622,8 @@ mod tests {
             on_head_start.len(),
             status.len(),
             ingest_pending.len(),
+            filter.len(),
+            profile.len(),
         ]
     }
 

@@ -48,12 +48,14 @@
 
 mod agent;
 mod avoid;
+mod commands;
 mod controller;
 mod corridor;
 mod flow;
 mod funnel;
 mod lanes;
 mod neighbours;
+mod parallel;
 mod passes;
 mod scheduler;
 mod step;
@@ -76,8 +78,8 @@ pub mod internals {
     };
 }
 
-pub use agent::{AgentId, AgentParams, AgentView};
-pub use avoid::{AvoidanceConfig, ContactModel};
+pub use agent::{AgentId, AgentParams, AgentView, FilterId, ProfileId, TABLE_ENTRIES_MAX};
+pub use avoid::{AvoidanceConfig, AvoidanceProfile, ContactModel};
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
     move_foot,
@@ -89,13 +91,15 @@ pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
 
 use std::collections::TryReserveError;
+
+use parallel::map_pages;
 use std::sync::Arc;
 
 use glam::Vec3;
 
 use crate::mesh::{NavMesh, Snapshot};
 use crate::query::{QueryFilter, nearest_polygon};
-use lanes::{AgentLanes, NewAgent};
+use lanes::AgentLanes;
 use neighbours::NeighbourGrid;
 use scheduler::Scheduler;
 
@@ -262,6 +266,38 @@ pub enum CrowdError {
         /// Its value.
         value: f32,
     },
+    /// An agent radius wider than the mesh was baked for (its walls keep clear only that
+    /// much).
+    #[error("agent radius {radius_m} m exceeds the {baked_radius_m} m the mesh was baked for")]
+    RadiusOverBaked {
+        /// The agent's radius, metres.
+        radius_m: f32,
+        /// The mesh's baked agent radius, metres.
+        baked_radius_m: f32,
+    },
+    /// An agent height taller than the mesh was baked for (it would not fit under the
+    /// ceilings the bake let through).
+    #[error("agent height {height_m} m exceeds the {baked_height_m} m the mesh was baked for")]
+    HeightOverBaked {
+        /// The agent's height, metres.
+        height_m: f32,
+        /// The mesh's baked agent height, metres.
+        baked_height_m: f32,
+    },
+    /// A filter id not registered with this crowd.
+    #[error("query filter {0:?} is not registered with this crowd")]
+    UnknownFilter(FilterId),
+    /// An avoidance profile id not registered with this crowd.
+    #[error("avoidance profile {0:?} is not registered with this crowd")]
+    UnknownProfile(ProfileId),
+    /// A table of filters or profiles is full.
+    #[error("the crowd's {table} table is full ({entries} entries)")]
+    TableFull {
+        /// Which table.
+        table: &'static str,
+        /// Its size.
+        entries: usize,
+    },
     /// More agents than a crowd can hold ([`AGENTS_MAX`]).
     #[error("{requested} agents exceed a crowd's limit of {AGENTS_MAX}")]
     TooManyAgents {
@@ -318,6 +354,10 @@ struct MoveRequest {
     adopted_once: bool,
 }
 
+/// An agent moving at a velocity its host asked for (a hecs component), horizontal, m/s.
+#[derive(Clone, Copy, Debug)]
+struct VelocityRequest(glam::Vec2);
+
 /// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the
 /// crossing's state stays out of the lanes).
 #[derive(Clone, Copy, Debug)]
@@ -355,7 +395,10 @@ pub struct Crowd {
     world: hecs::World,
     lanes: AgentLanes,
     snapshot: Snapshot,
-    filter: QueryFilter,
+    /// The query filters agents may be given, [`FilterId::DEFAULT`] first.
+    filters: Vec<QueryFilter>,
+    /// The avoidance profiles agents may be given, [`ProfileId::DEFAULT`] first.
+    profiles: Vec<AvoidanceProfile>,
     scheduler: Scheduler,
     cache: CorridorCache,
     config: CrowdConfig,
@@ -399,7 +442,8 @@ impl Crowd {
             lanes: AgentLanes::default(),
             scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents, &snapshot),
             snapshot,
-            filter,
+            filters: vec![filter],
+            profiles: vec![AvoidanceProfile::of(&config.avoidance)],
             cache: CorridorCache::with_capacity(config.corridor_cache_capacity),
             config,
             frame: 0,
@@ -500,12 +544,13 @@ impl Crowd {
     /// changed tile are dropped from the cache, and agents following one ask again.
     pub fn set_mesh(&mut self, mesh: &NavMesh) {
         self.snapshot = mesh.snapshot();
-        self.cache.evict_stale(&self.snapshot, &self.filter);
+        self.cache.evict_stale(&self.snapshot, &self.filters);
         let mut replan = Vec::new();
         for slot in 0..self.lanes.len() {
             if self.lanes.status[slot] == AgentStatus::CrossingLink {
                 continue; // checked when it lands
             }
+            let filter = &self.filters[self.lanes.filter[slot].index()];
             // An agent on a replaced tile is found again on the new one.
             if self.snapshot.tile(self.lanes.polygon[slot]).is_none() {
                 let position = self.lanes.position(slot);
@@ -513,13 +558,13 @@ impl Crowd {
                     &self.snapshot,
                     position,
                     self.config.snap_half_extents,
-                    &self.filter,
+                    filter,
                 ) {
                     self.lanes.polygon[slot] = nearest.polygon;
                 }
             }
             let stale = self.lanes.corridor[slot].as_ref().is_some_and(|corridor| {
-                corridor.reads.still_valid_in(&self.snapshot, &self.filter)
+                corridor.reads.still_valid_in(&self.snapshot, filter)
                     != crate::query::Validity::Valid
             });
             if stale {
@@ -682,158 +727,6 @@ impl Crowd {
             .get::<&MoveRequest>(agent.entity())
             .is_ok_and(|m| m.awaiting && !m.adopted_once))
     }
-
-    /// Adds an agent standing at `position` (snapped to the mesh). Everything the step
-    /// keeps per agent grows here, not in the step (see [`Crowd::reserve`] to size it all
-    /// at once).
-    pub fn add_agent(
-        &mut self,
-        position: Vec3,
-        params: AgentParams,
-    ) -> Result<AgentId, CrowdError> {
-        if !position.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "agent position",
-                value: position,
-            });
-        }
-        if let Some((field, value)) = params.invalid_field() {
-            return Err(CrowdError::BadParameter { field, value });
-        }
-        let nearest = nearest_polygon(
-            &self.snapshot,
-            position,
-            self.config.snap_half_extents,
-            &self.filter,
-        )
-        .ok()
-        .flatten()
-        .ok_or(CrowdError::OffMesh(position))?;
-        // Room first, so a refusal leaves the crowd as it was.
-        self.reserve(1)?;
-        let entity = self.world.spawn(());
-        let agent = AgentId::of(entity);
-        let slot = self.lanes.push(NewAgent {
-            id: agent,
-            position: nearest.point,
-            polygon: nearest.polygon,
-            radius: params.radius_m,
-            max_speed: params.max_speed_mps,
-            preferred_speed: params.preferred_speed_mps,
-            max_acceleration: params.max_acceleration_mps2,
-        });
-        self.portal_windows.push(passes::PortalWindow::EMPTY);
-        self.world
-            .insert_one(entity, Slot(slot))
-            .expect("the entity was just spawned");
-        Ok(agent)
-    }
-
-    /// Removes an agent; its pending searches are dropped.
-    pub fn remove_agent(&mut self, agent: AgentId) -> Result<(), CrowdError> {
-        let slot = self.slot(agent)?;
-        self.portal_windows.swap_remove(slot);
-        if let Some(moved) = self.lanes.swap_remove(slot) {
-            if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(moved.entity()) {
-                moved_slot.0 = slot;
-            }
-        }
-        // Its queued jobs and pending request are dropped lazily: the scheduler and the
-        // ingest pass skip entities that are gone.
-        self.world.despawn(agent.entity()).expect("a known agent");
-        Ok(())
-    }
-
-    /// Asks the agent to move to `target`; replaces any current request (its results, if
-    /// any arrive, are rejected at adoption by their request id).
-    pub fn request_move(&mut self, agent: AgentId, target: Vec3) -> Result<RequestId, CrowdError> {
-        let slot = self.slot(agent)?;
-        if !target.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "move target",
-                value: target,
-            });
-        }
-        let request = RequestId {
-            logical: self.next_logical,
-            attempt: 0,
-            epoch: self.epoch,
-        };
-        self.next_logical += 1;
-        self.world
-            .insert_one(
-                agent.entity(),
-                MoveRequest {
-                    target,
-                    request,
-                    awaiting: true,
-                    attempts_since_adopted: 0,
-                    adopted_once: false,
-                },
-            )
-            .expect("a known agent");
-        // An older job of this agent is skipped by the scheduler (its request id no longer
-        // matches); one pending entry per agent is enough.
-        if !self.lanes.ingest_pending[slot] {
-            self.lanes.ingest_pending[slot] = true;
-            self.pending.push(agent);
-        }
-        if self.lanes.status[slot] != AgentStatus::CrossingLink {
-            // (A crossing agent lands first; its new request is served from the exit.)
-            self.lanes.status[slot] = AgentStatus::WaitingForPath;
-        }
-        self.lanes.on_head_start[slot] = false;
-        self.lanes.blocked[slot] = false;
-        self.lanes.stalled_s[slot] = 0.0;
-        self.lanes.progress_m[slot] = 0.0;
-        self.lanes.unprogressed_s[slot] = 0.0;
-        Ok(request)
-    }
-
-    /// Cancels the agent's request: it brakes to a stop and goes idle (an agent crossing a
-    /// link lands first).
-    pub fn cancel(&mut self, agent: AgentId) -> Result<(), CrowdError> {
-        let slot = self.slot(agent)?;
-        let _ = self.world.remove_one::<MoveRequest>(agent.entity());
-        if self.lanes.status[slot] == AgentStatus::CrossingLink {
-            return Ok(());
-        }
-        self.lanes.status[slot] = AgentStatus::Idle;
-        self.lanes.corridor[slot] = None;
-        self.lanes.on_head_start[slot] = false;
-        Ok(())
-    }
-
-    /// Starts a new epoch (after a restore): results of requests made before it are
-    /// rejected at adoption.
-    pub fn bump_epoch(&mut self) {
-        self.epoch += 1;
-    }
-}
-
-/// Agents per parallel task of a light per-agent pass (a copy, a gather, a scatter: tens
-/// of nanoseconds an agent). Below twice this a light pass runs on the calling thread:
-/// handing half of it to the other thread costs more than it saves (an empty parallel
-/// region measured about 7 µs on the 2-core VM, a 1,000-agent gather 8 µs on one thread).
-pub(crate) const LIGHT_AGENTS_PER_TASK: usize = 2048;
-
-/// Makes room in `buffer` for `to` elements and writes zero bytes over its places `from..to`
-/// beyond its length (places below `from` were written by an earlier call, and a
-/// reallocation copies them): a page of memory is only mapped when first written, and a
-/// per-step buffer should not take that cost inside a step. The bytes are never read as
-/// values; the step writes every element it reads.
-pub(crate) fn map_pages<T>(
-    buffer: &mut Vec<T>,
-    from: usize,
-    to: usize,
-) -> Result<(), TryReserveError> {
-    buffer.try_reserve(to.saturating_sub(buffer.len()))?;
-    let length = buffer.len();
-    let (from, to) = (from.max(length) - length, to.saturating_sub(length));
-    for place in &mut buffer.spare_capacity_mut()[from.min(to)..to] {
-        *place = std::mem::MaybeUninit::zeroed();
-    }
-    Ok(())
 }
 
 #[cfg(test)]

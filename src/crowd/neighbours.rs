@@ -202,7 +202,7 @@ impl NeighbourGrid {
         self.kth_hint_m
             .par_iter_mut()
             .zip(&self.sorted_index_of_slot)
-            .with_min_len(super::LIGHT_AGENTS_PER_TASK)
+            .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
             .for_each(|(hint, &index)| *hint = kth[index as usize].sqrt());
         // The median over a fixed sample of the agents with K neighbours: it sizes the
         // next rebuild's cells and nothing else, and a selection over every agent was a
@@ -265,7 +265,7 @@ impl NeighbourGrid {
         to: usize,
         neighbours_max: usize,
     ) -> Result<(), std::collections::TryReserveError> {
-        use super::map_pages;
+        use super::parallel::map_pages;
         map_pages(&mut self.agent_cell, from, to)?;
         map_pages(&mut self.sorted_index_of_slot, from, to)?;
         map_pages(&mut self.sorted, from, to)?;

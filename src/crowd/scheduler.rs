@@ -19,7 +19,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::corridor::{Corridor, CorridorCache, CorridorKey};
-use super::{AgentId, CrowdError};
+use super::{AgentId, CrowdError, FilterId};
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{
     HEAD_START_STEPS, NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter,
@@ -142,6 +142,8 @@ impl Default for FrameBudget {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
     pub agent: AgentId,
+    /// The agent's query filter when the request was issued.
+    pub filter: FilterId,
     pub request: RequestId,
     pub start: PolyRef,
     pub start_position: Vec3,
@@ -276,7 +278,7 @@ impl Scheduler {
     fn head_starts(
         &mut self,
         snapshot: &Snapshot,
-        filter: &QueryFilter,
+        filters: &[QueryFilter],
         most: u32,
         is_current: &dyn Fn(&Job) -> bool,
         finished: &mut Vec<Finished>,
@@ -302,7 +304,7 @@ impl Scheduler {
                     job.start,
                     job.start_position,
                     job.target,
-                    filter,
+                    &filters[job.filter.index()],
                     true,
                 )
             })
@@ -324,6 +326,7 @@ impl Scheduler {
         CorridorKey {
             start: job.start,
             goal,
+            filter_id: job.filter,
             filter: filter.version(),
             cost: filter.cost_version(),
         }
@@ -334,7 +337,7 @@ impl Scheduler {
     pub fn run(
         &mut self,
         snapshot: &Snapshot,
-        filter: &QueryFilter,
+        filters: &[QueryFilter],
         cache: &mut CorridorCache,
         budget: FrameBudget,
         frame: u64,
@@ -343,7 +346,7 @@ impl Scheduler {
         finished: &mut Vec<Finished>,
     ) -> ScheduleStats {
         let mut stats = ScheduleStats::default();
-        self.head_starts(snapshot, filter, budget.head_starts, is_current, finished);
+        self.head_starts(snapshot, filters, budget.head_starts, is_current, finished);
         let mut remaining = budget.node_expansions;
         let clock = std::time::Instant::now();
         let out_of_time = || {
@@ -366,6 +369,7 @@ impl Scheduler {
                     job.start_position = position;
                 }
                 remaining = remaining.saturating_sub(SNAP_COST_NODES);
+                let filter = &filters[job.filter.index()];
                 let goal = nearest_polygon(snapshot, job.target, self.snap_half_extents, filter)
                     .ok()
                     .flatten();
@@ -482,6 +486,7 @@ impl Scheduler {
                 let goal = job.goal.expect("an open search has its goal").0;
                 let outcome = match corridor {
                     Some(corridor) => {
+                        let filter = &filters[job.filter.index()];
                         cache.insert(Self::key(&job, goal, filter), corridor.clone());
                         Outcome::Corridor(corridor)
                     }
@@ -627,6 +632,7 @@ mod tests {
         for logical in 0..(agents + QUEUE_MARGIN) as u64 {
             scheduler.enqueue(Job {
                 agent: AgentId::of(world.spawn(())),
+                filter: FilterId::DEFAULT,
                 request: RequestId {
                     logical,
                     attempt: 0,

@@ -20,7 +20,9 @@ use super::controller::Controller;
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, follow_pass, rejoin, slope_pass, track_progress};
 use super::scheduler::{Finished, Job, Outcome, ScheduleStats, head_start_corridor};
-use super::{AgentId, Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest, Slot};
+use super::{
+    AgentId, Crowd, CrowdError, CrowdEvent, LinkCrossing, MoveRequest, Slot, VelocityRequest,
+};
 use crate::query::{Validity, nearest_polygon};
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
@@ -273,10 +275,10 @@ impl Crowd {
         timed(&mut stats.movement, agents, || {
             (0..agents)
                 .into_par_iter()
-                .with_min_len(super::LIGHT_AGENTS_PER_TASK)
+                .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
                 .map(|slot| self.lanes.step_request(slot, dt))
                 .collect_into_vec(&mut requests);
-            controller.step_agents(&snapshot, &self.filter, &requests, &mut feedback);
+            controller.step_agents(&snapshot, &self.filters, &requests, &mut feedback);
         });
         if feedback.len() != requests.len() {
             let error = CrowdError::ControllerFeedback {
@@ -296,7 +298,8 @@ impl Crowd {
                     &self.avoid_bodies,
                     &self.config.avoidance,
                     &snapshot,
-                    &self.filter,
+                    &self.filters,
+                    &self.profiles,
                     dt,
                     &mut feedback,
                     &mut scratch,
@@ -386,7 +389,7 @@ impl Crowd {
             };
             self.scheduler.run(
                 snapshot,
-                &self.filter,
+                &self.filters,
                 &mut self.cache,
                 self.config.budget,
                 self.frame,
@@ -402,6 +405,27 @@ impl Crowd {
         timed(&mut stats.slope, agents, || {
             slope_pass(snapshot, &mut self.lanes)
         });
+        self.apply_velocity_requests();
+    }
+
+    /// Agents under velocity control want the velocity their host asked for, within their
+    /// patch's speed limit (the slope pass's V/k, as a walker's cruise is held to it).
+    fn apply_velocity_requests(&mut self) {
+        let lanes = &mut self.lanes;
+        for (slot, request) in self.world.query::<(&Slot, &VelocityRequest)>().iter() {
+            let slot = slot.0;
+            if lanes.status[slot] != AgentStatus::VelocityControlled {
+                continue; // (crossing a link: it lands first)
+            }
+            let wanted = request.0.clamp_length_max(lanes.speed_limit[slot]);
+            lanes.desired_x[slot] = wanted.x;
+            lanes.desired_z[slot] = wanted.y;
+        }
+    }
+
+    /// The query filter of the agent in `slot`.
+    pub(super) fn filter_of(&self, slot: usize) -> &crate::query::QueryFilter {
+        &self.filters[self.lanes.filter[slot].index()]
     }
 
     /// Re-issues the agent's request as a new attempt (next frame's ingest).
@@ -472,7 +496,7 @@ impl Crowd {
             let half = self.config.snap_half_extents;
             let start = match self.snapshot.tile(self.lanes.polygon[slot]) {
                 Some(_) => Some((self.lanes.polygon[slot], position)),
-                None => nearest_polygon(&self.snapshot, position, half, &self.filter)
+                None => nearest_polygon(&self.snapshot, position, half, self.filter_of(slot))
                     .ok()
                     .flatten()
                     .map(|n| (n.polygon, n.point)),
@@ -485,6 +509,7 @@ impl Crowd {
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
             self.scheduler.enqueue(Job {
                 agent,
+                filter: self.lanes.filter[slot],
                 request: request.request,
                 start,
                 start_position,
@@ -524,7 +549,7 @@ impl Crowd {
                 }
             };
             let usable = corridor.filter(|c| {
-                c.reads.still_valid_in(&self.snapshot, &self.filter) == Validity::Valid
+                c.reads.still_valid_in(&self.snapshot, self.filter_of(slot)) == Validity::Valid
             });
             let Some(corridor) = usable else {
                 rejected += 1;
@@ -605,7 +630,8 @@ impl Crowd {
         target: Vec3,
     ) {
         let lanes = &mut self.lanes;
-        if corridor.reads.still_valid_in(&self.snapshot, &self.filter) != Validity::Valid
+        let filter = &self.filters[lanes.filter[slot].index()];
+        if corridor.reads.still_valid_in(&self.snapshot, filter) != Validity::Valid
             || corridor.find_near(0, lanes.polygon[slot], 0, 1).is_none()
         {
             return;
@@ -644,7 +670,7 @@ impl Crowd {
         // those at a link's entry are noted, in slot order, and handled after.
         let snapshot = &self.snapshot;
         let (funnel_runs, lost, at_link) = FollowLanes::new(&mut self.lanes)
-            .into_pieces(super::LIGHT_AGENTS_PER_TASK)
+            .into_pieces(super::parallel::LIGHT_AGENTS_PER_TASK)
             .map(|view| {
                 let outputs = &outputs[view.first..view.first + view.len];
                 follow_write_back(view, outputs, snapshot)
@@ -760,7 +786,7 @@ impl Crowd {
             let landed = crossing.elapsed_s >= crossing.duration_s;
             let before = self.lanes.position(slot);
             let (foot, polygon) = if landed {
-                self.landing(&crossing)
+                self.landing(slot, &crossing)
             } else {
                 let t = crossing.elapsed_s / crossing.duration_s;
                 (crossing.from.lerp(crossing.to, t), self.lanes.polygon[slot])
@@ -802,7 +828,8 @@ impl Crowd {
 
     /// Where a crossing ends: the exit on the landing polygon (or, if that polygon's tile
     /// was replaced meanwhile, on the nearest polygon).
-    fn landing(&self, crossing: &LinkCrossing) -> (Vec3, crate::mesh::PolyRef) {
+    fn landing(&self, slot: usize, crossing: &LinkCrossing) -> (Vec3, crate::mesh::PolyRef) {
+        let filter = self.filter_of(slot);
         if let Some(tile) = self.snapshot.tile(crossing.landing) {
             return (
                 tile.closest_point(crossing.landing.polygon(), crossing.to)
@@ -814,7 +841,7 @@ impl Crowd {
             &self.snapshot,
             crossing.to,
             self.config.snap_half_extents,
-            &self.filter,
+            filter,
         )
         .ok()
         .flatten()
@@ -842,7 +869,13 @@ impl Crowd {
         lanes.progress_m[slot] = 0.0;
         lanes.unprogressed_s[slot] = 0.0;
         let Some(request) = request else {
-            lanes.status[slot] = AgentStatus::Idle; // cancelled during the crossing
+            // Cancelled, or put under velocity control, during the crossing.
+            let velocity_controlled = self.world.get::<&VelocityRequest>(agent.entity()).is_ok();
+            lanes.status[slot] = if velocity_controlled {
+                AgentStatus::VelocityControlled
+            } else {
+                AgentStatus::Idle
+            };
             lanes.corridor[slot] = None;
             return;
         };
@@ -853,8 +886,9 @@ impl Crowd {
             return;
         }
         lanes.status[slot] = AgentStatus::Moving;
+        let filter = &self.filters[lanes.filter[slot].index()];
         let stale = lanes.corridor[slot].as_ref().is_none_or(|corridor| {
-            corridor.reads.still_valid_in(&self.snapshot, &self.filter) != Validity::Valid
+            corridor.reads.still_valid_in(&self.snapshot, filter) != Validity::Valid
         });
         if stale {
             lanes.corridor[slot] = None;
@@ -875,6 +909,7 @@ impl Crowd {
             &bodies,
             &self.snapshot,
             &avoidance,
+            &self.profiles,
             dt,
             &mut velocities,
         );
@@ -887,7 +922,7 @@ impl Crowd {
             .par_iter_mut()
             .zip(self.lanes.desired_z.par_iter_mut())
             .enumerate()
-            .with_min_len(super::LIGHT_AGENTS_PER_TASK)
+            .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
             .map(|(slot, (desired_x, desired_z))| {
                 let solved = grid
                     .index_of_slot(slot)
@@ -912,7 +947,7 @@ impl Crowd {
         let stop_speed = self.config.stop_speed_mps;
         let snapshot = &self.snapshot;
         let marks = FeedbackLanes::new(&mut self.lanes)
-            .into_pieces(super::LIGHT_AGENTS_PER_TASK)
+            .into_pieces(super::parallel::LIGHT_AGENTS_PER_TASK)
             .map(|view| {
                 let steps = &feedback[view.first..view.first + view.len];
                 feedback_run(view, steps, snapshot, tolerance, stop_speed)
@@ -948,7 +983,7 @@ impl Crowd {
                             self.lanes.polygon[slot],
                             self.lanes.position(slot),
                             target,
-                            &self.filter,
+                            self.filter_of(slot),
                             false,
                         )?;
                         Some((corridor, target))

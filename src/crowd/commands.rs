@@ -1,0 +1,376 @@
+//! What a game asks of its agents: add and remove them, order moves or velocities, change
+//! their parameters, filters and avoidance profiles, teleport them.
+//!
+//! Stage: crowd runtime, between steps. Every call checks its agent id and its values
+//! first and changes nothing when it refuses (a typed [`CrowdError`] naming the value).
+//! Orders take effect at the next step: a move order is ingested there, a velocity order
+//! read by the follow stage, new parameters by the avoid and slope passes.
+
+use glam::Vec3;
+
+use super::internals::PortalWindow;
+use super::lanes::NewAgent;
+use super::{
+    AgentId, AgentParams, AgentStatus, AvoidanceProfile, Crowd, CrowdError, FilterId, LinkCrossing,
+    MoveRequest, ProfileId, RequestId, Slot, TABLE_ENTRIES_MAX, VelocityRequest,
+};
+use crate::query::{Nearest, QueryFilter, nearest_polygon};
+
+impl Crowd {
+    /// Adds an agent standing at `position` (snapped to the mesh). Everything the step
+    /// keeps per agent grows here, not in the step (see [`Crowd::reserve`] to size it all
+    /// at once).
+    pub fn add_agent(
+        &mut self,
+        position: Vec3,
+        params: AgentParams,
+    ) -> Result<AgentId, CrowdError> {
+        if !position.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "agent position",
+                value: position,
+            });
+        }
+        self.check_params(&params)?;
+        let nearest = self.snap(position, FilterId::DEFAULT)?;
+        // Room first, so a refusal leaves the crowd as it was.
+        self.reserve(1)?;
+        let entity = self.world.spawn(());
+        let agent = AgentId::of(entity);
+        let slot = self.lanes.push(NewAgent {
+            id: agent,
+            position: nearest.point,
+            polygon: nearest.polygon,
+            radius: params.radius_m,
+            max_speed: params.max_speed_mps,
+            preferred_speed: params.preferred_speed_mps,
+            max_acceleration: params.max_acceleration_mps2,
+        });
+        self.portal_windows.push(PortalWindow::EMPTY);
+        self.world
+            .insert(entity, (Slot(slot), params))
+            .expect("the entity was just spawned");
+        Ok(agent)
+    }
+
+    /// Removes an agent; its pending searches are dropped.
+    pub fn remove_agent(&mut self, agent: AgentId) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        self.portal_windows.swap_remove(slot);
+        if let Some(moved) = self.lanes.swap_remove(slot) {
+            if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(moved.entity()) {
+                moved_slot.0 = slot;
+            }
+        }
+        // Its queued jobs and pending request are dropped lazily: the scheduler and the
+        // ingest pass skip entities that are gone.
+        self.world.despawn(agent.entity()).expect("a known agent");
+        Ok(())
+    }
+
+    /// Asks the agent to move to `target`; replaces any current request (its results, if
+    /// any arrive, are rejected at adoption by their request id).
+    pub fn request_move(&mut self, agent: AgentId, target: Vec3) -> Result<RequestId, CrowdError> {
+        let slot = self.slot(agent)?;
+        if !target.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "move target",
+                value: target,
+            });
+        }
+        let request = RequestId {
+            logical: self.next_logical,
+            attempt: 0,
+            epoch: self.epoch,
+        };
+        self.next_logical += 1;
+        let _ = self.world.remove_one::<VelocityRequest>(agent.entity());
+        self.world
+            .insert_one(
+                agent.entity(),
+                MoveRequest {
+                    target,
+                    request,
+                    awaiting: true,
+                    attempts_since_adopted: 0,
+                    adopted_once: false,
+                },
+            )
+            .expect("a known agent");
+        // An older job of this agent is skipped by the scheduler (its request id no longer
+        // matches); one pending entry per agent is enough.
+        if !self.lanes.ingest_pending[slot] {
+            self.lanes.ingest_pending[slot] = true;
+            self.pending.push(agent);
+        }
+        if self.lanes.status[slot] != AgentStatus::CrossingLink {
+            // (A crossing agent lands first; its new request is served from the exit.)
+            self.lanes.status[slot] = AgentStatus::WaitingForPath;
+        }
+        self.lanes.on_head_start[slot] = false;
+        self.lanes.blocked[slot] = false;
+        self.lanes.stalled_s[slot] = 0.0;
+        self.lanes.progress_m[slot] = 0.0;
+        self.lanes.unprogressed_s[slot] = 0.0;
+        Ok(request)
+    }
+
+    /// Cancels the agent's request: it brakes to a stop and goes idle (an agent crossing a
+    /// link lands first).
+    pub fn cancel(&mut self, agent: AgentId) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        let _ = self.world.remove_one::<MoveRequest>(agent.entity());
+        let _ = self.world.remove_one::<VelocityRequest>(agent.entity());
+        if self.lanes.status[slot] == AgentStatus::CrossingLink {
+            return Ok(());
+        }
+        self.lanes.status[slot] = AgentStatus::Idle;
+        self.lanes.corridor[slot] = None;
+        self.lanes.on_head_start[slot] = false;
+        Ok(())
+    }
+
+    /// Starts a new epoch (after a restore): results of requests made before it are
+    /// rejected at adoption.
+    pub fn bump_epoch(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// The agent's parameters.
+    pub fn params(&self, agent: AgentId) -> Result<AgentParams, CrowdError> {
+        self.world
+            .get::<&AgentParams>(agent.entity())
+            .map(|params| *params)
+            .map_err(|_| CrowdError::UnknownAgent(agent))
+    }
+
+    /// Changes the agent's parameters; they take effect in the next step (its avoidance
+    /// spacing, its speed and acceleration limits). Refused, with the crowd unchanged, as
+    /// [`Crowd::add_agent`] refuses them.
+    pub fn set_params(&mut self, agent: AgentId, params: AgentParams) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        self.check_params(&params)?;
+        let lanes = &mut self.lanes;
+        lanes.radius[slot] = params.radius_m;
+        lanes.max_speed[slot] = params.max_speed_mps;
+        lanes.preferred_speed[slot] = params.preferred_speed_mps;
+        lanes.max_acceleration[slot] = params.max_acceleration_mps2;
+        // The patch limits scale with the new budget until the slope pass refreshes them.
+        lanes.speed_limit[slot] = params.max_speed_mps;
+        lanes.acceleration_limit[slot] = params.max_acceleration_mps2;
+        lanes.patch_hint[slot] = u32::MAX;
+        *self
+            .world
+            .get::<&mut AgentParams>(agent.entity())
+            .expect("a known agent") = params;
+        Ok(())
+    }
+
+    /// Puts the agent at `position` (snapped to the mesh under its filter), standing still:
+    /// it leaves any link it was crossing and its corridor, and an agent with a move order
+    /// plans again from where it now stands. An off-mesh or non-finite position is refused
+    /// and the agent stays where it was.
+    pub fn teleport(&mut self, agent: AgentId, position: Vec3) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        if !position.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "teleport position",
+                value: position,
+            });
+        }
+        let nearest = self.snap(position, self.lanes.filter[slot])?;
+        let _ = self.world.remove_one::<LinkCrossing>(agent.entity());
+        let lanes = &mut self.lanes;
+        let point = nearest.point;
+        (
+            lanes.position_x[slot],
+            lanes.position_y[slot],
+            lanes.position_z[slot],
+        ) = (point.x, point.y, point.z);
+        lanes.polygon[slot] = nearest.polygon;
+        lanes.cursor_polygon[slot] = nearest.polygon;
+        (lanes.anchor_x[slot], lanes.anchor_z[slot]) = (point.x, point.z);
+        for lane in [
+            &mut lanes.velocity_x,
+            &mut lanes.velocity_z,
+            &mut lanes.average_x,
+            &mut lanes.average_z,
+            &mut lanes.desired_x,
+            &mut lanes.desired_z,
+            &mut lanes.stalled_s,
+            &mut lanes.progress_m,
+            &mut lanes.unprogressed_s,
+        ] {
+            lane[slot] = 0.0;
+        }
+        lanes.patch_hint[slot] = u32::MAX;
+        lanes.corner_age[slot] = u8::MAX;
+        lanes.velocity_valid[slot] = true;
+        lanes.blocked[slot] = false;
+        lanes.support[slot] = 0;
+        self.portal_windows[slot] = PortalWindow::EMPTY;
+        self.drop_corridor(slot);
+        let status = &mut self.lanes.status[slot];
+        if self.world.get::<&VelocityRequest>(agent.entity()).is_ok() {
+            *status = AgentStatus::VelocityControlled;
+        } else if self.world.get::<&MoveRequest>(agent.entity()).is_ok() {
+            self.reissue(agent);
+        } else if matches!(*status, AgentStatus::Moving | AgentStatus::CrossingLink) {
+            *status = AgentStatus::Idle;
+        }
+        Ok(())
+    }
+
+    /// Moves the agent at `velocity` (horizontal, m/s; `y` is ignored) until another
+    /// order: its move request, if any, is dropped, and avoidance still adjusts the
+    /// velocity around its neighbours (DetourCrowd's `requestMoveVelocity`). A speed above
+    /// the agent's `max_speed_mps` or a non-finite velocity is refused by value.
+    /// `Vec3::ZERO` holds the agent in place; [`Crowd::cancel`] ends the control.
+    pub fn request_velocity(&mut self, agent: AgentId, velocity: Vec3) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        if !velocity.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "requested velocity",
+                value: velocity,
+            });
+        }
+        let horizontal = glam::Vec2::new(velocity.x, velocity.z);
+        if horizontal.length() > self.lanes.max_speed[slot] {
+            return Err(CrowdError::BadParameter {
+                field: "requested speed (above max_speed_mps)",
+                value: horizontal.length(),
+            });
+        }
+        let _ = self.world.remove_one::<MoveRequest>(agent.entity());
+        self.world
+            .insert_one(agent.entity(), VelocityRequest(horizontal))
+            .expect("a known agent");
+        if self.lanes.status[slot] != AgentStatus::CrossingLink {
+            // (A crossing agent lands first.)
+            self.lanes.status[slot] = AgentStatus::VelocityControlled;
+            self.drop_corridor(slot);
+        }
+        self.lanes.blocked[slot] = false;
+        self.lanes.stalled_s[slot] = 0.0;
+        Ok(())
+    }
+
+    /// Registers a query filter (area costs and exclusions) agents can be given with
+    /// [`Crowd::set_filter`]. A crowd holds at most [`TABLE_ENTRIES_MAX`] filters, its
+    /// default among them.
+    pub fn add_filter(&mut self, mut filter: QueryFilter) -> Result<FilterId, CrowdError> {
+        if self.filters.len() >= TABLE_ENTRIES_MAX {
+            return Err(CrowdError::TableFull {
+                table: "query filters",
+                entries: TABLE_ENTRIES_MAX,
+            });
+        }
+        if !self.config.use_links {
+            filter.set_links_allowed(false);
+        }
+        self.filters.push(filter);
+        Ok(FilterId((self.filters.len() - 1) as u8))
+    }
+
+    /// The agent walks under `filter` from now on: its corridor is dropped and a move order
+    /// plans again under the new filter.
+    pub fn set_filter(&mut self, agent: AgentId, filter: FilterId) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        if filter.index() >= self.filters.len() {
+            return Err(CrowdError::UnknownFilter(filter));
+        }
+        if self.lanes.filter[slot] == filter {
+            return Ok(());
+        }
+        self.lanes.filter[slot] = filter;
+        if self.lanes.status[slot] != AgentStatus::CrossingLink {
+            self.drop_corridor(slot);
+            if self.world.get::<&MoveRequest>(agent.entity()).is_ok() {
+                self.reissue(agent);
+            }
+        }
+        Ok(())
+    }
+
+    /// The agent's query filter.
+    pub fn filter(&self, agent: AgentId) -> Result<FilterId, CrowdError> {
+        Ok(self.lanes.filter[self.slot(agent)?])
+    }
+
+    /// Registers an avoidance profile agents can be given with
+    /// [`Crowd::set_avoidance_profile`]. A crowd holds at most [`TABLE_ENTRIES_MAX`]
+    /// profiles, its default among them.
+    pub fn add_avoidance_profile(
+        &mut self,
+        profile: AvoidanceProfile,
+    ) -> Result<ProfileId, CrowdError> {
+        if let Some((field, value)) = profile.invalid_field() {
+            return Err(CrowdError::BadParameter { field, value });
+        }
+        if self.profiles.len() >= TABLE_ENTRIES_MAX {
+            return Err(CrowdError::TableFull {
+                table: "avoidance profiles",
+                entries: TABLE_ENTRIES_MAX,
+            });
+        }
+        self.profiles.push(profile);
+        Ok(ProfileId((self.profiles.len() - 1) as u8))
+    }
+
+    /// The agent avoids by `profile` from the next step on.
+    pub fn set_avoidance_profile(
+        &mut self,
+        agent: AgentId,
+        profile: ProfileId,
+    ) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        if profile.index() >= self.profiles.len() {
+            return Err(CrowdError::UnknownProfile(profile));
+        }
+        self.lanes.profile[slot] = profile;
+        Ok(())
+    }
+
+    /// Parameters refused on their own or against the mesh the crowd runs on: a body wider
+    /// or taller than the mesh was baked for would scrape its walls or miss its ceilings.
+    /// (A hand-built mesh names no agent size, 0, and sets no bound.)
+    fn check_params(&self, params: &AgentParams) -> Result<(), CrowdError> {
+        if let Some((field, value)) = params.invalid_field() {
+            return Err(CrowdError::BadParameter { field, value });
+        }
+        let baked = &self.snapshot.data().params;
+        if baked.agent_radius_m > 0.0 && params.radius_m > baked.agent_radius_m {
+            return Err(CrowdError::RadiusOverBaked {
+                radius_m: params.radius_m,
+                baked_radius_m: baked.agent_radius_m,
+            });
+        }
+        if baked.agent_height_m > 0.0 && params.height_m > baked.agent_height_m {
+            return Err(CrowdError::HeightOverBaked {
+                height_m: params.height_m,
+                baked_height_m: baked.agent_height_m,
+            });
+        }
+        Ok(())
+    }
+
+    /// The nearest walkable point to `position` under `filter`, or `OffMesh`.
+    fn snap(&self, position: Vec3, filter: FilterId) -> Result<Nearest, CrowdError> {
+        nearest_polygon(
+            &self.snapshot,
+            position,
+            self.config.snap_half_extents,
+            &self.filters[filter.index()],
+        )
+        .ok()
+        .flatten()
+        .ok_or(CrowdError::OffMesh(position))
+    }
+
+    /// Drops the corridor of the agent in `slot` (and its head start).
+    fn drop_corridor(&mut self, slot: usize) {
+        self.lanes.corridor[slot] = None;
+        self.lanes.on_head_start[slot] = false;
+        self.lanes.corner_age[slot] = u8::MAX;
+    }
+}
