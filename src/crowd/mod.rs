@@ -46,11 +46,14 @@
 //! assert!(crowd.position(agent).unwrap().distance(Vec3::new(9.0, 0.0, 1.0)) < 0.3);
 //! ```
 
+mod adopt;
 mod agent;
 mod avoid;
 mod commands;
 mod controller;
 mod corridor;
+mod crossing;
+mod feedback;
 mod flow;
 mod funnel;
 mod lanes;
@@ -58,6 +61,8 @@ mod neighbours;
 mod parallel;
 mod passes;
 mod scheduler;
+mod separation;
+mod sorting_network;
 mod step;
 
 /// The crowd's passes and lanes, for the crate's benchmarks, stress runs and white-box
@@ -418,7 +423,7 @@ pub struct Crowd {
     grid_positions: [Vec<f32>; 3],
     avoid_velocities: Vec<avoid::Solved>,
     avoid_bodies: Vec<avoid::AvoidBody>,
-    separation_scratch: avoid::SeparationScratch,
+    separation_scratch: separation::SeparationScratch,
     /// Per slot, the portals of the agent's last funnel window (cold: see
     /// [`passes::PortalWindow`]); kept in step with the lanes.
     portal_windows: Vec<passes::PortalWindow>,
@@ -458,7 +463,7 @@ impl Crowd {
             grid_positions: Default::default(),
             avoid_velocities: Vec::new(),
             avoid_bodies: Vec::new(),
-            separation_scratch: avoid::SeparationScratch::default(),
+            separation_scratch: separation::SeparationScratch::default(),
             portal_windows: Vec::new(),
             step_buffers_mapped: 0,
         })

@@ -11,7 +11,8 @@
 
 use glam::Vec3;
 
-use super::search::{PathStep, cross_tile_portal_into};
+use super::portals::cross_tile_portal_into;
+use super::search::PathStep;
 use super::{QueryError, check_point};
 use crate::mesh::{LinkId, PolyRef, RuntimeTile, Snapshot, TilePoly};
 

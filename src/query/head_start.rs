@@ -20,7 +20,7 @@
 
 use glam::{Vec2, Vec3};
 
-use super::search::cross_tile_portals_into;
+use super::portals::cross_tile_portals_into;
 use super::{PathResult, PathStep, QueryError, QueryFilter, ReadSet};
 use crate::mesh::{Adjacent, PolyRef, Snapshot};
 

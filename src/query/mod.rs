@@ -17,6 +17,8 @@ mod filter;
 mod funnel;
 mod head_start;
 mod nearest;
+mod node_pool;
+mod portals;
 mod read_set;
 mod route;
 mod sample;
@@ -32,12 +34,12 @@ pub use head_start::{HEAD_START_STEPS, head_start};
 pub use nearest::{
     ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with, polygons_within,
 };
+pub use node_pool::{NODE_POOL_DEFAULT, NodePool};
 pub use read_set::{ReadSet, TileRead, Validity};
 pub use route::{Route, RouteBuffers, route, route_with};
 pub use sample::random_points;
 pub use search::{
-    NODE_POOL_DEFAULT, NodePool, PathBuffers, PathResult, PathSearch, PathStep, Progress,
-    find_path, find_path_with,
+    PathBuffers, PathResult, PathSearch, PathStep, Progress, find_path, find_path_with,
 };
 pub use surface::{RaycastHit, SURFACE_POLYGONS_MAX, SurfaceMove, move_along_surface, raycast};
 

@@ -6,7 +6,7 @@
 
 use glam::{Vec2, Vec3};
 
-use super::search::cross_tile_portals;
+use super::portals::cross_tile_portals;
 use super::{QueryError, QueryFilter, ReadSet, check_point};
 use crate::mesh::{PolyRef, Snapshot, TilePoly};
 

@@ -1,0 +1,206 @@
+//! Off-mesh link crossing: an agent at a link's entry is carried by the crowd to its exit
+//! (the host plays the link's action) and lands on its corridor again.
+//!
+//! Stage: crowd runtime. The follow pass finds agents at a link's entry; the move pass
+//! advances the crossing agents in place of the controller's answer; landing reads what
+//! changed while the agent was in the air (a new order, a cancel, a stale corridor).
+//! A crossing's state is a hecs component: few agents cross at once.
+
+use glam::Vec3;
+
+use super::lanes::AgentStatus;
+use super::{Crowd, CrowdEvent, LinkCrossing, MoveRequest, VelocityRequest};
+use crate::query::{Validity, nearest_polygon};
+
+impl Crowd {
+    /// An agent at the entry of its corridor's next link starts crossing it, if the link is
+    /// still open in the version its path read; otherwise it asks for a new path (a door
+    /// closed in its face is never walked through).
+    pub(super) fn start_crossing(&mut self, slot: usize, dt: f32, events: &mut Vec<CrowdEvent>) {
+        let agent = self.lanes.id[slot];
+        let Some(corridor) = self.lanes.corridor[slot].clone() else {
+            return;
+        };
+        let Some(&next) = corridor.next_link(self.lanes.cursor[slot] as usize) else {
+            return;
+        };
+        let open_as_read = corridor.reads.links().iter().any(|&(id, version)| {
+            id == next.link
+                && self
+                    .snapshot
+                    .link(id)
+                    .is_some_and(|link| link.open && link.version == version)
+        });
+        let landing = corridor.polygon(&self.snapshot, next.index as usize);
+        let (true, Some(landing)) = (open_as_read, landing) else {
+            self.lanes.corridor[slot] = None;
+            self.reissue(agent);
+            return;
+        };
+        let from = self.lanes.position(slot);
+        // Crossed at the agent's cruising speed, in at least one step.
+        let duration_s = (from.distance(next.exit) / self.lanes.preferred_speed[slot]).max(dt);
+        let crossing = LinkCrossing {
+            link: next.link,
+            from,
+            to: next.exit,
+            elapsed_s: 0.0,
+            duration_s,
+            landing,
+            landing_index: next.index,
+        };
+        self.world
+            .insert_one(agent.entity(), crossing)
+            .expect("a known agent");
+        let velocity = (next.exit - from) / duration_s;
+        let lanes = &mut self.lanes;
+        lanes.status[slot] = AgentStatus::CrossingLink;
+        // Neighbours see the crossing's velocity; the agent does not negotiate.
+        lanes.velocity_x[slot] = velocity.x;
+        lanes.velocity_z[slot] = velocity.z;
+        lanes.desired_x[slot] = 0.0;
+        lanes.desired_z[slot] = 0.0;
+        events.push(CrowdEvent::LinkStarted {
+            agent,
+            link: next.link,
+        });
+    }
+
+    /// Carries every crossing agent along its link for one step, replacing the controller's
+    /// feedback for it (the controller was asked to stand still); an agent reaching the
+    /// exit lands in the corridor polygon after the link and walks on.
+    pub(super) fn advance_crossings(
+        &mut self,
+        feedback: &mut [super::StepFeedback],
+        dt: f32,
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        for (slot, step) in feedback.iter_mut().enumerate() {
+            if self.lanes.status[slot] != AgentStatus::CrossingLink {
+                continue;
+            }
+            let agent = self.lanes.id[slot];
+            let Ok(mut crossing) = self
+                .world
+                .get::<&mut LinkCrossing>(agent.entity())
+                .map(|c| *c)
+            else {
+                // Cannot happen (the component lives as long as the status); recover by
+                // walking on from where the agent is.
+                self.lanes.status[slot] = AgentStatus::Moving;
+                continue;
+            };
+            crossing.elapsed_s += dt;
+            let landed = crossing.elapsed_s >= crossing.duration_s;
+            let before = self.lanes.position(slot);
+            let (foot, polygon) = if landed {
+                self.landing(slot, &crossing)
+            } else {
+                let t = crossing.elapsed_s / crossing.duration_s;
+                (crossing.from.lerp(crossing.to, t), self.lanes.polygon[slot])
+            };
+            let velocity = if landed {
+                Vec3::ZERO
+            } else {
+                (crossing.to - crossing.from) / crossing.duration_s
+            };
+            *step = super::StepFeedback {
+                dt,
+                foot,
+                polygon,
+                displacement: foot - before,
+                displacement_support: Vec3::ZERO,
+                displacement_correction: Vec3::ZERO,
+                support: 0,
+                contact: landed,
+                velocity_world_end: velocity,
+                velocity_support_end: Vec3::ZERO,
+                velocity_valid: true,
+                blocked: None,
+            };
+            if !landed {
+                *self
+                    .world
+                    .get::<&mut LinkCrossing>(agent.entity())
+                    .expect("read above") = crossing;
+                continue;
+            }
+            let _ = self.world.remove_one::<LinkCrossing>(agent.entity());
+            events.push(CrowdEvent::LinkFinished {
+                agent,
+                link: crossing.link,
+            });
+            self.land(slot, &crossing);
+        }
+    }
+
+    /// Where a crossing ends: the exit on the landing polygon (or, if that polygon's tile
+    /// was replaced meanwhile, on the nearest polygon).
+    fn landing(&self, slot: usize, crossing: &LinkCrossing) -> (Vec3, crate::mesh::PolyRef) {
+        let filter = self.filter_of(slot);
+        if let Some(tile) = self.snapshot.tile(crossing.landing) {
+            return (
+                tile.closest_point(crossing.landing.polygon(), crossing.to)
+                    .0,
+                crossing.landing,
+            );
+        }
+        nearest_polygon(
+            &self.snapshot,
+            crossing.to,
+            self.config.snap_half_extents,
+            filter,
+        )
+        .ok()
+        .flatten()
+        .map_or((crossing.to, crossing.landing), |nearest| {
+            (nearest.point, nearest.polygon)
+        })
+    }
+
+    /// The agent's state after landing: walking on along its corridor from the landing
+    /// polygon, or serving what changed while it was in the air (a new request, a cancel,
+    /// a corridor gone stale).
+    fn land(&mut self, slot: usize, crossing: &LinkCrossing) {
+        let agent = self.lanes.id[slot];
+        let request = self
+            .world
+            .get::<&MoveRequest>(agent.entity())
+            .ok()
+            .map(|m| *m);
+        let lanes = &mut self.lanes;
+        lanes.cursor[slot] = crossing.landing_index;
+        lanes.cursor_polygon[slot] = crossing.landing;
+        lanes.corner_age[slot] = u8::MAX;
+        lanes.corner_is_horizon[slot] = true;
+        lanes.stalled_s[slot] = 0.0;
+        lanes.progress_m[slot] = 0.0;
+        lanes.unprogressed_s[slot] = 0.0;
+        let Some(request) = request else {
+            // Cancelled, or put under velocity control, during the crossing.
+            let velocity_controlled = self.world.get::<&VelocityRequest>(agent.entity()).is_ok();
+            lanes.status[slot] = if velocity_controlled {
+                AgentStatus::VelocityControlled
+            } else {
+                AgentStatus::Idle
+            };
+            lanes.corridor[slot] = None;
+            return;
+        };
+        if request.awaiting {
+            // A new request arrived during the crossing; its ingest was deferred to now.
+            lanes.status[slot] = AgentStatus::WaitingForPath;
+            lanes.corridor[slot] = None;
+            return;
+        }
+        lanes.status[slot] = AgentStatus::Moving;
+        let filter = &self.filters[lanes.filter[slot].index()];
+        let stale = lanes.corridor[slot].as_ref().is_none_or(|corridor| {
+            corridor.reads.still_valid_in(&self.snapshot, filter) != Validity::Valid
+        });
+        if stale {
+            lanes.corridor[slot] = None;
+            self.reissue(agent);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The feedback pass: the controller's answer written back to the lanes, and what it means
+//! for each order (arrived, partial end, blocked, a head start's end).
+//!
+//! Stage: crowd runtime, the step's last pass. Inputs: one feedback record per agent
+//! (spec 004: foot, velocities, blocked reason). Outputs: positions, velocities and
+//! progress measures in the lanes (parallel over runs of slots), then events in slot order.
+
+use rayon::prelude::*;
+
+use glam::Vec2;
+
+use super::lanes::{AgentStatus, lane_view};
+use super::passes::{feedback_velocities, track_progress};
+use super::scheduler::head_start_corridor;
+use super::{Crowd, CrowdEvent, MoveRequest};
+
+impl Crowd {
+    /// Feedback: positions, vEnd, vAverage, stalls, arrivals. The lanes are written in
+    /// parallel over runs of slots, each run noting the agents that have an event to
+    /// report; the events, which read the world and may change it, follow in slot order.
+    pub(super) fn feedback(
+        &mut self,
+        feedback: &[super::StepFeedback],
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        let tolerance = self.config.arrive_tolerance_m;
+        let stop_speed = self.config.stop_speed_mps;
+        let snapshot = &self.snapshot;
+        let marks = FeedbackLanes::new(&mut self.lanes)
+            .into_pieces(super::parallel::LIGHT_AGENTS_PER_TASK)
+            .map(|view| {
+                let steps = &feedback[view.first..view.first + view.len];
+                feedback_run(view, steps, snapshot, tolerance, stop_speed)
+            })
+            .reduce(Vec::new, |mut left, right| {
+                left.extend(right);
+                left
+            });
+        for (slot, mark) in marks {
+            let agent = self.lanes.id[slot];
+            // The request id is read from the world only when an event needs it.
+            let Some(request) = self
+                .world
+                .get::<&MoveRequest>(agent.entity())
+                .ok()
+                .map(|m| m.request)
+            else {
+                continue;
+            };
+            match mark {
+                FeedbackMark::Blocked => events.push(CrowdEvent::Blocked { agent, request }),
+                FeedbackMark::HeadStartEnd => {
+                    // The end of a head start, the path not yet come: walk on, greedily,
+                    // from here, or stop and wait where no neighbour brings it nearer.
+                    let target = self
+                        .world
+                        .get::<&MoveRequest>(agent.entity())
+                        .map(|m| m.target)
+                        .ok();
+                    let further = target.and_then(|target| {
+                        let corridor = head_start_corridor(
+                            &self.snapshot,
+                            self.lanes.polygon[slot],
+                            self.lanes.position(slot),
+                            target,
+                            self.filter_of(slot),
+                            false,
+                        )?;
+                        Some((corridor, target))
+                    });
+                    match further {
+                        Some((corridor, target)) => self.walk_head_start(slot, &corridor, target),
+                        None => {
+                            // Nowhere nearer to go: the agent stops and waits.
+                            let lanes = &mut self.lanes;
+                            lanes.on_head_start[slot] = false;
+                            lanes.corridor[slot] = None;
+                            lanes.status[slot] = AgentStatus::WaitingForPath;
+                        }
+                    }
+                }
+                FeedbackMark::AtGoal => {
+                    let lanes = &mut self.lanes;
+                    let complete = lanes.corridor[slot].as_ref().is_some_and(|c| c.complete);
+                    lanes.status[slot] = if complete {
+                        AgentStatus::Arrived
+                    } else {
+                        AgentStatus::PartialArrived
+                    };
+                    lanes.corridor[slot] = None;
+                    lanes.desired_x[slot] = 0.0;
+                    lanes.desired_z[slot] = 0.0;
+                    let _ = self.world.remove_one::<MoveRequest>(agent.entity());
+                    events.push(if complete {
+                        CrowdEvent::Arrived { agent, request }
+                    } else {
+                        CrowdEvent::PartialArrived { agent, request }
+                    });
+                }
+            }
+        }
+    }
+}
+
+lane_view! {
+    /// What the feedback pass writes of each agent, and what it reads beside.
+    FeedbackLanes {
+        write {
+            position_x: f32,
+            position_y: f32,
+            position_z: f32,
+            polygon: crate::mesh::PolyRef,
+            support: u32,
+            velocity_valid: bool,
+            velocity_x: f32,
+            velocity_z: f32,
+            average_x: f32,
+            average_z: f32,
+            stalled_s: f32,
+            anchor_x: f32,
+            anchor_z: f32,
+            blocked: bool,
+            progress_m: f32,
+            unprogressed_s: f32,
+        }
+        read {
+            status: AgentStatus,
+            corner_x: f32,
+            corner_z: f32,
+            desired_x: f32,
+            desired_z: f32,
+            goal_x: f32,
+            goal_z: f32,
+            goal_polygon: crate::mesh::PolyRef,
+            on_head_start: bool,
+        }
+    }
+}
+
+/// An event the feedback pass found for an agent, reported after the lanes are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FeedbackMark {
+    /// The agent has stalled (h2): reported once per stall.
+    Blocked,
+    /// The agent is within the tolerance of its goal, stopped, and the goal's tile is
+    /// still there.
+    AtGoal,
+    /// The agent walks a head start and stands on its last polygon: time to walk on.
+    HeadStartEnd,
+}
+
+/// Adds a step's progress along the corridor (`along_m`, negative for a step back) to the
+/// agent's count; returns the new (progress, seconds without progress): both start over
+/// when the count reaches [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M).
+fn track_corridor_progress(
+    progress_m: f32,
+    unprogressed_s: f32,
+    along_m: f32,
+    dt: f32,
+) -> (f32, f32) {
+    let progress_m = progress_m + along_m;
+    if progress_m >= super::PROGRESS_STEP_M {
+        (0.0, 0.0)
+    } else {
+        (progress_m, unprogressed_s + dt)
+    }
+}
+
+/// The feedback pass over one run of slots (`steps` are its agents' step feedback):
+/// writes the lanes and returns the run's marks in slot order.
+fn feedback_run(
+    view: FeedbackLanes<'_>,
+    steps: &[super::StepFeedback],
+    snapshot: &crate::mesh::Snapshot,
+    tolerance: f32,
+    stop_speed: f32,
+) -> Vec<(usize, FeedbackMark)> {
+    let mut marks = Vec::new();
+    for (offset, step) in steps.iter().enumerate() {
+        let (end, average) = feedback_velocities(step);
+        // Progress along the corridor: the net step toward the next corner, from where
+        // the step began.
+        let to_corner = Vec2::new(
+            view.corner_x[offset] - view.position_x[offset],
+            view.corner_z[offset] - view.position_z[offset],
+        );
+        let along_m = to_corner.normalize_or_zero().dot(average) * step.dt;
+        view.position_x[offset] = step.foot.x;
+        view.position_y[offset] = step.foot.y;
+        view.position_z[offset] = step.foot.z;
+        view.polygon[offset] = step.polygon;
+        view.support[offset] = step.support;
+        view.velocity_valid[offset] = step.velocity_valid;
+        if step.velocity_valid {
+            view.velocity_x[offset] = end.x;
+            view.velocity_z[offset] = end.y;
+        }
+        view.average_x[offset] = average.x;
+        view.average_z[offset] = average.y;
+        if view.status[offset] != AgentStatus::Moving {
+            view.stalled_s[offset] = 0.0;
+            view.progress_m[offset] = 0.0;
+            view.unprogressed_s[offset] = 0.0;
+            continue;
+        }
+        (view.progress_m[offset], view.unprogressed_s[offset]) = track_corridor_progress(
+            view.progress_m[offset],
+            view.unprogressed_s[offset],
+            along_m,
+            step.dt,
+        );
+        let slot = view.first + offset;
+        let flat = Vec2::new(step.foot.x, step.foot.z);
+        let requesting = Vec2::new(view.desired_x[offset], view.desired_z[offset]) != Vec2::ZERO;
+        let (anchor, stalled_s, stalled) = track_progress(
+            Vec2::new(view.anchor_x[offset], view.anchor_z[offset]),
+            view.stalled_s[offset],
+            flat,
+            requesting,
+            step.dt,
+        );
+        view.anchor_x[offset] = anchor.x;
+        view.anchor_z[offset] = anchor.y;
+        view.stalled_s[offset] = stalled_s;
+        if stalled && !view.blocked[offset] {
+            view.blocked[offset] = true;
+            marks.push((slot, FeedbackMark::Blocked));
+        } else if !stalled && stalled_s == 0.0 {
+            view.blocked[offset] = false;
+        }
+        let goal = Vec2::new(view.goal_x[offset], view.goal_z[offset]);
+        if view.on_head_start[offset] {
+            // Its end is no arrival: on its last polygon, the agent walks on (others
+            // walking the same way may hold the very end point).
+            if step.polygon == view.goal_polygon[offset] {
+                marks.push((slot, FeedbackMark::HeadStartEnd));
+            }
+            continue;
+        }
+        let near = flat.distance(goal) <= tolerance;
+        let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
+        // (The goal's tile is looked up only for an agent that is there.)
+        if near && stopped && snapshot.tile(view.goal_polygon[offset]).is_some() {
+            marks.push((slot, FeedbackMark::AtGoal));
+        }
+    }
+    marks
+}

@@ -1,0 +1,245 @@
+//! The search's memory: nodes, the index from polygon to node, and the open list, kept
+//! between searches so a search allocates nothing once they have grown.
+//!
+//! Stage: query runtime, under [`PathSearch`](super::PathSearch). Invariants: index
+//! entries carry the stamp of the search that wrote them (a new search takes a new stamp
+//! instead of clearing); open-list entries order by total cost, then by node index, so
+//! equal costs resolve the same way whatever the timing.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use glam::Vec3;
+
+use crate::mesh::{PolyRef, Snapshot};
+
+/// Node pool size used when none is given; matches the Detour reference runs.
+pub const NODE_POOL_DEFAULT: usize = 2048;
+pub(super) const NO_NODE: u32 = u32::MAX;
+pub(super) const HEURISTIC_SCALE: f32 = 0.999;
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Node {
+    pub(super) polygon: PolyRef,
+    pub(super) parent: u32,
+    pub(super) position: Vec3,
+    pub(super) cost: f32,
+    pub(super) total: f32,
+    pub(super) closed: bool,
+    /// The link crossed to reach this node, or [`NO_LINK`] (a plain `u32` keeps the node
+    /// at 40 bytes; `Option<LinkId>` would pad it to 48).
+    pub(super) via_link: u32,
+}
+
+pub(super) const NO_LINK: u32 = u32::MAX;
+
+/// Largest mesh (in polygons) for which a pool indexes nodes directly by polygon rather than
+/// hashing: 2^18 polygons make an 2 MiB table per pool. Larger meshes hash.
+pub const DENSE_POLYGONS_MAX: u32 = 1 << 18;
+
+/// Search nodes, an index from polygon to node, and the open list; reused across searches
+/// without reallocating or clearing (index entries carry the stamp of the search that wrote
+/// them, so a new search just takes a new stamp). The index is a direct table over the
+/// snapshot's dense polygon numbering when the mesh is small enough, else an
+/// open-addressing hash table.
+#[derive(Clone, Debug, Default)]
+pub struct NodePool {
+    pub(super) nodes: Vec<Node>,
+    pub(super) table: Vec<(u32, u32)>,
+    pub(super) dense: Vec<(u32, u32)>,
+    pub(super) dense_active: bool,
+    pub(super) always_hash: bool,
+    pub(super) stamp: u32,
+    pub(super) capacity: usize,
+    pub(super) open: OpenList,
+}
+
+/// Open entries before the open list moves from a linear array to a binary heap.
+pub(super) const OPEN_LINEAR_MAX: usize = 64;
+
+/// The open list: a plain array scanned for its minimum while it is small (the common case on
+/// game levels: no sift-up and sift-down branches to mispredict), a binary heap past
+/// [`OPEN_LINEAR_MAX`] entries. Both order by (total, node index), so a search gives the same
+/// result whichever it uses.
+#[derive(Clone, Debug, Default)]
+pub(super) struct OpenList {
+    pub(super) small: Vec<OpenEntry>,
+    pub(super) heap: BinaryHeap<Reverse<OpenEntry>>,
+    pub(super) use_heap: bool,
+}
+
+impl OpenList {
+    pub(super) fn with_capacity(capacity: usize) -> OpenList {
+        OpenList {
+            small: Vec::with_capacity(OPEN_LINEAR_MAX + 1),
+            heap: BinaryHeap::with_capacity(capacity),
+            use_heap: false,
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.small.clear();
+        self.heap.clear();
+        self.use_heap = false;
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, entry: OpenEntry) {
+        if self.use_heap {
+            self.heap.push(Reverse(entry));
+            return;
+        }
+        self.small.push(entry);
+        if self.small.len() > OPEN_LINEAR_MAX {
+            self.use_heap = true;
+            self.heap.extend(self.small.drain(..).map(Reverse));
+        }
+    }
+
+    #[inline]
+    pub(super) fn pop(&mut self) -> Option<OpenEntry> {
+        if self.use_heap {
+            return self.heap.pop().map(|Reverse(entry)| entry);
+        }
+        // One integer compare per entry, which compiles to conditional moves.
+        let mut best_key = self.small.first()?.0;
+        let mut best = 0;
+        for (index, entry) in self.small.iter().enumerate().skip(1) {
+            let better = entry.0 < best_key;
+            best_key = if better { entry.0 } else { best_key };
+            best = if better { index } else { best };
+        }
+        Some(self.small.swap_remove(best))
+    }
+}
+
+impl NodePool {
+    /// A pool that holds at most `capacity` nodes per search.
+    pub fn new(capacity: usize) -> NodePool {
+        let capacity = capacity.max(1);
+        NodePool {
+            nodes: Vec::with_capacity(capacity),
+            table: vec![(0, NO_NODE); (capacity * 2).next_power_of_two()],
+            dense: Vec::new(),
+            dense_active: false,
+            always_hash: false,
+            stamp: 0,
+            capacity,
+            open: OpenList::with_capacity(capacity),
+        }
+    }
+
+    /// A pool ready for searches on `snapshot`'s mesh: its per-polygon table (on meshes of
+    /// up to 2^18 polygons) is allocated and written now, so the first
+    /// search does not pay for it. A crowd makes its pools this way when it is created: made
+    /// on demand, sixteen fresh tables for the 10,000-agent city faulted their pages in
+    /// during the first step and made it the slowest frame.
+    pub fn for_snapshot(capacity: usize, snapshot: &Snapshot) -> NodePool {
+        let mut pool = NodePool::new(capacity);
+        pool.clear(snapshot.data().polygon_total);
+        pool
+    }
+
+    /// A pool that always hashes, whatever the mesh size: the index large meshes use, for
+    /// tests and for hosts that keep many pools alive and want no per-polygon table.
+    pub fn hashed(capacity: usize) -> NodePool {
+        NodePool {
+            always_hash: true,
+            ..NodePool::new(capacity)
+        }
+    }
+
+    /// Most nodes one search may use.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub(super) fn clear(&mut self, polygon_total: u32) {
+        self.nodes.clear();
+        self.open.clear();
+        self.dense_active = !self.always_hash && polygon_total <= DENSE_POLYGONS_MAX;
+        if self.dense_active && self.dense.len() < polygon_total as usize {
+            self.dense.resize(polygon_total as usize, (0, NO_NODE));
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // After 2^32 searches the stamps wrap: clear once so no old entry looks current.
+            self.table.fill((0, NO_NODE));
+            self.dense.fill((0, NO_NODE));
+            self.stamp = 1;
+        }
+    }
+
+    pub(super) fn slot_of(&self, polygon: PolyRef) -> usize {
+        debug_assert!(!self.table.is_empty(), "a pool made by new()");
+        // Fibonacci hashing of the reference bits.
+        let hash = polygon.to_bits().wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (hash >> 32) as usize & (self.table.len() - 1)
+    }
+
+    /// The node of `polygon` (dense number `key`) in this search, if any.
+    #[inline]
+    pub(super) fn find(&self, polygon: PolyRef, key: u32) -> Option<u32> {
+        if self.dense_active {
+            let (stamp, index) = *self.dense.get(key as usize)?;
+            return (stamp == self.stamp).then_some(index);
+        }
+        let mut slot = self.slot_of(polygon);
+        loop {
+            let (stamp, index) = self.table[slot];
+            if stamp != self.stamp {
+                return None;
+            }
+            if self.nodes[index as usize].polygon == polygon {
+                return Some(index);
+            }
+            slot = (slot + 1) & (self.table.len() - 1);
+        }
+    }
+
+    /// Adds a node for `node.polygon` (dense number `key`); `None` when the pool is full.
+    #[inline]
+    pub(super) fn insert(&mut self, node: Node, key: u32) -> Option<u32> {
+        if self.nodes.len() >= self.capacity {
+            return None;
+        }
+        let index = self.nodes.len() as u32;
+        if self.dense_active {
+            *self.dense.get_mut(key as usize)? = (self.stamp, index);
+        } else {
+            let mut slot = self.slot_of(node.polygon);
+            while self.table[slot].0 == self.stamp {
+                slot = (slot + 1) & (self.table.len() - 1);
+            }
+            self.table[slot] = (self.stamp, index);
+        }
+        self.nodes.push(node);
+        Some(index)
+    }
+}
+
+/// An open-list entry: the node's total cost in the high 32 bits and its index in the low
+/// 32, so that one integer comparison orders by total and breaks ties on the node index
+/// (the order nodes were first reached: deterministic whatever the timing). Totals are
+/// finite and never negative (area costs are at least 1, points are checked finite), and the
+/// bits of such floats order as the floats do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct OpenEntry(pub(super) u64);
+
+impl OpenEntry {
+    #[inline]
+    pub(super) fn new(total: f32, node: u32) -> OpenEntry {
+        debug_assert!(total >= 0.0 && total.is_finite(), "total {total}");
+        OpenEntry((u64::from(total.to_bits()) << 32) | u64::from(node))
+    }
+
+    #[inline]
+    pub(super) fn total(self) -> f32 {
+        f32::from_bits((self.0 >> 32) as u32)
+    }
+
+    #[inline]
+    pub(super) fn node(self) -> u32 {
+        self.0 as u32
+    }
+}
