@@ -1,4 +1,4 @@
-//! Stage 4b: area marking by convex volumes.
+//! Stage [`Stage::Areas`](super::Stage::Areas): area marking by convex volumes.
 //!
 //! A level designer marks part of the walkable surface with an area (water, road, a door
 //! threshold a filter can close) by a convex prism: a convex polygon seen from above plus a

@@ -1,4 +1,4 @@
-//! Stage 3: the compact heightfield, the open space above each walkable solid span, with
+//! Stage [`Stage::Compact`](super::Stage::Compact): the compact heightfield, the open space above each walkable solid span, with
 //! links to the neighbouring open spans a body can step to.
 //!
 //! Inputs: the filtered [`Heightfield`]. Output: [`CompactHeightfield`], struct-of-arrays

@@ -1,4 +1,4 @@
-//! Stage 6: trace each region's outline and simplify it into a contour.
+//! Stage [`Stage::Contours`](super::Stage::Contours): trace each region's outline and simplify it into a contour.
 //!
 //! Inputs: the compact heightfield with regions. Output: [`ContourSet`], one contour per
 //! region (holes already spliced into their outline), vertices in grid cells.

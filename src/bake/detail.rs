@@ -1,4 +1,4 @@
-//! Stage 8: the detail mesh, a finer triangulation of each polygon that follows the voxel
+//! Stage [`Stage::Detail`](super::Stage::Detail): the detail mesh, a finer triangulation of each polygon that follows the voxel
 //! floor within the height error.
 //!
 //! Per polygon:

@@ -1,4 +1,4 @@
-//! Stage 4: erode walkable space by the body radius.
+//! Stage [`Stage::Erode`](super::Stage::Erode): erode walkable space by the body radius.
 //!
 //! Spec 002: erosion propagates the distance to obstacles along the horizontal adjacency of
 //! walkable spans and removes the centre positions closer than the radius; it is not a

@@ -1,4 +1,4 @@
-//! Stage 2: walkability filters on the solid heightfield.
+//! Stage [`Stage::Filter`](super::Stage::Filter): walkability filters on the solid heightfield.
 //!
 //! Three passes:
 //! 1. low obstacles: an unwalkable top within climb of a walkable top directly below it

@@ -1,4 +1,4 @@
-//! Stage 1 output: the solid heightfield, a column of solid spans per grid cell.
+//! Output of [`Stage::Rasterize`](super::Stage::Rasterize): the solid heightfield, a column of solid spans per grid cell.
 //!
 //! Invariants: spans in a column are sorted by height and never overlap (touching spans
 //! stay separate only if a gap separates them); `min < max`; heights are cell heights above

@@ -35,7 +35,7 @@ use rayon::prelude::*;
 pub use areas::{AreaVolume, AreaVolumeError};
 pub use config::{BakeConfig, BakeConfigError, Partition, Preset, ValidBakeConfig};
 use config::{GRID_COLUMNS_MAX, SPAN_HEIGHT_MAX, TILE_COUNT_MAX};
-pub use tile_builder::{STAGE_NAMES, StageTimes, TileJob};
+pub use tile_builder::{STAGE_NAMES, Stage, StageTimes, TileJob};
 
 use crate::mesh::TileData;
 use crate::mesh::blob::{BakeParams, NavMeshFile};

@@ -1,4 +1,4 @@
-//! Stage 7: turn contours into convex polygons with adjacency.
+//! Stage [`Stage::PolygonMesh`](super::Stage::PolygonMesh): turn contours into convex polygons with adjacency.
 //!
 //! Each contour is triangulated by ear clipping (shortest diagonal first, which avoids
 //! slivers), then triangles are merged greedily into convex polygons of at most

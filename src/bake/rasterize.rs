@@ -1,4 +1,4 @@
-//! Stage 1: rasterize world triangles into the solid heightfield.
+//! Stage [`Stage::Rasterize`](super::Stage::Rasterize): rasterize world triangles into the solid heightfield.
 //!
 //! A triangle fills every cell it touches with a solid span from the lowest to the highest
 //! point of the triangle inside that cell. The test is conservative: a triangle that touches

@@ -1,4 +1,4 @@
-//! Stage 5: partition walkable spans into regions, each of which becomes one contour.
+//! Stages [`Stage::DistanceField`](super::Stage::DistanceField) and [`Stage::Regions`](super::Stage::Regions): partition walkable spans into regions, each of which becomes one contour.
 //!
 //! Watershed (the default): a distance field to the walkable boundary, blurred, is flooded
 //! from its ridges down, two chamfer units (one cell) per level: existing regions grow into

@@ -24,24 +24,80 @@ use crate::bake::config::Partition;
 use crate::mesh::{DetailSubMesh, PolyFlags, TileData, TileHeader, TilePoly, TileSource};
 use crate::scene::WorldTriangles;
 
-/// The stages, in order, as named in reports.
-pub const STAGE_NAMES: [&str; STAGE_COUNT] = [
-    "rasterize",
-    "filter",
-    "compact",
-    "erode",
-    "areas",
-    "distance_field",
-    "regions",
-    "contours",
-    "polygon_mesh",
-    "detail",
-];
+/// A bake stage, in the order a tile goes through them. One list names the stages in
+/// reports ([`Stage::name`]), indexes their times ([`StageTimes`]) and heads the module
+/// that implements each (`//! Stage [`Stage::Erode`]: ...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    /// World triangles into solid spans per column (`rasterize.rs`, `heightfield.rs`).
+    Rasterize,
+    /// Walkability filters: low obstacles, ledges, low ceilings (`filter.rs`).
+    Filter,
+    /// The open space above walkable spans, with links to neighbours (`compact.rs`).
+    Compact,
+    /// Walkable space eroded by the body radius (`erode.rs`).
+    Erode,
+    /// Areas marked by convex volumes (`areas.rs`).
+    Areas,
+    /// Distance to the nearest border, for watershed regions (`regions.rs`).
+    DistanceField,
+    /// Walkable spans partitioned into regions (`regions.rs`).
+    Regions,
+    /// Region outlines traced and simplified (`contours.rs`).
+    Contours,
+    /// Contours into convex polygons with adjacency (`polymesh.rs`).
+    PolygonMesh,
+    /// The detail mesh and the tile in world metres (`detail.rs`).
+    Detail,
+}
+
+impl Stage {
+    /// Every stage, in order.
+    pub const ALL: [Stage; STAGE_COUNT] = [
+        Stage::Rasterize,
+        Stage::Filter,
+        Stage::Compact,
+        Stage::Erode,
+        Stage::Areas,
+        Stage::DistanceField,
+        Stage::Regions,
+        Stage::Contours,
+        Stage::PolygonMesh,
+        Stage::Detail,
+    ];
+
+    /// The stage's name in reports (`waymark bake --json`'s `stage_ms` keys).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::Rasterize => "rasterize",
+            Stage::Filter => "filter",
+            Stage::Compact => "compact",
+            Stage::Erode => "erode",
+            Stage::Areas => "areas",
+            Stage::DistanceField => "distance_field",
+            Stage::Regions => "regions",
+            Stage::Contours => "contours",
+            Stage::PolygonMesh => "polygon_mesh",
+            Stage::Detail => "detail",
+        }
+    }
+}
+
+/// The stages' names, in order, as named in reports.
+pub const STAGE_NAMES: [&str; STAGE_COUNT] = {
+    let mut names = [""; STAGE_COUNT];
+    let mut index = 0;
+    while index < STAGE_COUNT {
+        names[index] = Stage::ALL[index].name();
+        index += 1;
+    }
+    names
+};
 
 /// Number of stages.
 pub const STAGE_COUNT: usize = 10;
 
-/// Time spent in each stage, seconds, in [`STAGE_NAMES`] order.
+/// Time spent in each stage, seconds, indexed by [`Stage`] (`times.0[stage as usize]`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageTimes(pub [f64; STAGE_COUNT]);
 
@@ -51,6 +107,11 @@ impl StageTimes {
         for (mine, theirs) in self.0.iter_mut().zip(other.0) {
             *mine += theirs;
         }
+    }
+
+    /// Seconds spent in `stage`.
+    pub fn of(&self, stage: Stage) -> f64 {
+        self.0[stage as usize]
     }
 }
 
@@ -85,7 +146,7 @@ impl TileJob {
     }
 }
 
-/// Stage 1, and the per-column filters of stage 2: rasterizes the job's triangles into a grid
+/// [`Stage::Rasterize`], and the per-column filters of [`Stage::Filter`]: rasterizes the job's triangles into a grid
 /// of the job's size, then marks low obstacles walkable and low ceilings unwalkable. Returns
 /// the grid and the time of each.
 pub fn rasterize_job(
@@ -112,11 +173,11 @@ pub fn rasterize_job(
         (&world.corners[index], world.areas[index])
     });
     rasterize::rasterize_triangles(&mut field, triangles, &params);
-    times.0[0] = clock.elapsed().as_secs_f64();
+    times.0[Stage::Rasterize as usize] = clock.elapsed().as_secs_f64();
     let clock = Instant::now();
     filter::filter_low_obstacles(&mut field, config.walkable_climb_cells);
     filter::filter_low_ceilings(&mut field, config.walkable_height_cells);
-    times.0[1] = clock.elapsed().as_secs_f64();
+    times.0[Stage::Filter as usize] = clock.elapsed().as_secs_f64();
     (field, times)
 }
 
@@ -148,14 +209,14 @@ pub fn build_tile_stages(
     config: &ValidBakeConfig,
     volumes: &[AreaVolume],
 ) -> (TileData, StageTimes, TileStages) {
-    // Stage 1 (and the per-column filters of stage 2): rasterize into solid spans.
+    // Stage::Rasterize (and the per-column filters of Stage::Filter): rasterize into solid spans.
     let (field, rasterize_times) = rasterize_job(world, job, config);
     let (tile, mut times, stages) = build_tile_from_field(world, job, field, config, volumes);
     times.add(&rasterize_times);
     (tile, times, stages)
 }
 
-/// Runs stages 2 onwards on a tile's rasterized grid (its border included), whose columns
+/// Runs the stages from [`Stage::Filter`] on a tile's rasterized grid (its border included), whose columns
 /// have been through [`rasterize_job`]'s per-column filters.
 pub fn build_tile_from_field(
     world: &WorldTriangles,
@@ -166,23 +227,23 @@ pub fn build_tile_from_field(
 ) -> (TileData, StageTimes, TileStages) {
     let mut times = StageTimes::default();
     let mut clock = Instant::now();
-    let mut lap = |stage: usize, clock: &mut Instant| {
+    let mut lap = |stage: Stage, clock: &mut Instant| {
         let now = Instant::now();
-        times.0[stage] += (now - *clock).as_secs_f64();
+        times.0[stage as usize] += (now - *clock).as_secs_f64();
         *clock = now;
     };
     let cell_size = config.cell_size_m();
     let border = config.border_cells;
 
-    // Stage 2 (rest): ledges, which need each column's neighbours.
+    // Stage::Filter (rest): ledges, which need each column's neighbours.
     filter::filter_ledges(
         &mut field,
         config.walkable_height_cells,
         config.walkable_climb_cells,
     );
-    lap(1, &mut clock);
+    lap(Stage::Filter, &mut clock);
 
-    // Stage 3: open spans and their links.
+    // Stage::Compact: open spans and their links.
     let mut compact = CompactHeightfield::build(
         &field,
         config.walkable_height_cells,
@@ -190,40 +251,40 @@ pub fn build_tile_from_field(
         border,
     );
     drop(field);
-    lap(2, &mut clock);
+    lap(Stage::Compact, &mut clock);
 
-    // Stage 4: erode by the body radius.
+    // Stage::Erode: erode by the body radius.
     erode::erode(&mut compact, config.walkable_radius_cells);
-    lap(3, &mut clock);
+    lap(Stage::Erode, &mut clock);
 
-    // Stage 5: areas from convex volumes.
+    // Stage::Areas: areas from convex volumes.
     areas::mark_volumes(&mut compact, volumes);
-    lap(4, &mut clock);
+    lap(Stage::Areas, &mut clock);
 
-    // Stage 6: distance field (watershed only).
+    // Stage::DistanceField: distance field (watershed only).
     if config.config.partition == Partition::Watershed {
         build_distance_field(&mut compact);
     }
-    lap(5, &mut clock);
+    lap(Stage::DistanceField, &mut clock);
 
-    // Stage 7: regions.
+    // Stage::Regions: regions.
     let region_params = RegionParams {
         partition: config.config.partition,
         min_region_spans: config.region_min_cells,
         merge_region_spans: config.region_merge_cells,
     };
     build_regions(&mut compact, &region_params);
-    lap(6, &mut clock);
+    lap(Stage::Regions, &mut clock);
 
-    // Stage 8: contours.
+    // Stage::Contours: contours.
     let contour_params = ContourParams {
         max_error_cells: config.edge_max_error_cells,
         max_edge_length_cells: config.edge_max_length_cells,
     };
     let contours = build_contours(&compact, &contour_params);
-    lap(7, &mut clock);
+    lap(Stage::Contours, &mut clock);
 
-    // Stage 9: convex polygons with adjacency.
+    // Stage::PolygonMesh: convex polygons with adjacency.
     let (tile_width, tile_depth) = if border > 0 {
         (job.grid_width - 2 * border, job.grid_depth - 2 * border)
     } else {
@@ -236,13 +297,13 @@ pub fn build_tile_from_field(
         tile_depth,
     };
     let poly_mesh = build_poly_mesh(&contours, &poly_params);
-    lap(8, &mut clock);
+    lap(Stage::PolygonMesh, &mut clock);
 
-    // Stage 10: detail mesh, and the tile in world metres.
+    // Stage::Detail: detail mesh, and the tile in world metres.
     let tile_origin = job.grid_origin(cell_size)
         + Vec3::new(border as f32 * cell_size, 0.0, border as f32 * cell_size);
     let tile = assemble_tile(world, job, config, &poly_mesh, &compact, tile_origin);
-    lap(9, &mut clock);
+    lap(Stage::Detail, &mut clock);
 
     (
         tile,

@@ -7,8 +7,8 @@
 //! the hot per-frame state lives in [`AgentLanes`], dense struct-of-arrays indexed by slot.
 //! [`Crowd::step`] runs the passes in the order written once in `step.rs`: ingest ->
 //! schedule -> adopt -> follow -> slope -> avoid -> move -> separate -> feedback, each timed and
-//! counted in [`StepStats`]. The avoid pass ([`avoid`]) negotiates velocities between
-//! neighbours found by a per-frame grid ([`neighbours`]).
+//! counted in [`StepStats`]. The avoid pass (`avoid/`) negotiates velocities between
+//! neighbours found by a per-frame grid (`neighbours.rs`).
 //!
 //! Invariants: an agent is never lost (a failed step leaves it where it was, with a
 //! reason); a path result is adopted only at the adopt pass, and only if its request id,
@@ -61,6 +61,7 @@ mod neighbours;
 mod parallel;
 mod passes;
 mod scheduler;
+mod scratch;
 mod separation;
 mod sorting_network;
 mod step;
@@ -70,8 +71,8 @@ mod step;
 #[doc(hidden)]
 pub mod internals {
     pub use super::avoid::{
-        ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass, gather_bodies,
-        orca_constraints_scalar, solve_velocity,
+        AvoidBody, ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass,
+        gather_bodies, orca_constraints_scalar, solve_velocity,
     };
     pub use super::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
     pub use super::lanes::AgentLanes;
@@ -97,7 +98,7 @@ pub use step::{PassStats, StepStats};
 
 use std::collections::TryReserveError;
 
-use parallel::map_pages;
+use scratch::StepScratch;
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -413,23 +414,13 @@ pub struct Crowd {
     /// Agents whose request must be (re)issued at the next ingest, in request order.
     pending: Vec<AgentId>,
     last_stats: StepStats,
-    /// Per-step buffers, kept between steps.
-    step_requests: Vec<StepRequest>,
-    step_feedback: Vec<StepFeedback>,
-    follow_outputs: Vec<Option<passes::FollowOutput>>,
+    /// The neighbours of every agent, rebuilt each step (avoidance on).
     neighbour_grid: NeighbourGrid,
-    /// The positions the grid is rebuilt over, copied at the start of each step so the
-    /// rebuild runs alongside passes that write the lanes.
-    grid_positions: [Vec<f32>; 3],
-    avoid_velocities: Vec<avoid::Solved>,
-    avoid_bodies: Vec<avoid::AvoidBody>,
-    separation_scratch: separation::SeparationScratch,
+    /// Per-step buffers, kept between steps.
+    scratch: StepScratch,
     /// Per slot, the portals of the agent's last funnel window (cold: see
     /// [`passes::PortalWindow`]); kept in step with the lanes.
     portal_windows: Vec<passes::PortalWindow>,
-    /// Agents the per-step buffers have room for with their memory already written (see
-    /// [`Crowd::map_step_buffers`]).
-    step_buffers_mapped: usize,
 }
 
 impl Crowd {
@@ -456,16 +447,9 @@ impl Crowd {
             next_logical: 0,
             pending: Vec::new(),
             last_stats: StepStats::default(),
-            step_requests: Vec::new(),
-            step_feedback: Vec::new(),
-            follow_outputs: Vec::new(),
             neighbour_grid: NeighbourGrid::default(),
-            grid_positions: Default::default(),
-            avoid_velocities: Vec::new(),
-            avoid_bodies: Vec::new(),
-            separation_scratch: separation::SeparationScratch::default(),
+            scratch: StepScratch::default(),
             portal_windows: Vec::new(),
-            step_buffers_mapped: 0,
         })
     }
 
@@ -505,32 +489,19 @@ impl Crowd {
         self.map_step_buffers(agents).map_err(out_of_memory)
     }
 
-    /// Grows the per-step buffers to room for `agents` (called as agents are added, or by
-    /// [`Crowd::reserve`]) and writes their new memory once so the system maps its pages
-    /// now. Left to the first step, that step grew them itself and took a page fault on
-    /// every fresh page: about 530 faults and 0.5-1.2 ms on the 10,000-agent city, a first
-    /// frame two to three times a usual one. Each added agent writes its own places (the
-    /// buffers' capacity grows geometrically, as a vector's does), so adding N agents costs
-    /// O(N) here in all, and only memory the crowd uses is mapped.
+    /// Grows the per-step buffers (and the neighbour grid's) to room for `agents`, with
+    /// their memory written once (see [`StepScratch::map_pages`]).
     fn map_step_buffers(&mut self, agents: usize) -> Result<(), TryReserveError> {
-        if agents <= self.step_buffers_mapped {
+        let (from, to) = (self.scratch.mapped, agents);
+        if to <= from {
             return Ok(());
         }
-        let (from, to) = (self.step_buffers_mapped, agents);
-        map_pages(&mut self.step_requests, from, to)?;
-        map_pages(&mut self.step_feedback, from, to)?;
-        map_pages(&mut self.follow_outputs, from, to)?;
-        if self.config.avoidance.enabled {
-            for lane in &mut self.grid_positions {
-                map_pages(lane, from, to)?;
-            }
-            map_pages(&mut self.avoid_velocities, from, to)?;
-            map_pages(&mut self.avoid_bodies, from, to)?;
+        let avoidance = self.config.avoidance.enabled;
+        self.scratch.map_pages(to, avoidance)?;
+        if avoidance {
             self.neighbour_grid
                 .map_pages(from, to, self.config.avoidance.neighbours_max)?;
-            self.separation_scratch.map_pages(from, to)?;
         }
-        self.step_buffers_mapped = to;
         Ok(())
     }
 
@@ -773,13 +744,13 @@ mod tests {
             (buffer.as_ptr() as usize, buffer.capacity())
         }
         let mut buffers = vec![
-            of(&crowd.step_requests),
-            of(&crowd.step_feedback),
-            of(&crowd.follow_outputs),
-            of(&crowd.avoid_velocities),
-            of(&crowd.avoid_bodies),
+            of(&crowd.scratch.requests),
+            of(&crowd.scratch.feedback),
+            of(&crowd.scratch.follow_outputs),
+            of(&crowd.scratch.avoid_velocities),
+            of(&crowd.scratch.avoid_bodies),
         ];
-        buffers.extend(crowd.grid_positions.iter().map(of));
+        buffers.extend(crowd.scratch.grid_positions.iter().map(of));
         buffers
     }
 
@@ -799,7 +770,7 @@ mod tests {
             before,
             "a buffer regrew in the first step"
         );
-        assert_eq!(crowd.step_feedback.len(), agents);
+        assert_eq!(crowd.scratch.feedback.len(), agents);
     }
 
     #[test]
@@ -854,19 +825,5 @@ mod tests {
         add_walkers(&mut crowd, 5);
         crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
         assert_eq!(crowd.len(), 15);
-    }
-
-    #[test]
-    fn mapping_pages_makes_room_and_keeps_the_elements() {
-        let mut buffer: Vec<u64> = vec![7, 8, 9];
-        map_pages(&mut buffer, 0, 1000).unwrap();
-        assert!(buffer.capacity() >= 1000);
-        assert_eq!(buffer, [7, 8, 9]);
-        map_pages(&mut buffer, 1000, 5000).unwrap();
-        assert!(buffer.capacity() >= 5000);
-        assert_eq!(buffer, [7, 8, 9]);
-        // Nothing to do below the length.
-        map_pages(&mut buffer, 0, 2).unwrap();
-        assert_eq!(buffer, [7, 8, 9]);
     }
 }

@@ -30,3 +30,22 @@ pub(crate) fn map_pages<T>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapping_pages_makes_room_and_keeps_the_elements() {
+        let mut buffer: Vec<u64> = vec![7, 8, 9];
+        map_pages(&mut buffer, 0, 1000).unwrap();
+        assert!(buffer.capacity() >= 1000);
+        assert_eq!(buffer, [7, 8, 9]);
+        map_pages(&mut buffer, 1000, 5000).unwrap();
+        assert!(buffer.capacity() >= 5000);
+        assert_eq!(buffer, [7, 8, 9]);
+        // Nothing to do below the length.
+        map_pages(&mut buffer, 0, 2).unwrap();
+        assert_eq!(buffer, [7, 8, 9]);
+    }
+}

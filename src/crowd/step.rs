@@ -230,7 +230,7 @@ impl Crowd {
         // other side's work instead of nothing.
         let avoidance = self.config.avoidance;
         let mut grid = std::mem::take(&mut self.neighbour_grid);
-        let mut positions = std::mem::take(&mut self.grid_positions);
+        let mut positions = std::mem::take(&mut self.scratch.grid_positions);
         if avoidance.enabled {
             for (copy, lane) in positions.iter_mut().zip([
                 &self.lanes.position_x,
@@ -260,7 +260,7 @@ impl Crowd {
         );
         stats.neighbours = neighbours;
         self.neighbour_grid = grid;
-        self.grid_positions = positions;
+        self.scratch.grid_positions = positions;
 
         let agents = self.lanes.len();
         if self.config.avoidance.enabled {
@@ -268,8 +268,8 @@ impl Crowd {
         }
         // Per-frame buffers live in the crowd: megabytes allocated and freed every frame
         // would go to the system allocator's mmap path and fault their pages in again.
-        let mut requests = std::mem::take(&mut self.step_requests);
-        let mut feedback = std::mem::take(&mut self.step_feedback);
+        let mut requests = std::mem::take(&mut self.scratch.requests);
+        let mut feedback = std::mem::take(&mut self.scratch.feedback);
         timed(&mut stats.movement, agents, || {
             (0..agents)
                 .into_par_iter()
@@ -283,17 +283,17 @@ impl Crowd {
                 requests: requests.len(),
                 feedback: feedback.len(),
             };
-            self.step_requests = requests;
-            self.step_feedback = feedback;
+            self.scratch.requests = requests;
+            self.scratch.feedback = feedback;
             return Err(error);
         }
         self.advance_crossings(&mut feedback, dt, &mut events);
         if self.config.avoidance.enabled && self.config.avoidance.separation {
-            let mut scratch = std::mem::take(&mut self.separation_scratch);
+            let mut scratch = std::mem::take(&mut self.scratch.separation);
             timed(&mut stats.separate, agents, || {
                 separation_pass(
                     &self.neighbour_grid,
-                    &self.avoid_bodies,
+                    &self.scratch.avoid_bodies,
                     &self.config.avoidance,
                     &snapshot,
                     &self.filters,
@@ -303,13 +303,13 @@ impl Crowd {
                     &mut scratch,
                 )
             });
-            self.separation_scratch = scratch;
+            self.scratch.separation = scratch;
         }
         timed(&mut stats.feedback, agents, || {
             self.feedback(&feedback, &mut events)
         });
-        self.step_requests = requests;
-        self.step_feedback = feedback;
+        self.scratch.requests = requests;
+        self.scratch.feedback = feedback;
 
         stats.waiting_for_path = self
             .lanes
@@ -424,7 +424,7 @@ impl Crowd {
     /// Follow: cursor, corner and preferred velocity for every moving agent. Returns how
     /// many agents ran the funnel.
     fn follow(&mut self, dt: f32, events: &mut Vec<CrowdEvent>) -> u32 {
-        let mut outputs = std::mem::take(&mut self.follow_outputs);
+        let mut outputs = std::mem::take(&mut self.scratch.follow_outputs);
         follow_pass(
             &self.snapshot,
             &self.lanes,
@@ -468,7 +468,7 @@ impl Crowd {
         for slot in at_link {
             self.start_crossing(slot, dt, events);
         }
-        self.follow_outputs = outputs;
+        self.scratch.follow_outputs = outputs;
         funnel_runs
     }
 
@@ -477,8 +477,8 @@ impl Crowd {
     fn avoid(&mut self, dt: f32) -> u32 {
         let avoidance = self.config.avoidance;
         // The grid was rebuilt alongside the path searches, on these same positions.
-        let mut velocities = std::mem::take(&mut self.avoid_velocities);
-        let mut bodies = std::mem::take(&mut self.avoid_bodies);
+        let mut velocities = std::mem::take(&mut self.scratch.avoid_velocities);
+        let mut bodies = std::mem::take(&mut self.scratch.avoid_bodies);
         gather_bodies(&self.lanes, &self.neighbour_grid, &mut bodies);
         avoid_pass(
             &self.neighbour_grid,
@@ -510,8 +510,8 @@ impl Crowd {
                 u32::from(solved.jammed)
             })
             .sum();
-        self.avoid_velocities = velocities;
-        self.avoid_bodies = bodies;
+        self.scratch.avoid_velocities = velocities;
+        self.scratch.avoid_bodies = bodies;
         jammed
     }
 }

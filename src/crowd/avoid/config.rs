@@ -11,7 +11,7 @@ use super::NEIGHBOURS_CAPACITY;
 pub struct AvoidanceConfig {
     /// Whether the avoid pass runs (off: agents walk through each other).
     pub enabled: bool,
-    /// Neighbours each agent weighs, nearest first (K), at most [`NEIGHBOURS_CAPACITY`].
+    /// Neighbours each agent weighs, nearest first (K), at most 32.
     pub neighbours_max: usize,
     /// Neighbours farther than this (centre to centre, horizontally) are ignored, metres.
     pub neighbour_range_m: f32,
@@ -70,7 +70,7 @@ pub struct AvoidanceConfig {
 }
 
 /// How one agent avoids, set per agent from a small table registered with the crowd
-/// ([`Crowd::add_avoidance_profile`](super::Crowd::add_avoidance_profile)); the crowd's
+/// ([`Crowd::add_avoidance_profile`](crate::crowd::Crowd::add_avoidance_profile)); the crowd's
 /// [`AvoidanceConfig`] gives profile 0 and everything not per agent.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AvoidanceProfile {

@@ -34,7 +34,7 @@
 //! ahead may turn right ([`AvoidanceConfig::slow_turn_rad`], off by default).
 //!
 //! Walkers held in a crowd escalate on how long they have gone without progress along
-//! their corridors ([`AgentLanes::unprogressed_s`]): the stall turn, then the squeeze
+//! their corridors (the `unprogressed_s` lane): the stall turn, then the squeeze
 //! (if configured), and after [`AvoidanceConfig::pass_through_after_s`] they pass through
 //! the agents in their way, weighing only walls and agents crossing links, until they make
 //! progress again. Optionally bodies may press into each other by an allowance
@@ -200,7 +200,7 @@ pub struct AvoidBody {
     pub radius: f32,
     /// Seconds stalled.
     pub stalled_s: f32,
-    /// Seconds without progress along the corridor ([`AgentLanes::unprogressed_s`]).
+    /// Seconds without progress along the corridor (the `unprogressed_s` lane).
     pub unprogressed_s: f32,
     /// Status.
     pub status: AgentStatus,
