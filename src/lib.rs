@@ -64,3 +64,9 @@ pub mod bake;
 pub mod debug;
 #[cfg(feature = "bake")]
 pub mod scene;
+
+/// The README's snippets, compiled and run as doctests (`cargo test`), so the front door
+/// cannot drift from the API.
+#[cfg(all(doctest, feature = "bake"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

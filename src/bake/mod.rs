@@ -294,6 +294,27 @@ pub fn bake(world: &WorldTriangles, config: &BakeConfig) -> Result<BakeOutput, B
     bake_with_progress(world, config, &|_, _| {})
 }
 
+/// Rebuilds the tiles at `tiles` (column, row) from the world triangles as they are now:
+/// what a game runs after an edit ([`NavMesh::apply_source_changes`](crate::mesh::NavMesh::apply_source_changes)
+/// returns the tiles to rebuild), then commits each with
+/// [`NavMesh::commit_rebuilt_tile`](crate::mesh::NavMesh::commit_rebuilt_tile). The tile
+/// grid is planned from the world's bounds, as the first bake planned it: an edit inside
+/// the level keeps them. Tiles no triangle reaches, or outside the grid, are not returned.
+pub fn rebuild_tiles(
+    world: &WorldTriangles,
+    config: &BakeConfig,
+    tiles: &[(i32, i32)],
+) -> Result<Vec<TileData>, BakeError> {
+    let valid = config.validate()?;
+    let layout = plan_tiles(world, &valid)?;
+    let jobs = tile_jobs(world, &valid, &layout);
+    Ok(jobs
+        .par_iter()
+        .filter(|job| tiles.contains(&(job.tile_x, job.tile_z)))
+        .map(|job| tile_builder::build_tile(world, job, &valid, &[]).0)
+        .collect())
+}
+
 /// Tiles per band of rows a tiled bake builds at once (see [`bake_with`]): enough to keep
 /// every core busy, few enough that a band's interiors stay small.
 const BAND_TILES: usize = 256;
