@@ -22,6 +22,7 @@ use waymark::crowd::internals::{
 use waymark::crowd::{
     AgentParams, AvoidanceProfile, Controller, Crowd, CrowdConfig, KinematicController, StepRequest,
 };
+use waymark::harness::read_agents_csv;
 use waymark::mesh::NavMesh;
 use waymark::query::QueryFilter;
 use waymark::scene::obj::{ObjOptions, load_obj};
@@ -42,19 +43,11 @@ fn dungeon_crowd() -> (NavMesh, Crowd) {
     )
     .unwrap();
     let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
-    let text = std::fs::read_to_string(root.join("dungeon_crowd_agents.csv")).unwrap();
-    for line in text.lines().skip(1).take(AGENTS) {
-        let v: Vec<f32> = line
-            .split(',')
-            .skip(1)
-            .map(|x| x.parse().unwrap())
-            .collect();
+    for plan in read_agents_csv(&root.join("dungeon_crowd_agents.csv"), AGENTS).unwrap() {
         let agent = crowd
-            .add_agent(Vec3::new(v[0], v[1], v[2]), AgentParams::DETOUR_REFERENCE)
+            .add_agent(plan.start, AgentParams::DETOUR_REFERENCE)
             .unwrap();
-        crowd
-            .request_move(agent, Vec3::new(v[3], v[4], v[5]))
-            .unwrap();
+        crowd.request_move(agent, plan.targets[0]).unwrap();
     }
     let mut controller = KinematicController;
     for _ in 0..60 {

@@ -19,8 +19,9 @@
 //! | top | [`harness`] | standard crowd scenarios and the measures of a run: overlaps, completion, flow |
 //! | top | [`debug`] | debug drawing: a draw trait and an SVG backend |
 //!
-//! Build-time modules (`scene`, the baker that follows it, and `debug`) sit behind the `bake` cargo
-//! feature, so a game that ships baked tiles can compile the runtime alone.
+//! Build-time modules (`scene` and the baker that follows it) sit behind the `bake` cargo
+//! feature, so a game that ships baked tiles can compile the runtime alone (debug drawing
+//! of tiles, targets and crowds included; drawing the input triangles needs `bake`).
 //!
 //! # Example
 //! Build a scene, get its world triangles, bake them, and write a `.wmnav` file's bytes:
@@ -60,7 +61,6 @@ pub mod target;
 
 #[cfg(feature = "bake")]
 pub mod bake;
-#[cfg(feature = "bake")]
 pub mod debug;
 #[cfg(feature = "bake")]
 pub mod scene;

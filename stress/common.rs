@@ -1,4 +1,4 @@
-//! What the stress examples share. The crowd they step: N agents of DetourCrowd's parameters at seeded random
+//! What the stress examples share (with `waymark::harness`, whose `median` they use). The crowd they step: N agents of DetourCrowd's parameters at seeded random
 //! points of the generated city (sized from N, seed 1), each asked to walk to another random
 //! point, the city baked with RecastDemo's settings in tiles of 96 cells as the CLI does.
 //! Included by the examples with `#[path]`; not an example itself.
@@ -38,10 +38,4 @@ pub fn city_crowd(agents: usize, config: CrowdConfig) -> (NavMesh, Crowd) {
             .expect("a finite target");
     }
     (mesh, crowd)
-}
-
-/// The median of `values` (the upper one of an even count), sorting them.
-pub fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }

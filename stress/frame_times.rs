@@ -24,7 +24,8 @@ use waymark::crowd::{AvoidanceProfile, CrowdConfig, KinematicController, StepSta
 
 #[path = "common.rs"]
 mod common;
-use common::{city_crowd, median};
+use common::city_crowd;
+use waymark::harness::median;
 
 /// This process's time so far, summed over its threads, milliseconds: on a CPU, and
 /// ready but waiting for one (the kernel's run queue: another process had the core), from

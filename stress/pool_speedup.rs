@@ -19,7 +19,8 @@ use waymark::crowd::{CrowdConfig, KinematicController, StepStats};
 
 #[path = "common.rs"]
 mod common;
-use common::{city_crowd, median};
+use common::city_crowd;
+use waymark::harness::median;
 
 fn main() {
     let mut args = std::env::args().skip(1);

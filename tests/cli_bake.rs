@@ -1,17 +1,15 @@
 //! `waymark bake`: the JSON report, the `.wmnav` it writes, the SVG, and one-line errors.
+
 #![cfg(feature = "cli")]
 
+mod common;
+
+use common::waymark;
+use std::process::Output;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use waymark::mesh::blob::NavMeshFile;
-
-fn waymark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_waymark"))
-        .args(args)
-        .output()
-        .expect("the waymark binary runs")
-}
 
 fn scratch(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
@@ -150,7 +148,7 @@ fn bad_values_name_the_field() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("over the limit"), "{stderr}");
     let output = waymark(&["bake", "--threads", "0"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2), "a usage error");
 }
 
 #[test]

@@ -1,16 +1,14 @@
 //! `waymark info`: real levels give their real counts; bad files give one line naming the
 //! problem, a non-zero exit, and never a panic.
+
 #![cfg(feature = "cli")]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn waymark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_waymark"))
-        .args(args)
-        .output()
-        .expect("the waymark binary runs")
-}
+use common::waymark;
+use std::process::Output;
+
+use std::path::PathBuf;
 
 /// Writes `text` to a file in the test scratch folder and returns its path.
 fn scratch_file(name: &str, text: &str) -> PathBuf {

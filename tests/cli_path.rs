@@ -1,16 +1,13 @@
 //! `waymark path`: the shared query set through the CLI gives Detour's verdicts and lengths;
 //! the per-query CSV has one row per query; a bad CSV line is one error line naming it.
+
 #![cfg(feature = "cli")]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn waymark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_waymark"))
-        .args(args)
-        .output()
-        .expect("the waymark binary runs")
-}
+use common::waymark;
+
+use std::path::PathBuf;
 
 fn asset(name: &str) -> String {
     format!("{}/assets/levels/{name}", env!("CARGO_MANIFEST_DIR"))

@@ -1,19 +1,16 @@
 //! `waymark target`: the spec's seat example (tests/fixtures/target_seat.json) gives the
 //! spec's numbers through the CLI (t5, t6, t7, t8, t10); variants give the t9 and t11
 //! failures; bad scenarios are one error line naming the field.
+
 #![cfg(feature = "cli")]
 
+mod common;
+
+use common::waymark;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn waymark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_waymark"))
-        .args(args)
-        .output()
-        .expect("the waymark binary runs")
-}
 
 fn fixture() -> String {
     format!(

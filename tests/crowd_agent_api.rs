@@ -2,14 +2,15 @@
 //! time and checked against the mesh, teleports, direct velocity control, per-agent query
 //! filters and avoidance profiles.
 
+mod common;
+
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AvoidanceProfile, Crowd, CrowdConfig, CrowdError,
     CrowdEvent, FilterId, KinematicController, ProfileId, TABLE_ENTRIES_MAX,
 };
 use waymark::ids::AreaId;
-use waymark::mesh::blob::BakeParams;
-use waymark::mesh::{NavMesh, TileData, WalkablePolygon};
+use waymark::mesh::{NavMesh, WalkablePolygon};
 use waymark::query::QueryFilter;
 
 const DT: f32 = 1.0 / 30.0;
@@ -42,16 +43,7 @@ fn grid(columns: usize, rows: usize, mud: Option<(usize, usize)>) -> NavMesh {
             polygons.push(square);
         }
     }
-    let params = BakeParams {
-        agent_radius_m: 0.6,
-        agent_height_m: 2.0,
-        agent_max_climb_m: 0.4,
-        ..BakeParams::default()
-    };
-    let mut mesh = NavMesh::new(params);
-    mesh.add_tiles(vec![TileData::from_walkable_polygons(&polygons).unwrap()])
-        .unwrap();
-    mesh
+    common::mesh_of(&polygons, 0.6, 2.0)
 }
 
 fn no_avoidance() -> CrowdConfig {

@@ -2,6 +2,8 @@
 //! thread counts, and the shared dungeon crowd: every agent arrives or reports why, and no
 //! agent leaves the navigation mesh.
 
+mod common;
+
 use glam::{Vec2, Vec3};
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::internals::{
@@ -12,7 +14,7 @@ use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdError,
     CrowdEvent, FilterId, KinematicController, StepFeedback, StepRequest, integrate_velocity,
 };
-use waymark::mesh::blob::BakeParams;
+use waymark::harness::{RunOptions, read_agents_csv, run_crowd};
 use waymark::mesh::{NavMesh, PolyRef, Snapshot, TileData, WalkablePolygon};
 use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon};
 use waymark::scene::obj::{ObjOptions, load_obj};
@@ -30,19 +32,8 @@ fn quad(x0: f32, x1: f32, z0: f32, z1: f32, height: impl Fn(f32) -> f32) -> Walk
     ])
 }
 
-/// A mesh of hand-built polygons, named as baked for DetourCrowd's reference agents (the
-/// size the crowd checks agents against).
 fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
-    let params = BakeParams {
-        agent_radius_m: 0.6,
-        agent_height_m: 2.0,
-        agent_max_climb_m: 0.3,
-        ..BakeParams::default()
-    };
-    let mut mesh = NavMesh::new(params);
-    mesh.add_tiles(vec![TileData::from_walkable_polygons(polygons).unwrap()])
-        .unwrap();
-    mesh
+    common::mesh_of(polygons, 0.6, 2.0)
 }
 
 /// The polygon under the ground point (x, 0, z).
@@ -433,26 +424,6 @@ fn dungeon() -> NavMesh {
     .unwrap()
 }
 
-/// The shared agents: start and targets per agent.
-fn shared_agents(count: usize) -> Vec<(Vec3, Vec<Vec3>)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
-    std::fs::read_to_string(root.join("dungeon_crowd_agents.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .take(count)
-        .map(|line| {
-            let v: Vec<f32> = line
-                .split(',')
-                .skip(1)
-                .map(|x| x.parse().unwrap())
-                .collect();
-            let points: Vec<Vec3> = v.chunks(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect();
-            (points[0], points[1..].to_vec())
-        })
-        .collect()
-}
-
 /// Runs `agents` of the shared set for `frames` frames (each takes its next target on
 /// arrival), with or without local avoidance; returns the crowd and every event.
 fn run_shared(
@@ -473,36 +444,32 @@ fn run_shared_with(
     config: CrowdConfig,
 ) -> (Crowd, Vec<CrowdEvent>) {
     let mut crowd = Crowd::new(mesh, config).unwrap();
-    let scenario = shared_agents(agents);
-    let mut entities = Vec::new();
-    let mut next_target = vec![0usize; scenario.len()];
-    for (start, targets) in &scenario {
-        let entity = crowd
-            .add_agent(*start, AgentParams::DETOUR_REFERENCE)
-            .unwrap();
-        crowd.request_move(entity, targets[0]).unwrap();
-        entities.push(entity);
-    }
+    let plans = read_agents_csv(&common::level_path("dungeon_crowd_agents.csv"), agents).unwrap();
+    let options = RunOptions {
+        dt_s: 1.0 / 30.0,
+        warm_up_frames: 0,
+        frames,
+        measure_quality: false,
+        retarget: true,
+        stop_when_all_arrived: false,
+        skip_off_mesh_starts: false,
+    };
     let mut events = Vec::new();
-    let mut controller = KinematicController;
-    for frame in 0..frames {
-        let step_events = crowd.step(1.0 / 30.0, &mut controller).unwrap();
-        if frame % 30 == 0 {
-            assert_on_mesh(&crowd);
-        }
-        for event in &step_events {
-            if let CrowdEvent::Arrived { agent: entity, .. }
-            | CrowdEvent::PartialArrived { agent: entity, .. } = event
-            {
-                let index = entities.iter().position(|e| e == entity).unwrap();
-                next_target[index] = (next_target[index] + 1) % scenario[index].1.len();
-                crowd
-                    .request_move(*entity, scenario[index].1[next_target[index]])
-                    .unwrap();
+    let mut frame = 0;
+    run_crowd(
+        &mut crowd,
+        &plans,
+        AgentParams::DETOUR_REFERENCE,
+        &options,
+        |crowd, step_events| {
+            if frame % 30 == 0 {
+                assert_on_mesh(crowd);
             }
-        }
-        events.extend(step_events);
-    }
+            frame += 1;
+            events.extend_from_slice(step_events);
+        },
+    )
+    .unwrap();
     (crowd, events)
 }
 
@@ -916,11 +883,16 @@ fn crowds_stepped_at_once_on_one_pool_all_finish() {
         let pool = pool_of(2);
         let new_crowd = |offset: usize| {
             let mut crowd = Crowd::new(&mesh_for_run, CrowdConfig::default()).unwrap();
-            for (start, targets) in shared_agents(offset + 300).into_iter().skip(offset) {
+            let plans = read_agents_csv(
+                &common::level_path("dungeon_crowd_agents.csv"),
+                offset + 300,
+            )
+            .unwrap();
+            for plan in plans.into_iter().skip(offset) {
                 let agent = crowd
-                    .add_agent(start, AgentParams::DETOUR_REFERENCE)
+                    .add_agent(plan.start, AgentParams::DETOUR_REFERENCE)
                     .unwrap();
-                crowd.request_move(agent, targets[0]).unwrap();
+                crowd.request_move(agent, plan.targets[0]).unwrap();
             }
             crowd
         };

@@ -1,10 +1,11 @@
 //! Spec 000 (navigation target projection), worked examples t1 to t11, with the spec's
 //! numbers: the seat behind a board (t2 to t11) and the wall with an approach side (t1).
 
+mod common;
 use glam::{Affine3A, Vec2, Vec3};
 use waymark::ids::TransformVersion;
-use waymark::mesh::blob::BakeParams;
-use waymark::mesh::{NavMesh, Snapshot, TileData, WalkablePolygon};
+
+use waymark::mesh::{NavMesh, Snapshot, WalkablePolygon};
 use waymark::query::{ApproachSide, NearestOptions, QueryFilter, polygons_within, raycast};
 use waymark::target::{
     BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, Placement, ProbeRule,
@@ -25,16 +26,7 @@ fn rectangle(x0: f32, x1: f32, z0: f32, z1: f32, y: f32) -> Vec<Vec3> {
 }
 
 fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
-    let params = BakeParams {
-        agent_radius_m: 0.4,
-        agent_height_m: 1.8,
-        agent_max_climb_m: 0.3,
-        ..BakeParams::default()
-    };
-    let mut mesh = NavMesh::new(params);
-    mesh.add_tiles(vec![TileData::from_walkable_polygons(polygons).unwrap()])
-        .unwrap();
-    mesh
+    common::mesh_of(polygons, 0.4, 1.8)
 }
 
 /// The seat of spec 000: walkable N = [0.6, 0.9] x [-0.7, 0.7] (already eroded for a 0.4 m

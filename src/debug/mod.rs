@@ -10,6 +10,7 @@ use glam::Vec3;
 
 use crate::ids::AreaId;
 use crate::mesh::{TileData, TilePoly};
+#[cfg(feature = "bake")]
 use crate::scene::WorldTriangles;
 
 /// What a primitive shows; backends pick colour and layer from it.
@@ -64,6 +65,7 @@ pub trait DebugDraw {
 }
 
 /// Draws the input triangles, grey where their slope is beyond `walkable_slope_cos`.
+#[cfg(feature = "bake")]
 pub fn draw_input(world: &WorldTriangles, walkable_slope_cos: f32, drawer: &mut impl DebugDraw) {
     for corners in &world.corners {
         let walkable = crate::geom::triangle::try_normal(corners[0], corners[1], corners[2])

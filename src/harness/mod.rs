@@ -6,7 +6,13 @@
 //! Inputs: a scenario kind and an agent count. Outputs: the scenario (mesh, agents,
 //! targets) and, run, its [`ScenarioReport`]: overlaps, completion, flow.
 
+mod run;
 mod scenario;
+
+pub use run::{
+    AgentPlan, AgentsCsvError, RunOptions, RunReport, median, random_plans, read_agents_csv,
+    run_crowd,
+};
 
 pub use scenario::{
     CIRCLE_SLOW_TURN_RAD, FrameQuality, Scenario, ScenarioError, ScenarioKind, ScenarioReport,

@@ -10,14 +10,13 @@
 //! The meshes describe where agent centres may go (the walkable space already shrunk by the
 //! agent radius, as a bake would leave it): a wall with a 2 m door is a 2 m - 2r gap.
 
-use std::time::Instant;
-
 use glam::Vec3;
 
+use super::run::{AgentPlan, RunOptions, run_crowd};
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
     AgentParams, AgentStatus, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FlowMeter, FlowReport, KinematicController,
+    FlowReport, StepStats,
 };
 use crate::mesh::blob::BakeParams;
 use crate::mesh::{NavMesh, TileData, WalkablePolygon};
@@ -508,14 +507,6 @@ pub struct ScenarioReport {
     pub avoid_ms_median: f64,
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// Runs `scenario` until everyone arrived or the time limit; `on_frame` sees the crowd
 /// after every step (drawing, extra checks). Returns the report and the final crowd.
 pub fn run_scenario(
@@ -523,87 +514,56 @@ pub fn run_scenario(
     mut on_frame: impl FnMut(&Crowd),
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
-    let mut waiting = std::collections::HashSet::new();
-    let mut meter = FlowMeter::new();
-    crowd.reserve(scenario.agents.len())?;
-    for &(start, target) in &scenario.agents {
-        let agent = crowd.add_agent(start, scenario.params)?;
-        crowd.request_move(agent, target)?;
-        meter.ordered(agent);
-        waiting.insert(agent);
-    }
-    let (mut arrivals, mut partial_arrivals) = (0, 0);
-    let mut arrival_frames: Vec<usize> = Vec::with_capacity(scenario.agents.len());
-    let mut controller = KinematicController;
-    let mut grid = NeighbourGrid::default();
-    let frames_max = (scenario.time_limit_s / scenario.dt_s).ceil() as usize;
-    let (mut frame_ms, mut avoid_ms) = (Vec::new(), Vec::new());
-    let (mut overlap_sum, mut max_overlap_m, mut off_mesh) = (0u64, 0.0f32, 0u32);
-    let mut completion_s = None;
-    let mut frames = 0;
-    while frames < frames_max && !waiting.is_empty() {
-        let clock = Instant::now();
-        let events = crowd.step(scenario.dt_s, &mut controller)?;
-        frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
-        avoid_ms.push(crowd.stats().avoid.time_ms);
-        frames += 1;
-        for event in events {
-            let agent = match event {
-                CrowdEvent::Arrived { agent, .. } => {
-                    arrivals += 1;
-                    agent
-                }
-                CrowdEvent::PartialArrived { agent, .. } => {
-                    partial_arrivals += 1;
-                    agent
-                }
-                _ => continue,
-            };
-            if waiting.remove(&agent) {
-                arrival_frames.push(frames);
-            }
-            meter.finished(agent);
-        }
-        meter.observe(&crowd, scenario.dt_s);
-        let quality = measure_quality(&crowd, &mut grid);
-        overlap_sum += u64::from(quality.overlap_pairs);
-        max_overlap_m = max_overlap_m.max(quality.max_overlap_m);
-        off_mesh = off_mesh.max(quality.off_mesh_agents);
-        on_frame(&crowd);
-        if waiting.is_empty() {
-            completion_s = Some(frames as f32 * scenario.dt_s);
-        }
-    }
-    let ms_per_frame_median = median(&mut frame_ms);
-    let flow = meter.report(&crowd);
+    let plans: Vec<AgentPlan> = scenario
+        .agents
+        .iter()
+        .map(|&(start, target)| AgentPlan {
+            start,
+            targets: vec![target],
+        })
+        .collect();
+    let options = RunOptions {
+        dt_s: scenario.dt_s,
+        warm_up_frames: 0,
+        frames: (scenario.time_limit_s / scenario.dt_s).ceil() as usize,
+        measure_quality: true,
+        retarget: false,
+        stop_when_all_arrived: true,
+        skip_off_mesh_starts: false,
+    };
+    let run = run_crowd(&mut crowd, &plans, scenario.params, &options, |crowd, _| {
+        on_frame(crowd)
+    })?;
+    let completion_s = run.all_arrived.then_some(run.frames as f32 * scenario.dt_s);
+    let arrival_frames = &run.first_arrival_frames;
     let steady_arrivals_per_s = (arrival_frames.len() >= 5).then(|| {
         let (low, high) = (arrival_frames.len() / 5, arrival_frames.len() * 4 / 5);
         let seconds = (arrival_frames[high] - arrival_frames[low]) as f32 * scenario.dt_s;
         (high - low) as f32 / seconds.max(scenario.dt_s)
     });
+    let avoid = StepStats::PASS_NAMES
+        .iter()
+        .position(|&name| name == "avoid")
+        .expect("the avoid pass is named");
     let report = ScenarioReport {
         agents: scenario.agents.len(),
         radius_m: scenario.params.radius_m,
-        frames,
+        frames: run.frames,
         dt_s: scenario.dt_s,
         completion_s,
         completion_ratio: completion_s.map(|s| s / scenario.straight_line_s),
-        unarrived_agents: waiting.len(),
-        stuck_agents: flow.stuck_agents,
-        arrivals,
-        partial_arrivals,
-        flow,
+        unarrived_agents: scenario.agents.len() - arrival_frames.len(),
+        stuck_agents: run.flow.stuck_agents,
+        arrivals: run.arrivals,
+        partial_arrivals: run.partial_arrivals,
+        flow: run.flow.clone(),
         steady_arrivals_per_s,
-        overlap_pairs_per_frame: overlap_sum as f64 / frames.max(1) as f64,
-        max_overlap_m,
-        off_mesh_agents: off_mesh,
-        ms_per_frame_median,
-        agents_per_ms: if ms_per_frame_median > 0.0 {
-            scenario.agents.len() as f64 / ms_per_frame_median
-        } else {
-            0.0
-        },
-        avoid_ms_median: median(&mut avoid_ms),
+        overlap_pairs_per_frame: run.overlap_pairs_per_frame(),
+        max_overlap_m: run.max_overlap_m,
+        off_mesh_agents: run.off_mesh_agents,
+        ms_per_frame_median: run.median_frame_ms(),
+        agents_per_ms: run.agents_per_ms(),
+        avoid_ms_median: run.pass_median_ms(avoid),
     };
     Ok((report, crowd))
 }

@@ -1,9 +1,13 @@
-//! Levels shared by several integration tests.
+//! What several integration tests share: the CLI runner, hand-built and shipped levels.
 #![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
-use waymark::mesh::{LinkDesc, LinkKind, NavMesh, Snapshot, TileData};
+use waymark::mesh::blob::BakeParams;
+use waymark::mesh::{LinkDesc, LinkKind, NavMesh, Snapshot, TileData, WalkablePolygon};
 use waymark::query::{
     NODE_POOL_DEFAULT, Nearest, NodePool, PathResult, QueryFilter, find_path, nearest_polygon,
 };
@@ -86,4 +90,34 @@ pub fn rooms_door(open: bool) -> LinkDesc {
         radius_m: 1.0,
         open,
     }
+}
+
+/// Runs the `waymark` tool with `args`.
+pub fn waymark(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_waymark"))
+        .args(args)
+        .output()
+        .expect("the waymark binary runs")
+}
+
+/// A file of the shipped test levels (`assets/levels/`).
+pub fn level_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/levels")
+        .join(name)
+}
+
+/// A mesh of hand-built polygons (one tile), named as baked for agents of `radius_m` and
+/// `height_m` (the size the crowd checks its agents against) with a climb of 0.3 m.
+pub fn mesh_of(polygons: &[WalkablePolygon], radius_m: f32, height_m: f32) -> NavMesh {
+    let params = BakeParams {
+        agent_radius_m: radius_m,
+        agent_height_m: height_m,
+        agent_max_climb_m: 0.3,
+        ..BakeParams::default()
+    };
+    let mut mesh = NavMesh::new(params);
+    mesh.add_tiles(vec![TileData::from_walkable_polygons(polygons).unwrap()])
+        .unwrap();
+    mesh
 }

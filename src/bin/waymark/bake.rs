@@ -9,6 +9,7 @@ use waymark::bake::{BakeOutput, BakeWarning, STAGE_NAMES, bake_with_progress};
 use waymark::debug::{draw_input, draw_tiles, svg::SvgDrawer};
 
 use crate::bake_args::BakeArgs;
+use crate::common::{peak_rss_mib, threads_arg, with_threads};
 use crate::{CliError, level};
 
 #[derive(clap::Args, Debug, Default)]
@@ -27,7 +28,7 @@ pub struct BakeCommand {
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = threads_arg)]
     threads: Option<usize>,
 }
 
@@ -47,66 +48,6 @@ struct BakeReport<'a> {
     peak_rss_mib: Option<f64>,
     file_bytes: Option<usize>,
     warnings: Vec<String>,
-}
-
-/// Peak resident memory of this process so far, MiB (Linux; `None` elsewhere).
-pub fn peak_rss_mib() -> Option<f64> {
-    process_status_mib("VmHWM:")
-}
-
-/// Resident memory of this process now, MiB (Linux; `None` elsewhere).
-pub fn resident_mib() -> Option<f64> {
-    process_status_mib("VmRSS:")
-}
-
-/// Hands memory the process has freed back to the system (glibc only; nothing elsewhere).
-///
-/// Baking frees its heightfields when it returns, but glibc keeps freed blocks in each
-/// worker thread's arena, so a process that baked 100,000 agents' city holds ~140 MiB it
-/// no longer uses (166 MiB resident after the bake, 27 MiB after this). A game that bakes
-/// at load time would do the same before play; one that ships baked tiles never has it.
-pub fn return_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        unsafe extern "C" {
-            /// glibc: releases free memory at the top of the heap and, since 2.8, free
-            /// whole pages inside every arena. Returns whether any was released.
-            fn malloc_trim(pad: usize) -> i32;
-        }
-        // SAFETY: malloc_trim takes no pointers and only touches the allocator's own state,
-        // under its own locks; any thread may call it at any time.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
-}
-
-/// A kB field of `/proc/self/status`, in MiB.
-fn process_status_mib(field: &str) -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with(field))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
-/// Runs `work` on a pool of `threads` workers, or the global pool.
-pub fn with_threads<T: Send>(
-    threads: Option<usize>,
-    work: impl FnOnce() -> T + Send,
-) -> Result<T, CliError> {
-    match threads {
-        None => Ok(work()),
-        Some(0) => Err(CliError::Usage("--threads must be at least 1".into())),
-        Some(count) => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(count)
-                .build()
-                .map_err(|error| {
-                    CliError::Usage(format!("cannot start {count} threads: {error}"))
-                })?;
-            Ok(pool.install(work))
-        }
-    }
 }
 
 pub fn run(command: &BakeCommand) -> Result<(), CliError> {

@@ -6,6 +6,7 @@
 
 mod bake;
 mod bake_args;
+mod common;
 mod crowd;
 mod info;
 mod level;
@@ -63,12 +64,41 @@ enum CliError {
     },
     #[error(transparent)]
     Crowd(#[from] waymark::crowd::CrowdError),
+    #[error(transparent)]
+    AgentsCsv(#[from] waymark::harness::AgentsCsvError),
+    #[error(transparent)]
+    Hills(#[from] waymark::scene::hills::TooManyAgents),
+    #[error(transparent)]
+    Scenario(#[from] waymark::harness::ScenarioError),
+    /// Any other library error, reported as the library words it.
+    #[error(transparent)]
+    Library(Box<dyn std::error::Error + Send + Sync>),
     #[error("{0}")]
     Usage(String),
 }
 
+impl CliError {
+    /// A library error, passed through as itself.
+    fn library(error: impl std::error::Error + Send + Sync + 'static) -> CliError {
+        CliError::Library(Box::new(error))
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if !error.use_stderr() => {
+            // --help, --version: printed as they are.
+            let _ = error.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            // A usage error: its first line (what, and which value), status 2.
+            let text = error.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            return ExitCode::from(2);
+        }
+    };
     // The main job: with no subcommand, a crowd on the built-in level.
     let command = cli
         .command

@@ -152,7 +152,7 @@ fn answer(
         pool,
         buffers,
     )
-    .map_err(|error| CliError::Usage(error.to_string()))?;
+    .map_err(CliError::library)?;
     Ok(match found {
         Some(found) => {
             let answer = Answer {

@@ -5,8 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::CliError;
-use crate::bake::with_threads;
-use crate::crowd::{ContactArgs, Switch, write_svg};
+use crate::common::{ContactArgs, Switch, agents_arg, threads_arg, with_threads, write_svg};
 use serde_json::json;
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
 
@@ -33,7 +32,7 @@ pub struct ScenarioCommand {
     #[arg(value_enum)]
     pub scenario: ScenarioArg,
     /// Number of agents.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = agents_arg)]
     pub agents: usize,
     /// Local avoidance between agents.
     #[arg(long, value_enum, default_value_t = Switch::On)]
@@ -51,7 +50,7 @@ pub struct ScenarioCommand {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = threads_arg)]
     pub threads: Option<usize>,
 }
 
@@ -74,12 +73,10 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         Scenario::one_way(kind, command.agents)
     } else {
         Scenario::new(kind, command.agents)
-    }
-    .map_err(|e| CliError::Usage(e.to_string()))?;
+    }?;
     scenario.config.avoidance.enabled = command.avoidance == Switch::On;
     command.contact.apply(&mut scenario.config.avoidance);
-    let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))?
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))??;
     let name = match command.scenario {
         ScenarioArg::CorridorSwap => "corridor-swap".to_owned(),
         other => format!("{other:?}").to_lowercase(),

@@ -231,7 +231,7 @@ fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
 
 fn build_world(scenario: &Scenario) -> Result<StaticWorld, CliError> {
     let mut world = StaticWorld::new();
-    let bad = |error: waymark::target::BadShape| usage(error.to_string());
+    let bad = |error: waymark::target::BadShape| CliError::library(error);
     for spec in &scenario.boxes {
         let shape = Shape::Box {
             min: Vec3::from(spec.min),
@@ -354,15 +354,14 @@ fn build_mesh(scenario: &Scenario) -> Result<NavMesh, CliError> {
             layer: spec.layer,
         })
         .collect();
-    let tile = TileData::from_walkable_polygons(&polygons).map_err(|e| usage(e.to_string()))?;
+    let tile = TileData::from_walkable_polygons(&polygons).map_err(CliError::library)?;
     let params = BakeParams {
         agent_radius_m: scenario.body.radius_m,
         agent_height_m: scenario.body.height_m,
         ..BakeParams::default()
     };
     let mut mesh = NavMesh::new(params);
-    mesh.add_tiles(vec![tile])
-        .map_err(|e| usage(e.to_string()))?;
+    mesh.add_tiles(vec![tile]).map_err(CliError::library)?;
     Ok(mesh)
 }
 
@@ -437,7 +436,7 @@ fn start_json(
         &record.body,
         world,
     )
-    .map_err(|e| usage(e.to_string()))?;
+    .map_err(CliError::library)?;
     Ok(match projection {
         StartProjection::OnMesh {
             polygon,
@@ -448,7 +447,7 @@ fn start_json(
             let reaches = match &result.verdict {
                 Verdict::Success(pose) => {
                     let ray = raycast(snapshot, polygon, point, pose.foot, &filter)
-                        .map_err(|e| usage(e.to_string()))?;
+                        .map_err(CliError::library)?;
                     Some(ray.hit_fraction.is_none())
                 }
                 _ => None,
@@ -479,7 +478,7 @@ pub fn run(command: &TargetCommand) -> Result<(), CliError> {
     let mesh = build_mesh(&scenario)?;
     let snapshot = mesh.snapshot();
     let result = project_target(&snapshot, &QueryFilter::new(), &record, &world, None)
-        .map_err(|e| usage(e.to_string()))?;
+        .map_err(CliError::library)?;
     let verdict = match &result.verdict {
         Verdict::Success(_) => "success",
         Verdict::NoLegalRegion => "no_legal_region",

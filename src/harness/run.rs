@@ -1,0 +1,391 @@
+//! The measured crowd run: agents placed and ordered, stepped for a number of frames, and
+//! everything a report needs measured on the way. One loop for the CLI, the scenarios, the
+//! stress runs, the benchmarks and the tests.
+//!
+//! Stage: harness. Inputs: a crowd, each agent's start and targets ([`AgentPlan`]), the run
+//! options. Output: a [`RunReport`]: frame and pass times (measured frames only, after the
+//! warm-up), arrivals and other events, overlaps and agents off the mesh (measured outside
+//! the timed step), flow ([`FlowMeter`]), path waits.
+//!
+//! Invariant: only `Crowd::step` is timed; everything else runs between steps.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use glam::Vec3;
+
+use super::scenario::measure_quality;
+use crate::crowd::internals::NeighbourGrid;
+use crate::crowd::{
+    AgentId, AgentParams, Crowd, CrowdError, CrowdEvent, FlowMeter, FlowReport,
+    KinematicController, PathWaits, StepStats,
+};
+use crate::mesh::NavMesh;
+use crate::query::{QueryFilter, random_points};
+
+/// One agent of a run: where it starts, and the targets it is sent to in turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentPlan {
+    /// Start, snapped to the mesh.
+    pub start: Vec3,
+    /// Targets, at least one; with [`RunOptions::retarget`] the agent cycles through them.
+    pub targets: Vec<Vec3>,
+}
+
+/// How a run goes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunOptions {
+    /// Step length, seconds.
+    pub dt_s: f32,
+    /// Frames stepped before the measured ones (left out of times and event counts).
+    pub warm_up_frames: usize,
+    /// Measured frames, at most.
+    pub frames: usize,
+    /// Whether overlaps and agents off the mesh are measured after each measured step.
+    pub measure_quality: bool,
+    /// Whether an agent that arrives (or reaches the end of a partial path, or has no path)
+    /// is sent on to its next target; otherwise it stays.
+    pub retarget: bool,
+    /// Whether the run stops once every agent has arrived once.
+    pub stop_when_all_arrived: bool,
+    /// Whether agents starting off the mesh are left out (counted) instead of failing the
+    /// run.
+    pub skip_off_mesh_starts: bool,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    /// Agents in the crowd.
+    pub agents: usize,
+    /// Planned agents left out because their start is off the mesh.
+    pub skipped_off_mesh: usize,
+    /// Measured frames stepped.
+    pub frames: usize,
+    /// Per measured frame, the step's wall time, ms.
+    pub frame_ms: Vec<f64>,
+    /// Per measured frame, how long the process's threads waited for a CPU, ms (empty
+    /// where that is not known).
+    pub cpu_wait_ms: Vec<f64>,
+    /// Per measured frame, each pass's time, ms, in [`StepStats::PASS_NAMES`] order.
+    pub pass_ms: Vec<[f64; 10]>,
+    /// Events in the measured frames.
+    pub arrivals: usize,
+    /// Ends of partial paths (targets unreachable).
+    pub partial_arrivals: usize,
+    /// Blocked events.
+    pub blocked: usize,
+    /// Orders that found no polygon at their target.
+    pub no_path: usize,
+    /// The last step's counters.
+    pub last: StepStats,
+    /// The most nodes the searches expanded in a measured frame.
+    pub nodes_expanded_max_frame: u32,
+    /// The 95th percentile of frames a path request waited, over requests answered in the
+    /// measured frames.
+    pub path_wait_frames_p95: u64,
+    /// Overlapping pairs summed over measured frames (0 unless measured).
+    pub overlap_pairs_total: u64,
+    /// The deepest overlap seen, metres.
+    pub max_overlap_m: f32,
+    /// The most agents off the mesh in a frame.
+    pub off_mesh_agents: u32,
+    /// Flow over the measured frames.
+    pub flow: FlowReport,
+    /// Agents still without their first searched path after the last step.
+    pub waiting_for_first_path: usize,
+    /// The measured frame (counted from 1) at which each agent first arrived, in order.
+    pub first_arrival_frames: Vec<usize>,
+    /// Whether every agent arrived (once) before the run ended.
+    pub all_arrived: bool,
+}
+
+impl RunReport {
+    /// Overlapping pairs per measured frame.
+    pub fn overlap_pairs_per_frame(&self) -> f64 {
+        self.overlap_pairs_total as f64 / self.frames.max(1) as f64
+    }
+
+    /// The median step time, ms.
+    pub fn median_frame_ms(&self) -> f64 {
+        median(&mut self.frame_ms.clone())
+    }
+
+    /// Agents over the median step time.
+    pub fn agents_per_ms(&self) -> f64 {
+        let median_ms = self.median_frame_ms();
+        if median_ms > 0.0 {
+            self.agents as f64 / median_ms
+        } else {
+            0.0
+        }
+    }
+
+    /// The median over measured frames of pass `index` ([`StepStats::PASS_NAMES`]), ms.
+    pub fn pass_median_ms(&self, index: usize) -> f64 {
+        median(
+            &mut self
+                .pass_ms
+                .iter()
+                .map(|pass| pass[index])
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// Adds the planned agents with `params`, orders each to its first target, and steps the
+/// crowd as `options` say; `on_frame` sees the crowd and the step's events after every
+/// step and the orders it led to (drawing, checks, a test's record of events).
+pub fn run_crowd(
+    crowd: &mut Crowd,
+    plans: &[AgentPlan],
+    params: AgentParams,
+    options: &RunOptions,
+    mut on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
+) -> Result<RunReport, CrowdError> {
+    let mut report = RunReport::default();
+    let mut meter = FlowMeter::new();
+    let mut plan_of: HashMap<AgentId, usize> = HashMap::with_capacity(plans.len());
+    let mut next_target = vec![0usize; plans.len()];
+    crowd.reserve(plans.len())?;
+    for (index, plan) in plans.iter().enumerate() {
+        let agent = match crowd.add_agent(plan.start, params) {
+            Ok(agent) => agent,
+            Err(CrowdError::OffMesh(_)) if options.skip_off_mesh_starts => {
+                report.skipped_off_mesh += 1;
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
+        if let Some(&target) = plan.targets.first() {
+            crowd.request_move(agent, target)?;
+            meter.ordered(agent);
+        }
+        plan_of.insert(agent, index);
+    }
+    report.agents = crowd.len();
+    let mut not_yet_arrived: HashSet<AgentId> = plan_of.keys().copied().collect();
+    let mut controller = KinematicController;
+    let mut quality_grid = NeighbourGrid::default();
+    let mut waits_before = PathWaits::default();
+    let total_frames = options.warm_up_frames + options.frames;
+    let mut ended = Vec::new();
+    for frame in 0..total_frames {
+        let measured = frame >= options.warm_up_frames;
+        if frame == options.warm_up_frames {
+            waits_before = crowd.path_waits().clone();
+            // Flow is measured over the measured frames; orders given in the warm-up still
+            // count from when they were given.
+            meter.restart_measures();
+        }
+        let waited_before = cpu_wait_ms();
+        let clock = Instant::now();
+        let events = crowd.step(options.dt_s, &mut controller)?;
+        if measured {
+            report.frames += 1;
+            report.frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
+            if let Some((before, after)) = waited_before.zip(cpu_wait_ms()) {
+                report.cpu_wait_ms.push(after - before);
+            }
+            let stats = *crowd.stats();
+            report
+                .pass_ms
+                .push(stats.pass_stats().map(|pass| pass.time_ms));
+            report.nodes_expanded_max_frame = report
+                .nodes_expanded_max_frame
+                .max(stats.scheduler.nodes_expanded);
+            report.last = stats;
+            if options.measure_quality {
+                let quality = measure_quality(crowd, &mut quality_grid);
+                report.overlap_pairs_total += u64::from(quality.overlap_pairs);
+                report.max_overlap_m = report.max_overlap_m.max(quality.max_overlap_m);
+                report.off_mesh_agents = report.off_mesh_agents.max(quality.off_mesh_agents);
+            }
+        }
+        // Events count in measured frames only; agents take their next target in every one.
+        let count = |counter: &mut usize| *counter += usize::from(measured);
+        ended.clear();
+        for &event in &events {
+            let agent = match event {
+                CrowdEvent::Arrived { agent, .. } => {
+                    count(&mut report.arrivals);
+                    if not_yet_arrived.remove(&agent) {
+                        report.first_arrival_frames.push(report.frames);
+                    }
+                    agent
+                }
+                CrowdEvent::PartialArrived { agent, .. } => {
+                    count(&mut report.partial_arrivals);
+                    if not_yet_arrived.remove(&agent) {
+                        report.first_arrival_frames.push(report.frames);
+                    }
+                    agent
+                }
+                CrowdEvent::NoPath { agent, .. } => {
+                    count(&mut report.no_path);
+                    agent
+                }
+                CrowdEvent::Blocked { .. } => {
+                    count(&mut report.blocked);
+                    continue;
+                }
+                CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => continue,
+            };
+            ended.push(agent);
+        }
+        if !options.retarget {
+            for &agent in &ended {
+                meter.finished(agent);
+            }
+        }
+        meter.observe(crowd, options.dt_s);
+        if frame + 1 == total_frames {
+            // After the last step, before arrivals take their next targets: the orders
+            // still without their first searched path.
+            report.waiting_for_first_path = crowd
+                .agents()
+                .filter(|view| crowd.awaiting_first_path(view.id).unwrap_or(false))
+                .count();
+        }
+        if options.retarget {
+            for &agent in &ended {
+                let index = plan_of[&agent];
+                let targets = &plans[index].targets;
+                next_target[index] = (next_target[index] + 1) % targets.len();
+                crowd.request_move(agent, targets[next_target[index]])?;
+                meter.ordered(agent);
+            }
+        }
+        on_frame(crowd, &events);
+        if options.stop_when_all_arrived && not_yet_arrived.is_empty() {
+            break;
+        }
+    }
+    report.all_arrived = not_yet_arrived.is_empty();
+    report.flow = meter.report(crowd);
+    if report.frames == 0 {
+        waits_before = crowd.path_waits().clone();
+    }
+    report.path_wait_frames_p95 = crowd
+        .path_waits()
+        .since(&waits_before)
+        .and_then(|waits| waits.percentile(0.95))?
+        .unwrap_or(0);
+    Ok(report)
+}
+
+/// `count` agents starting at random points of the mesh, each with `targets` random
+/// targets (seeded: the same points for the same mesh and seed).
+pub fn random_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> Vec<AgentPlan> {
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, count, seed);
+    let ends = random_points(&snapshot, &filter, count * targets, seed ^ 0x5eed);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(index, &(_, start))| AgentPlan {
+            start,
+            targets: ends[index * targets..(index + 1) * targets]
+                .iter()
+                .map(|&(_, point)| point)
+                .collect(),
+        })
+        .collect()
+}
+
+/// A bad agents CSV.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentsCsvError {
+    /// The file cannot be read.
+    #[error("cannot read '{path}': {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A row that is not `agent,sx,sy,sz,t0x,t0y,t0z,...` with finite numbers.
+    #[error("'{path}' line {line}: expected agent,sx,sy,sz,t0x,t0y,t0z,..., got '{text}'")]
+    BadRow {
+        /// The file.
+        path: String,
+        /// The line, counted from 1.
+        line: usize,
+        /// Its text.
+        text: String,
+    },
+    /// Fewer rows than asked for.
+    #[error("'{path}' has {found} agents; {wanted} were asked for")]
+    TooFew {
+        /// The file.
+        path: String,
+        /// Rows found.
+        found: usize,
+        /// Rows asked for.
+        wanted: usize,
+    },
+}
+
+/// The first `count` agents of a CSV of `agent,sx,sy,sz,t0x,t0y,t0z,...` rows after a
+/// header (the levels' shared crowd files).
+pub fn read_agents_csv(path: &Path, count: usize) -> Result<Vec<AgentPlan>, AgentsCsvError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| AgentsCsvError::Read {
+        path: name.clone(),
+        source,
+    })?;
+    let mut plans = Vec::with_capacity(count.min(1 << 20));
+    for (index, line) in text.lines().enumerate().skip(1).take(count) {
+        let bad = || AgentsCsvError::BadRow {
+            path: name.clone(),
+            line: index + 1,
+            text: line.to_owned(),
+        };
+        let values: Vec<f32> = line
+            .split(',')
+            .skip(1)
+            .map(|value| value.trim().parse::<f32>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?;
+        if values.len() < 6 || values.len() % 3 != 0 || values.iter().any(|v| !v.is_finite()) {
+            return Err(bad());
+        }
+        let mut points = values.chunks(3).map(|c| Vec3::new(c[0], c[1], c[2]));
+        let start = points.next().expect("at least two points");
+        plans.push(AgentPlan {
+            start,
+            targets: points.collect(),
+        });
+    }
+    if plans.len() < count {
+        return Err(AgentsCsvError::TooFew {
+            path: name,
+            found: plans.len(),
+            wanted: count,
+        });
+    }
+    Ok(plans)
+}
+
+/// The median of `values` (the upper one of an even count; 0 for none), sorting them.
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// How long this process's threads have been ready but waiting for a CPU (the kernel's run
+/// queue), summed over the threads, ms: the second field of each thread's
+/// `/proc/self/task/*/schedstat` (Linux; `None` elsewhere or if any is unreadable).
+fn cpu_wait_ms() -> Option<f64> {
+    let mut total_ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total_ns += text.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    }
+    Some(total_ns as f64 * 1e-6)
+}
