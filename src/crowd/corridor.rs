@@ -10,7 +10,7 @@
 //! A corridor keeps no portal points: the follow pass asks the mesh, which already holds
 //! every edge, for the portals ahead of an agent ([`Corridor::portals_into`]), and each
 //! agent keeps its last window's portals so that it asks only for new ones
-//! ([`PortalWindow`](super::passes::PortalWindow)). Portals were three fifths of a
+//! ([`PortalWindow`](super::passes::PortalWindow)). Portals would be three fifths of a
 //! corridor's memory (two points per polygon crossed against one 8-byte reference), and
 //! with 100,000 agents walking paths of a hundred polygons across a city that is the
 //! difference between fitting in 300 MB and not. While the corridor is
@@ -485,8 +485,7 @@ impl CorridorCache {
     /// make the cache hold: a sweep leaves at most the corridors that agents hold (one
     /// each) and lets the cache grow to twice that before the next, so it never holds more
     /// than the larger of its capacity and twice the agents. Growing the table in a step
-    /// rehashed every entry at once (0.1-0.45 ms at 3,584 and 7,168 entries for 10,000
-    /// agents, a third of a frame without avoidance).
+    /// would rehash every entry at once, a large share of a frame.
     pub fn try_reserve_for_agents(
         &mut self,
         agents: usize,

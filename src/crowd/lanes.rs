@@ -154,8 +154,8 @@ pub struct AgentLanes {
 
 /// Calls `$action!(lane, lane, ...)` with every lane's name: the one list of lanes behind
 /// swap-remove and the size report. [`AgentLanes::bytes_per_agent`] destructures the struct
-/// with this list and no rest pattern, so a lane missing from it does not compile (one was
-/// missed once, and swap-remove left eight lanes a slot out of step).
+/// with this list and no rest pattern, so a lane missing from it does not compile (a lane
+/// left out of swap-remove would put every later slot out of step).
 macro_rules! every_lane {
     ($action:ident) => {
         $action!(

@@ -2,13 +2,19 @@
 //! one node budget for path finding, with slope-aware limits and step feedback (spec 001,
 //! spec 004).
 //!
-//! Stage: runtime, above [`query`](crate::query). Identity and protocol state (move
-//! requests with their logical id, attempt and epoch; statuses) live in a `hecs::World`;
-//! the hot per-frame state lives in [`AgentLanes`], dense struct-of-arrays indexed by slot.
-//! [`Crowd::step`] runs the passes in the order written once in `step.rs`: ingest ->
-//! schedule -> adopt -> follow -> slope -> avoid -> move -> separate -> feedback, each timed and
-//! counted in [`StepStats`]. The avoid pass (`avoid/`) negotiates velocities between
-//! neighbours found by a per-frame grid (`neighbours.rs`).
+//! Stage: runtime, above [`query`](crate::query). Inputs: a mesh snapshot and a game's
+//! orders (moves, velocities, teleports, parameters, per-agent filters and avoidance
+//! profiles) for agents named by [`AgentId`]s. Outputs: each step, every agent's position,
+//! velocity and status ([`Crowd::agents`]) and the step's [`CrowdEvent`]s.
+//!
+//! Inside, identity and protocol state (move requests with their logical id, attempt and
+//! epoch; velocity requests; link crossings; parameters) live in a `hecs::World` whose
+//! entities' bits are the [`AgentId`]s; the hot per-frame state lives in dense
+//! struct-of-arrays lanes indexed by slot. [`Crowd::step`] runs the passes in the order
+//! written once in `step.rs`: ingest -> schedule -> adopt -> follow -> slope -> avoid ->
+//! move -> separate -> feedback, each timed and counted in [`StepStats`]. The avoid pass
+//! (`avoid/`) negotiates velocities between neighbours found by a per-frame grid
+//! (`neighbours.rs`); `docs/architecture.md` maps the rest of the files.
 //!
 //! Invariants: an agent is never lost (a failed step leaves it where it was, with a
 //! reason); a path result is adopted only at the adopt pass, and only if its request id,
@@ -145,8 +151,8 @@ impl Default for CrowdConfig {
             arrive_tolerance_m: 0.25,
             stop_speed_mps: 0.05,
             snap_half_extents: Vec3::new(2.0, 4.0, 2.0),
-            // Measured on the 10,000-agent city: 5x fewer expansions than optimal A*
-            // for paths 0.8% longer (docs/benchmarks.md).
+            // Weighted A*: on grid-like levels far fewer expansions than optimal A* for
+            // paths barely longer (docs/benchmarks.md).
             heuristic_weight: 1.5,
             avoidance: AvoidanceConfig::default(),
             use_links: true,
@@ -457,8 +463,8 @@ impl Crowd {
     /// (lanes, per-step buffers, path queue, corridor cache), all at once. Optional: a host
     /// that knows its crowd's size calls it before adding the agents, so the arrays are
     /// made once at their size instead of doubling agent by agent (each doubling leaves
-    /// the smaller block behind in the allocator: about 10 MiB more peak memory for
-    /// 100,000 agents on the city without it). The per-step buffers' memory is written
+    /// the smaller block behind in the allocator, raising peak memory). The per-step
+    /// buffers' memory is written
     /// here for all of them, as `add_agent` does for one (so the first step does not fault
     /// it in), so reserve what will be added.
     ///

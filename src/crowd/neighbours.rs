@@ -40,8 +40,10 @@ const QUERY_CHUNK_AGENTS: usize = 128;
 /// rebuild, and a grid without K).
 const CELLS_PER_RANGE: f32 = 3.0;
 
-/// Cell size as a fraction of the typical distance to the K-th nearest neighbour: measured
-/// best for both a street crowd (1 agent per 10 m²) and a packed dungeon (0.6 per m²).
+/// Cell size as a fraction of the typical distance to the K-th nearest neighbour: small
+/// enough that a query reads few agents beyond its K, large enough that it reads few cells,
+/// in a street crowd (1 agent per 10 m²) and a packed dungeon (0.6 per m²) alike
+/// (docs/benchmarks.md).
 const CELL_PER_KTH_DISTANCE: f32 = 0.64;
 
 /// The first look's bound: the last K-th distance grown by this factor and margin, which
@@ -169,8 +171,8 @@ impl NeighbourGrid {
         }
 
         // Sized, not cleared: every query writes its agent's count and K-th distance, and
-        // places past a count are never read (zeroing them was a megabyte of stores a frame
-        // for 10,000 agents).
+        // places past a count are never read (zeroing them would be a megabyte of stores a
+        // frame for 10,000 agents).
         self.neighbours.resize(agents * neighbours_max, 0);
         self.neighbour_count.resize(agents, 0);
         self.kth_distance_squared.resize(agents, f32::INFINITY);
@@ -206,9 +208,8 @@ impl NeighbourGrid {
             .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
             .for_each(|(hint, &index)| *hint = kth[index as usize].sqrt());
         // The median over a fixed sample of the agents with K neighbours: it sizes the
-        // next rebuild's cells and nothing else, and a selection over every agent was a
-        // serial stretch at the end of each rebuild (0.1-0.25 ms for 10,000 agents, the
-        // other thread idle; a timeline of the step showed it).
+        // next rebuild's cells and nothing else, and a selection over every agent would be
+        // a serial stretch at the end of each rebuild with the other thread idle.
         let mut sample = std::mem::take(&mut self.typical_sample);
         sample.clear();
         sample.extend(
@@ -534,8 +535,7 @@ impl NeighbourGrid {
 /// Candidates are appended without a branch on whether they qualify (the slot after the
 /// last is always written, the count advances by the test's outcome), and the list is cut
 /// to the K nearest only between blocks of cells, by sorting: ranking each candidate as it
-/// comes, with a sorted insertion, mispredicted a branch or two per candidate and measured
-/// twice as slow.
+/// comes, with a sorted insertion, would mispredict a branch or two per candidate.
 struct Nearest {
     range_squared: f32,
     vertical_range_m: f32,
@@ -586,9 +586,9 @@ impl Nearest {
                 self.cut();
             }
             let end = run.end.min(start + (CANDIDATES_MAX - self.count));
-            // The loop's state in locals: kept in the struct, the count went through memory
-            // on every candidate (a store the next candidate's store waited for) and the
-            // bounds were reloaded after each key written.
+            // The loop's state in locals: kept in the struct, the count would go through
+            // memory on every candidate (a store the next candidate's store waits for) and
+            // the bounds would be reloaded after each key written.
             let (worst, own_index, vertical_m) = (self.worst, self.index, self.vertical_range_m);
             let mut count = self.count;
             for (other_index, other) in (start as u32..).zip(&grid.sorted[start..end]) {

@@ -8,8 +8,8 @@ use std::collections::TryReserveError;
 
 /// Agents per parallel task of a light per-agent pass (a copy, a gather, a scatter: tens
 /// of nanoseconds an agent). Below twice this a light pass runs on the calling thread:
-/// handing half of it to the other thread costs more than it saves (an empty parallel
-/// region measured about 7 µs on the 2-core VM, a 1,000-agent gather 8 µs on one thread).
+/// handing half of it to the other thread costs more than it saves (waking a worker and
+/// joining it costs about as much as a thousand agents' gather).
 pub(crate) const LIGHT_AGENTS_PER_TASK: usize = 2048;
 
 /// Makes room in `buffer` for `to` elements and writes zero bytes over its places `from..to`

@@ -254,8 +254,7 @@ impl Scheduler {
 
     /// Makes room in the queue for one request per agent and a margin, so a burst of
     /// requests (every agent told to move at once) does not regrow it inside a step: a
-    /// doubling copied the whole queue at once (0.3 ms when 10,000 fresh requests passed
-    /// 8,192 queued, frame 8 of the city; `stress/frame_times.rs`).
+    /// doubling would copy the whole queue at once.
     pub fn try_reserve_for_agents(
         &mut self,
         agents: usize,

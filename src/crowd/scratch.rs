@@ -39,8 +39,8 @@ pub(crate) struct StepScratch {
 impl StepScratch {
     /// Grows the buffers to room for `agents` (called as agents are added, or by
     /// `Crowd::reserve`) and writes their new memory once so the system maps its pages
-    /// now. Left to the first step, that step grew them itself and took a page fault on
-    /// every fresh page: a first frame two to three times a usual one. Each added agent
+    /// now. Left to the first step, that step would grow them itself and take a page fault
+    /// on every fresh page, a first frame several times a usual one. Each added agent
     /// writes its own places (capacity grows geometrically, as a vector's does), so adding
     /// N agents costs O(N) here in all, and only memory the crowd uses is mapped. The
     /// avoidance buffers are left alone when avoidance is off.

@@ -22,8 +22,8 @@ use crate::mesh::Snapshot;
 const SEPARATION_SLACK_M: f32 = 1e-3;
 
 /// Relaxation rounds of the separation pass per step, at most: a round looks only at the
-/// agents the last one moved, so rounds past the first cost only where a crowd is packed
-/// (8 against 4: overlapping pairs of the shared nav_test crowd 343 -> 307 per frame).
+/// agents the last one moved, so rounds past the first cost only where a crowd is packed,
+/// which is where they settle crushes.
 const SEPARATION_ROUNDS: usize = 8;
 
 /// A separation round looking at fewer agents than this runs on the calling thread.
@@ -33,9 +33,8 @@ const SEPARATION_SERIAL_BELOW: usize = 256;
 /// pass: a crush in one corner spreads over several items.
 const SEPARATION_CHUNK_AGENTS: usize = 64;
 
-/// The share of an agent's mean overlap removed per round (averaging over contacts already
-/// keeps pushes from several sides from overshooting; 0.7 and 8 rounds measured no better
-/// on the circle).
+/// The share of an agent's mean overlap removed per round: all of it (averaging over
+/// contacts already keeps pushes from several sides from overshooting).
 const SEPARATION_FACTOR: f32 = 1.0;
 
 /// The separation pass (depenetration): after the move, overlapping agents are pushed
@@ -54,7 +53,7 @@ const SEPARATION_FACTOR: f32 = 1.0;
 /// once and written once, at the end. Each round reads the feet the last round left and
 /// writes the next ones into a second buffer, so the pass is the same at any thread count;
 /// a round is one parallel region with nothing serial after it (a serial apply of each
-/// round's moves measured a sixth of the pass on two cores).
+/// round's moves would leave the other cores idle).
 #[allow(clippy::too_many_arguments)]
 pub fn separation_pass(
     grid: &NeighbourGrid,

@@ -173,8 +173,8 @@ impl Crowd {
     ///
     /// The step runs on rayon's thread pool (the current one when called from inside a
     /// pool, the global one otherwise) as one piece: called from a thread outside the pool,
-    /// every parallel pass would wait for sleeping workers to wake on its own, measured at
-    /// 10-200 µs per pass on a 2-core VM, a tenth of a 1,000-agent step.
+    /// every parallel pass would wait for sleeping workers to wake on its own, tens to
+    /// hundreds of microseconds a pass.
     pub fn step(
         &mut self,
         dt: f32,

@@ -269,8 +269,8 @@ fn crossing(agents: usize) -> Scenario {
     }
 }
 
-/// The slow turn of the circle scenario, radians: measured on 250 and 1,000 agents (0.4
-/// rad left the 1,000-agent crush slower, 1.34x against 1.20x).
+/// The slow turn of the circle scenario, radians: enough that the crush at the centre
+/// circulates instead of standing (docs/benchmarks.md has the settings compared).
 pub const CIRCLE_SLOW_TURN_RAD: f32 = 0.7;
 
 /// RVO2's example scaled: ring radius 0.8 m per agent (800 m for 1,000), radius 1.5,
@@ -486,7 +486,7 @@ pub struct ScenarioReport {
     pub arrivals: usize,
     /// Arrivals at the end of a partial path (target unreachable).
     pub partial_arrivals: usize,
-    /// The flow measures of the run ([`FlowMeter`]).
+    /// The flow measures of the run ([`FlowMeter`](crate::crowd::FlowMeter)).
     pub flow: FlowReport,
     /// Arrivals per second in the steady part of the run: the middle 60% of the arrivals
     /// (from the 20th to the 80th percentile) over the time they took, leaving out the

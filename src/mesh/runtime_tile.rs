@@ -10,8 +10,8 @@ use crate::geom::Aabb;
 /// A node of a tile's polygon tree, stored depth-first: a leaf names a polygon; an inner
 /// node gives how many nodes its subtree spans, so a traversal skips it in one step.
 /// The bounds are kept as 16-byte vectors: a node's overlap test is then two vector
-/// compares and a mask, where three-float corners took six scalar compares and branches (the
-/// traversal was most of a nearest-polygon snap).
+/// compares and a mask, where three-float corners would take six scalar compares and
+/// branches (the traversal is most of a nearest-polygon snap).
 #[derive(Clone, Copy, Debug)]
 pub struct BvhNode {
     /// Smallest corner of everything below, metres.

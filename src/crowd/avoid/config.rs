@@ -117,8 +117,7 @@ pub enum ContactModel {
     /// two-way traffic in narrow corridors flowing at the cost of overlap in a crush.
     Slide,
     /// The end velocity also loses its component into the push (an inelastic contact): a
-    /// crush stops sinking in, but two streams meeting head-on in a corridor can deadlock
-    /// (measured in docs/benchmarks.md).
+    /// crush stops sinking in, but two streams meeting head-on in a corridor can deadlock.
     Inelastic,
 }
 
@@ -137,18 +136,15 @@ impl Default for AvoidanceConfig {
             separation: true,
             contact: ContactModel::Slide,
             slow_turn_rad: 0.0,
-            // Plain reciprocity. 0.8 measured better flow on scenario series (corridors and
-            // the bottleneck about a fifth faster, half the agents stuck on the shared
-            // crowds) at the cost of more overlap in dense crowds (docs/benchmarks.md).
+            // Plain reciprocity: a larger share flows better in corridors at the cost of
+            // deeper overlap in dense crowds (docs/benchmarks.md).
             yield_share: 0.5,
             overlap_allowance: 0.0,
             contact_relax_per_s: 3.0,
             passing_side_rad: 0.0,
             squeeze_ramp_s: 1.5,
-            // Measured on the shared dungeon and nav_test crowds and the scenarios
-            // (docs/benchmarks.md, Flow): 1.1 s keeps stuck agents under 1% in both packed
-            // crowds with under a quarter of DetourCrowd's overlapping pairs; 1.5 s left
-            // 1.2-1.4% stuck, 1 s made 2-3% more overlapping pairs.
+            // Long enough that walkers pass through only in a real jam, short enough that
+            // packed crowds keep under 1% of agents stuck (docs/benchmarks.md, Flow).
             pass_through_after_s: 1.1,
         }
     }

@@ -82,8 +82,7 @@ pub const NEIGHBOURS_CAPACITY: usize = 32;
 
 /// Agents per parallel work item of the avoid pass: small enough that a jammed corner of
 /// a 1,000-agent crowd (whose agents take the slow fallback program) does not land in one
-/// thread's share (64 against 128: dungeon median 826 -> 885 agents/ms over five
-/// interleaved runs; the 10,000 city no different).
+/// thread's share.
 const AVOID_CHUNK_AGENTS: usize = 64;
 
 /// The share of avoidance an agent takes against a neighbour: all of it against one
@@ -156,9 +155,8 @@ pub(crate) fn give(config: &AvoidanceConfig, own: &AvoidBody, other: &AvoidBody)
 }
 
 /// Whether a walker passing through passes `other`: anyone in its way except an agent
-/// crossing a link (a fixed course nobody walks through). Sparing walkers that go its way
-/// (a queue) measured worse: held queues in the dungeon's corridors then stayed held (84
-/// of 1,000 agents stuck against 1-4).
+/// crossing a link (a fixed course nobody walks through). Walkers that go its way are
+/// passed too: a queue held in a corridor is exactly what passing through must undo.
 #[inline]
 pub(crate) fn passes(other: &AvoidBody) -> bool {
     other.status != AgentStatus::CrossingLink
@@ -386,9 +384,7 @@ pub fn avoid_one(
         ]
     };
     // Each neighbour's half-plane is built as it is read (the kernel of
-    // `orca_constraints_scalar`, whose `wide` twin computes every case for all eight lanes
-    // and measured 1.5x slower on the default target and no faster on x86-64-v3 for K = 10;
-    // docs/benchmarks.md), straight into the program's list: no lanes in between.
+    // `orca_constraints_scalar`), straight into the program's list: no lanes in between.
     let (inverse_horizon, inverse_dt) = (1.0 / profile.time_horizon_s, 1.0 / dt);
     let pass_right_sin_squared = config.passing_side_rad.sin().powi(2);
     let turning = config.slow_turn_rad != 0.0;
