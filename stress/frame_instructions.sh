@@ -22,7 +22,7 @@ crowd_args=("$@")
 (cd "$root" && cargo build --release --quiet)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-step='waymark::crowd::step::<impl waymark::crowd::Crowd>::step_on_pool'
+step='waymark::crowd::step::<impl waymark::crowd::runtime::Crowd>::step_on_pool'
 (cd "$work" && RAYON_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$work/frame" \
     --toggle-collect="$step" --dump-after="$step" \
     "$root/target/release/waymark" crowd city --agents "$agents" --frames "$frames" \

@@ -10,10 +10,13 @@
 
 use glam::Vec3;
 
+use super::agent::AgentId;
+use super::components::MoveRequest;
+use super::events::CrowdEvent;
 use super::lanes::AgentStatus;
 use super::passes::rejoin;
+use super::runtime::Crowd;
 use super::scheduler::{Finished, Job, Outcome};
-use super::{AgentId, Crowd, CrowdEvent, MoveRequest};
 use crate::query::{Validity, nearest_polygon};
 
 /// Attempts in a row without an adopted corridor after which a request is given up.
@@ -209,7 +212,7 @@ impl Crowd {
     fn adopt_head_start(
         &mut self,
         slot: usize,
-        corridor: &std::sync::Arc<super::Corridor>,
+        corridor: &std::sync::Arc<super::corridor::Corridor>,
         target: Vec3,
     ) {
         if self.lanes.status[slot] != AgentStatus::WaitingForPath {
@@ -223,7 +226,7 @@ impl Crowd {
     pub(super) fn walk_head_start(
         &mut self,
         slot: usize,
-        corridor: &std::sync::Arc<super::Corridor>,
+        corridor: &std::sync::Arc<super::corridor::Corridor>,
         target: Vec3,
     ) {
         let lanes = &mut self.lanes;

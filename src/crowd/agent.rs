@@ -10,12 +10,12 @@ use std::num::NonZeroU32;
 
 use glam::Vec3;
 
-use super::AgentStatus;
+use super::lanes::AgentStatus;
 
 /// A crowd-issued agent handle: an index and a generation. `Copy`, ordered and hashable,
 /// so a game can key its own maps by it; [`AgentId::to_bits`] and [`AgentId::from_bits`]
 /// turn it into a `u64` and back for saving. An id whose agent was removed is refused by
-/// every crowd call with [`CrowdError::UnknownAgent`](super::CrowdError::UnknownAgent),
+/// every crowd call with [`CrowdError::UnknownAgent`](super::events::CrowdError::UnknownAgent),
 /// even after its index is reused by a new agent (the generation differs).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AgentId {
@@ -125,9 +125,9 @@ impl AgentParams {
     }
 }
 
-/// A query filter registered with the crowd ([`Crowd::add_filter`](super::Crowd::add_filter)):
+/// A query filter registered with the crowd ([`Crowd::add_filter`](super::runtime::Crowd::add_filter)):
 /// which areas an agent may walk and at what cost. [`FilterId::DEFAULT`] is the crowd's own
-/// (every walkable area at cost 1, links as [`CrowdConfig::use_links`](super::CrowdConfig::use_links) says).
+/// (every walkable area at cost 1, links as [`CrowdConfig::use_links`](super::config::CrowdConfig::use_links) says).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FilterId(pub(crate) u8);
 
@@ -142,7 +142,7 @@ impl FilterId {
 }
 
 /// An avoidance profile registered with the crowd
-/// ([`Crowd::add_avoidance_profile`](super::Crowd::add_avoidance_profile)).
+/// ([`Crowd::add_avoidance_profile`](super::runtime::Crowd::add_avoidance_profile)).
 /// [`ProfileId::DEFAULT`] is the one the crowd's configuration describes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ProfileId(pub(crate) u8);
@@ -161,7 +161,10 @@ impl ProfileId {
 /// by one byte, and a table this small stays in the first level of cache.
 pub const TABLE_ENTRIES_MAX: usize = 16;
 
-/// One agent as a renderer reads it ([`Crowd::agents`](super::Crowd::agents)).
+/// Most agents one crowd holds: the neighbour grid names agents by 32-bit indices.
+pub const AGENTS_MAX: usize = u32::MAX as usize;
+
+/// One agent as a renderer reads it ([`Crowd::agents`](super::runtime::Crowd::agents)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AgentView {
     /// The agent.

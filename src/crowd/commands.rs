@@ -8,12 +8,15 @@
 
 use glam::Vec3;
 
+use super::agent::{AgentId, AgentParams, FilterId, ProfileId, TABLE_ENTRIES_MAX};
+use super::avoid::AvoidanceProfile;
+use super::components::{LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use super::events::CrowdError;
 use super::internals::PortalWindow;
+use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
-use super::{
-    AgentId, AgentParams, AgentStatus, AvoidanceProfile, Crowd, CrowdError, FilterId, LinkCrossing,
-    MoveRequest, ProfileId, RequestId, Slot, TABLE_ENTRIES_MAX, VelocityRequest,
-};
+use super::runtime::Crowd;
+use super::scheduler::RequestId;
 use crate::query::{Nearest, QueryFilter, nearest_polygon};
 
 impl Crowd {

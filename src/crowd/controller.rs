@@ -11,7 +11,7 @@
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
-use super::FilterId;
+use super::agent::FilterId;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{QueryFilter, move_along_surface};
 
@@ -78,7 +78,7 @@ pub struct StepFeedback {
     pub blocked: Option<BlockedReason>,
 }
 
-/// Moves agents one step. [`Crowd::step`](super::Crowd::step) runs on rayon's thread pool
+/// Moves agents one step. [`Crowd::step`](super::runtime::Crowd::step) runs on rayon's thread pool
 /// and takes the controller along, so a controller it drives must be `Send`. An agent
 /// crossing an off-mesh link comes with a zero request (velocity and desired velocity);
 /// the crowd moves it along the link and replaces its feedback.
@@ -219,10 +219,12 @@ impl Controller for KinematicController {
     ) {
         // Each agent's step reads the shared snapshot and writes its own feedback: parallel
         // and, collected in order, the same at any thread count.
+        // (One filter, the usual table: no lookup per request.)
+        let only = (filters.len() == 1).then(|| &filters[0]);
         requests
             .par_iter()
             .map(|request| {
-                let filter = &filters[request.filter.index()];
+                let filter = only.unwrap_or_else(|| &filters[request.filter.index()]);
                 KinematicController::step_one(snapshot, filter, request)
             })
             .collect_into_vec(feedback);

@@ -421,7 +421,7 @@ pub struct CorridorKey {
     /// Goal polygon.
     pub goal: PolyRef,
     /// The filter searched under (its place in the crowd's table).
-    pub filter_id: super::FilterId,
+    pub filter_id: super::agent::FilterId,
     /// Filter rules version.
     pub filter: FilterVersion,
     /// Filter cost version.

@@ -8,9 +8,27 @@
 
 use glam::Vec3;
 
+use super::components::{LinkCrossing, MoveRequest, VelocityRequest};
+use super::events::CrowdEvent;
 use super::lanes::AgentStatus;
-use super::{Crowd, CrowdEvent, LinkCrossing, MoveRequest, VelocityRequest};
+use super::runtime::Crowd;
 use crate::query::{Validity, nearest_polygon};
+
+/// Where an agent is on the off-mesh link it is crossing ([`Crowd::crossing`]), for the
+/// host's animation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrossingState {
+    /// The link.
+    pub link: crate::mesh::LinkId,
+    /// Foot position where the crossing started.
+    pub from: Vec3,
+    /// Where it lands.
+    pub to: Vec3,
+    /// How far along, 0 at the start to 1 at landing.
+    pub progress: f32,
+    /// Seconds the whole crossing takes.
+    pub duration_s: f32,
+}
 
 impl Crowd {
     /// An agent at the entry of its corridor's next link starts crossing it, if the link is
@@ -71,7 +89,7 @@ impl Crowd {
     /// exit lands in the corridor polygon after the link and walks on.
     pub(super) fn advance_crossings(
         &mut self,
-        feedback: &mut [super::StepFeedback],
+        feedback: &mut [super::controller::StepFeedback],
         dt: f32,
         events: &mut Vec<CrowdEvent>,
     ) {
@@ -104,7 +122,7 @@ impl Crowd {
             } else {
                 (crossing.to - crossing.from) / crossing.duration_s
             };
-            *step = super::StepFeedback {
+            *step = super::controller::StepFeedback {
                 dt,
                 foot,
                 polygon,

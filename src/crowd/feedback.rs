@@ -9,10 +9,12 @@ use rayon::prelude::*;
 
 use glam::Vec2;
 
+use super::components::MoveRequest;
+use super::events::CrowdEvent;
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, track_progress};
+use super::runtime::Crowd;
 use super::scheduler::head_start_corridor;
-use super::{Crowd, CrowdEvent, MoveRequest};
 
 impl Crowd {
     /// Feedback: positions, vEnd, vAverage, stalls, arrivals. The lanes are written in
@@ -20,7 +22,7 @@ impl Crowd {
     /// report; the events, which read the world and may change it, follow in slot order.
     pub(super) fn feedback(
         &mut self,
-        feedback: &[super::StepFeedback],
+        feedback: &[super::controller::StepFeedback],
         events: &mut Vec<CrowdEvent>,
     ) {
         let tolerance = self.config.arrive_tolerance_m;
@@ -151,7 +153,7 @@ enum FeedbackMark {
 
 /// Adds a step's progress along the corridor (`along_m`, negative for a step back) to the
 /// agent's count; returns the new (progress, seconds without progress): both start over
-/// when the count reaches [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M).
+/// when the count reaches [`PROGRESS_STEP_M`](super::flow::PROGRESS_STEP_M).
 fn track_corridor_progress(
     progress_m: f32,
     unprogressed_s: f32,
@@ -159,7 +161,7 @@ fn track_corridor_progress(
     dt: f32,
 ) -> (f32, f32) {
     let progress_m = progress_m + along_m;
-    if progress_m >= super::PROGRESS_STEP_M {
+    if progress_m >= super::flow::PROGRESS_STEP_M {
         (0.0, 0.0)
     } else {
         (progress_m, unprogressed_s + dt)
@@ -170,7 +172,7 @@ fn track_corridor_progress(
 /// writes the lanes and returns the run's marks in slot order.
 fn feedback_run(
     view: FeedbackLanes<'_>,
-    steps: &[super::StepFeedback],
+    steps: &[super::controller::StepFeedback],
     snapshot: &crate::mesh::Snapshot,
     tolerance: f32,
     stop_speed: f32,

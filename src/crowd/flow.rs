@@ -14,7 +14,9 @@
 //! Agents are tracked by their id's index, not their slot: the crowd reorders slots.
 //! Invariant: the measures read the crowd and change nothing in it.
 
-use super::{AgentId, AgentStatus, Crowd};
+use super::agent::AgentId;
+use super::lanes::AgentStatus;
+use super::runtime::Crowd;
 
 /// Along-corridor progress that counts as "still moving" for [`FlowReport::stuck_agents`],
 /// metres: a body jostled in place, or creeping up on a neighbour it cannot pass, makes

@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
+use super::agent::{AgentId, FilterId, ProfileId};
 use super::corridor::Corridor;
-use super::{AgentId, FilterId, ProfileId};
 use crate::mesh::PolyRef;
 
 /// What an agent is doing, as the passes see it.
@@ -32,7 +32,7 @@ pub enum AgentStatus {
     /// The request failed (no polygon at the target or the start).
     Failed,
     /// Moving at a velocity the host asked for
-    /// ([`Crowd::request_velocity`](super::Crowd::request_velocity)), with avoidance, on no
+    /// ([`Crowd::request_velocity`](super::runtime::Crowd::request_velocity)), with avoidance, on no
     /// corridor.
     VelocityControlled,
 }
@@ -131,9 +131,9 @@ pub struct AgentLanes {
     /// Whether the current stall was reported.
     pub(crate) blocked: Vec<bool>,
     /// Progress along the corridor (toward the next corner) since the last
-    /// [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M), metres; a step back counts against it.
+    /// [`PROGRESS_STEP_M`](super::flow::PROGRESS_STEP_M), metres; a step back counts against it.
     pub(crate) progress_m: Vec<f32>,
-    /// Seconds since the agent last made [`PROGRESS_STEP_M`](super::PROGRESS_STEP_M) of
+    /// Seconds since the agent last made [`PROGRESS_STEP_M`](super::flow::PROGRESS_STEP_M) of
     /// progress along its corridor: how long it has been held in a crowd, however much it
     /// is jostled meanwhile. Avoidance escalates on it.
     pub(crate) unprogressed_s: Vec<f32>,
@@ -450,13 +450,13 @@ impl AgentLanes {
     /// an off-mesh link is asked to stand still: the crowd carries it along the link and
     /// replaces the controller's feedback for it (its velocity lanes hold the crossing's
     /// velocity for the neighbours' avoidance, not a walk to continue).
-    pub fn step_request(&self, slot: usize, dt: f32) -> super::StepRequest {
+    pub fn step_request(&self, slot: usize, dt: f32) -> super::controller::StepRequest {
         let velocity = if self.status[slot] == AgentStatus::CrossingLink {
             glam::Vec2::ZERO
         } else {
             glam::Vec2::new(self.velocity_x[slot], self.velocity_z[slot])
         };
-        super::StepRequest {
+        super::controller::StepRequest {
             dt,
             foot: self.position(slot),
             polygon: self.polygon[slot],

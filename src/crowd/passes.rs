@@ -1,5 +1,5 @@
 //! The per-frame passes, as free functions over lanes: follow, slope, feedback (the move
-//! pass is the [`Controller`](super::Controller)). Each pass writes only its own outputs,
+//! pass is the [`Controller`](super::controller::Controller)). Each pass writes only its own outputs,
 //! so the parallel ones give the same lanes at any thread count.
 
 use std::sync::{Arc, Weak};
@@ -688,7 +688,7 @@ pub fn slope_pass(snapshot: &Snapshot, lanes: &mut AgentLanes) {
 /// vEnd and vAverage from a step's feedback (spec 004): the horizontal part of
 /// `vWorldEnd - vSupportEnd`, and the horizontal net progress
 /// `(Δx - ΔxSupport - ΔxCorrection) / dt`.
-pub fn feedback_velocities(feedback: &super::StepFeedback) -> (Vec2, Vec2) {
+pub fn feedback_velocities(feedback: &super::controller::StepFeedback) -> (Vec2, Vec2) {
     let relative = feedback.velocity_world_end - feedback.velocity_support_end;
     let progress =
         feedback.displacement - feedback.displacement_support - feedback.displacement_correction;

@@ -18,8 +18,9 @@ use std::sync::Arc;
 use glam::Vec3;
 use rayon::prelude::*;
 
+use super::agent::{AgentId, FilterId};
 use super::corridor::{Corridor, CorridorCache, CorridorKey};
-use super::{AgentId, CrowdError, FilterId};
+use super::events::CrowdError;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{
     HEAD_START_STEPS, NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter,

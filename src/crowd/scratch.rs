@@ -9,10 +9,10 @@
 use std::collections::TryReserveError;
 
 use super::avoid::{AvoidBody, Solved};
+use super::controller::{StepFeedback, StepRequest};
 use super::parallel::map_pages;
 use super::passes::FollowOutput;
 use super::separation::SeparationScratch;
-use super::{StepFeedback, StepRequest};
 
 /// The buffers one step uses, by pass.
 #[derive(Debug, Default)]

@@ -12,9 +12,9 @@ use glam::Vec2;
 use rayon::prelude::*;
 
 use super::avoid::{
-    AvoidBody, AvoidanceConfig, AvoidanceProfile, ContactModel, give, passes, passing_through,
+    AvoidBody, AvoidanceConfig, AvoidanceProfile, ContactModel, ProfileTable, give, passes,
+    passing_through,
 };
-use super::lanes::AgentStatus;
 use super::neighbours::NeighbourGrid;
 use crate::mesh::Snapshot;
 
@@ -63,9 +63,10 @@ pub fn separation_pass(
     filters: &[crate::query::QueryFilter],
     profiles: &[AvoidanceProfile],
     dt: f32,
-    feedback: &mut [super::StepFeedback],
+    feedback: &mut [super::controller::StepFeedback],
     scratch: &mut SeparationScratch,
 ) {
+    let profiles = ProfileTable::new(profiles);
     let SeparationScratch {
         agents,
         feet,
@@ -149,7 +150,7 @@ pub fn separation_pass(
                     next[offset] = read[index];
                     let agent = &mut agents[offset];
                     let Some(correction) = separation_move(
-                        grid, bodies, config, snapshot, filters, profiles, agent, read, widest_m,
+                        grid, bodies, config, snapshot, filters, &profiles, agent, read, widest_m,
                         index, soft_share,
                     ) else {
                         continue;
@@ -253,7 +254,7 @@ struct SeparationAgent {
 
 impl SeparationAgent {
     /// The agent as its step left it.
-    fn after(step: &super::StepFeedback) -> SeparationAgent {
+    fn after(step: &super::controller::StepFeedback) -> SeparationAgent {
         SeparationAgent {
             foot: step.foot,
             height_stale: false,
@@ -286,7 +287,7 @@ fn separation_move(
     config: &AvoidanceConfig,
     snapshot: &Snapshot,
     filters: &[crate::query::QueryFilter],
-    profiles: &[AvoidanceProfile],
+    profiles: &ProfileTable,
     agent: &SeparationAgent,
     feet: &[Vec2],
     widest_m: f32,
@@ -294,9 +295,7 @@ fn separation_move(
     soft_share: f32,
 ) -> Option<SeparationMove> {
     let own = &bodies[index];
-    let keeps_course = |body: &AvoidBody| {
-        body.status == AgentStatus::CrossingLink || !profiles[body.profile.index()].negotiates
-    };
+    let keeps_course = |body: &AvoidBody| profiles.keeps_course(body.status, body.profile.index());
     if keeps_course(own) {
         return None; // carried along its link, or not negotiating; the others make room
     }

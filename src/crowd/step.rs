@@ -18,13 +18,16 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::agent::AgentId;
 use super::avoid::{avoid_pass, gather_bodies};
+use super::components::{MoveRequest, Slot, VelocityRequest};
 use super::controller::Controller;
+use super::events::{CrowdError, CrowdEvent};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{follow_pass, slope_pass};
+use super::runtime::Crowd;
 use super::scheduler::{Job, ScheduleStats};
 use super::separation::separation_pass;
-use super::{AgentId, Crowd, CrowdError, CrowdEvent, MoveRequest, Slot, VelocityRequest};
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
 /// head starts a step (each fresh job can be answered by one at once).
@@ -535,7 +538,7 @@ lane_view! {
             corner_age: u8,
         }
         read {
-            corridor: Option<std::sync::Arc<super::Corridor>>,
+            corridor: Option<std::sync::Arc<super::corridor::Corridor>>,
             id: AgentId,
         }
     }

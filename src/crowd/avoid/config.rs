@@ -4,7 +4,8 @@
 //! Stage: crowd runtime, read by the avoid and separation passes. Every field is checked
 //! by `invalid_field`, which names the first bad one, before a crowd takes it.
 
-use super::NEIGHBOURS_CAPACITY;
+/// Most neighbours one agent can weigh (a bound on [`AvoidanceConfig::neighbours_max`]).
+pub const NEIGHBOURS_CAPACITY: usize = 32;
 
 /// Local avoidance settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -194,5 +195,41 @@ impl AvoidanceConfig {
             return Some(("avoidance.passing_side_rad", self.passing_side_rad));
         }
         None
+    }
+}
+
+/// The crowd's avoidance profiles as the avoid and separation passes read them: whether an
+/// agent keeps its course is one status compare when every profile negotiates (the usual
+/// table), and a table lookup only when one does not.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProfileTable<'a> {
+    profiles: &'a [AvoidanceProfile],
+    all_negotiate: bool,
+}
+
+impl<'a> ProfileTable<'a> {
+    pub(crate) fn new(profiles: &'a [AvoidanceProfile]) -> ProfileTable<'a> {
+        ProfileTable {
+            profiles,
+            all_negotiate: profiles.iter().all(|profile| profile.negotiates),
+        }
+    }
+
+    /// The profile at `index`.
+    #[inline]
+    pub(crate) fn get(&self, index: usize) -> &'a AvoidanceProfile {
+        &self.profiles[index]
+    }
+
+    /// Whether an agent with `status` and the profile at `index` keeps its course (crossing
+    /// a link, or not negotiating): its neighbours take all of the avoidance against it.
+    #[inline]
+    pub(crate) fn keeps_course(
+        &self,
+        status: super::super::lanes::AgentStatus,
+        index: usize,
+    ) -> bool {
+        status == super::super::lanes::AgentStatus::CrossingLink
+            || (!self.all_negotiate && !self.profiles[index].negotiates)
     }
 }

@@ -7,7 +7,7 @@
 
 use glam::Vec2;
 
-use super::NEIGHBOURS_CAPACITY;
+use super::config::NEIGHBOURS_CAPACITY;
 use super::program::{HalfPlane, WALLS_CAPACITY};
 use crate::mesh::Wall;
 

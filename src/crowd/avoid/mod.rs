@@ -62,7 +62,8 @@ mod config;
 mod constraints;
 mod program;
 
-pub use config::{AvoidanceConfig, AvoidanceProfile, ContactModel};
+pub(crate) use config::ProfileTable;
+pub use config::{AvoidanceConfig, AvoidanceProfile, ContactModel, NEIGHBOURS_CAPACITY};
 pub(crate) use constraints::orca_half_plane;
 pub use constraints::{ConstraintLanes, NeighbourBatch, orca_constraints_scalar, wall_constraints};
 use program::EPSILON;
@@ -71,14 +72,11 @@ pub use program::{HalfPlane, Solved, VelocityBounds, WALLS_CAPACITY, solve_veloc
 use glam::Vec2;
 use rayon::prelude::*;
 
+use super::agent::{FilterId, ProfileId};
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
 use super::passes::STALL_S;
-use super::{FilterId, ProfileId};
 use crate::mesh::Snapshot;
-
-/// Most neighbours one agent can weigh (a bound on [`AvoidanceConfig::neighbours_max`]).
-pub const NEIGHBOURS_CAPACITY: usize = 32;
 
 /// Agents per parallel work item of the avoid pass: small enough that a jammed corner of
 /// a 1,000-agent crowd (whose agents take the slow fallback program) does not land in one
@@ -264,6 +262,7 @@ pub fn avoid_pass(
     dt: f32,
     velocities: &mut Vec<Solved>,
 ) {
+    let profiles = ProfileTable::new(profiles);
     velocities.clear();
     velocities.resize(bodies.len(), Solved::default());
     velocities
@@ -278,7 +277,7 @@ pub fn avoid_pass(
                     bodies,
                     snapshot,
                     config,
-                    profiles,
+                    &profiles,
                     dt,
                     first + offset,
                     &mut scratch,
@@ -308,18 +307,18 @@ impl Default for AvoidScratch {
 /// The new requested velocity of the agent at `index` in the grid's cell order, and
 /// whether it is jammed.
 #[allow(clippy::too_many_arguments)]
-pub fn avoid_one(
+pub(crate) fn avoid_one(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
-    profiles: &[AvoidanceProfile],
+    profiles: &ProfileTable,
     dt: f32,
     index: usize,
     scratch: &mut AvoidScratch,
 ) -> Solved {
     let own = bodies[index];
-    let profile = &profiles[own.profile.index()];
+    let profile = profiles.get(own.profile.index());
     let preferred = own.desired;
     if !own.velocity_valid || own.status == AgentStatus::CrossingLink {
         // A crossing agent follows its link, whatever is around it.
@@ -396,8 +395,6 @@ pub fn avoid_one(
     } else {
         0
     };
-    // Whether some profile does not negotiate (then a neighbour's is looked up).
-    let some_keep_course = profiles.iter().any(|profile| !profile.negotiates);
     // A walker held past the pass-through time weighs only agents crossing links (which
     // nobody passes through): the others it walks through until it makes progress.
     let ghost = passing_through(config, &own);
@@ -430,8 +427,7 @@ pub fn avoid_one(
             usize::from(other_walking) * (1 + usize::from(own.identity_bits > other.identity_bits));
         // An agent crossing a link, or one that does not negotiate, is an obstacle on a
         // fixed course: all the avoidance is the agent's.
-        let keeps_course = other.status == AgentStatus::CrossingLink
-            || (some_keep_course && !profiles[other.profile.index()].negotiates);
+        let keeps_course = profiles.keeps_course(other.status, other.profile.index());
         let share = if keeps_course { 1.0 } else { shares[against] };
         if turning {
             close_ahead |= offset.dot(preferred) > 0.0

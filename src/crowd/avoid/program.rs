@@ -9,7 +9,7 @@
 
 use glam::Vec2;
 
-use super::NEIGHBOURS_CAPACITY;
+use super::config::NEIGHBOURS_CAPACITY;
 
 /// Tolerance of the linear program (parallel lines, points on circles).
 pub(crate) const EPSILON: f32 = 1e-5;

@@ -1,0 +1,48 @@
+//! The crowd's `hecs` components: per-agent state that few agents change a frame (an
+//! agent's slot, its orders, a link crossing), kept out of the hot lanes.
+//!
+//! Stage: crowd runtime. Invariant: an agent's entity carries a [`Slot`] and its
+//! `AgentParams` for as long as it lives; the other components come and go with orders.
+
+use glam::Vec3;
+
+use super::scheduler::RequestId;
+
+/// An agent's slot in the lanes (a hecs component).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot(pub usize);
+
+/// An agent's move request (a hecs component).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MoveRequest {
+    pub target: Vec3,
+    pub request: RequestId,
+    /// Whether the result must be adopted (false once adopted or finished).
+    pub awaiting: bool,
+    /// Attempts since a corridor was last adopted: an agent pushed off its corridor many
+    /// times over a long walk is not failing, one whose paths keep being rejected is.
+    pub attempts_since_adopted: u32,
+    /// Whether a searched corridor has been adopted for this request (a head start does
+    /// not count): false while the order still waits for its first path.
+    pub adopted_once: bool,
+}
+
+/// An agent moving at a velocity its host asked for (a hecs component), horizontal, m/s.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VelocityRequest(pub glam::Vec2);
+
+/// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the
+/// crossing's state stays out of the lanes).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LinkCrossing {
+    pub link: crate::mesh::LinkId,
+    /// Foot position where the crossing started.
+    pub from: Vec3,
+    /// The link's exit.
+    pub to: Vec3,
+    pub elapsed_s: f32,
+    pub duration_s: f32,
+    /// The corridor polygon the link lands in, and its index.
+    pub landing: crate::mesh::PolyRef,
+    pub landing_index: u32,
+}

@@ -1,0 +1,89 @@
+//! The crowd's settings: budgets, tolerances, avoidance, links.
+//!
+//! Stage: crowd runtime, read when a crowd is made. [`CrowdConfig::invalid_field`] names the
+//! first field out of range, which `Crowd::new` refuses.
+
+use glam::Vec3;
+
+use super::avoid::AvoidanceConfig;
+use super::corridor::CorridorCache;
+use super::scheduler::FrameBudget;
+
+/// Crowd settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrowdConfig {
+    /// Node expansions per step for all searches.
+    pub budget: FrameBudget,
+    /// Horizontal distance to the goal that counts as there, metres.
+    pub arrive_tolerance_m: f32,
+    /// Speed below which an agent counts as stopped, m/s.
+    pub stop_speed_mps: f32,
+    /// Half extents of the box a target or start is snapped to the mesh in.
+    pub snap_half_extents: Vec3,
+    /// Heuristic weight of path searches (1: optimal A*; above 1: weighted A*, paths at
+    /// most that factor longer, far fewer expansions on grid-like levels).
+    pub heuristic_weight: f32,
+    /// Local avoidance.
+    pub avoidance: AvoidanceConfig,
+    /// Whether paths may cross off-mesh links (open ones; a closed link is never crossed).
+    pub use_links: bool,
+    /// Whether the pool's other threads stay awake for the whole step, taking work as soon
+    /// as a pass offers it, instead of going to sleep in the serial stretches between
+    /// passes and being woken for the next one (which costs tens of microseconds a time on
+    /// some machines, several times a step). They look for other pool work meanwhile, so
+    /// a host's own parallel jobs still run. Results are the same either way.
+    pub keep_workers_awake: bool,
+    /// Corridors the cache keeps before it drops those no agent holds (see
+    /// [`CorridorCache`]).
+    pub corridor_cache_capacity: usize,
+}
+
+impl Default for CrowdConfig {
+    fn default() -> Self {
+        CrowdConfig {
+            budget: FrameBudget::default(),
+            arrive_tolerance_m: 0.25,
+            stop_speed_mps: 0.05,
+            snap_half_extents: Vec3::new(2.0, 4.0, 2.0),
+            // Weighted A*: on grid-like levels far fewer expansions than optimal A* for
+            // paths barely longer (docs/benchmarks.md).
+            heuristic_weight: 1.5,
+            avoidance: AvoidanceConfig::default(),
+            use_links: true,
+            keep_workers_awake: true,
+            corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
+        }
+    }
+}
+
+impl CrowdConfig {
+    /// The field that makes this configuration unusable, with its value, if any.
+    pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
+        let finite_at_least = |value: f32, low: f32| value.is_finite() && value >= low;
+        if self.budget.node_expansions == 0 {
+            return Some(("budget.node_expansions", 0.0));
+        }
+        if !finite_at_least(self.budget.search_time_ms, 0.0) {
+            return Some(("budget.search_time_ms", self.budget.search_time_ms));
+        }
+        if !finite_at_least(self.arrive_tolerance_m, 0.0) {
+            return Some(("arrive_tolerance_m", self.arrive_tolerance_m));
+        }
+        if !(self.stop_speed_mps.is_finite() && self.stop_speed_mps > 0.0) {
+            return Some(("stop_speed_mps", self.stop_speed_mps));
+        }
+        for (field, value) in [
+            ("snap_half_extents.x", self.snap_half_extents.x),
+            ("snap_half_extents.y", self.snap_half_extents.y),
+            ("snap_half_extents.z", self.snap_half_extents.z),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Some((field, value));
+            }
+        }
+        if !finite_at_least(self.heuristic_weight, 1.0) {
+            return Some(("heuristic_weight", self.heuristic_weight));
+        }
+        self.avoidance.invalid_field()
+    }
+}

@@ -1,0 +1,159 @@
+//! What a crowd reports: the events of a step and the errors of a call.
+//!
+//! Stage: crowd runtime, the public edge. Each event is reported once, in slot order within
+//! a step; each error names the value that caused it.
+
+use glam::Vec3;
+
+use super::agent::{AGENTS_MAX, AgentId, FilterId, ProfileId};
+use super::scheduler::RequestId;
+
+/// Something that happened to an agent in a step; each is reported once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrowdEvent {
+    /// The agent reached its target and stopped.
+    Arrived {
+        /// The agent.
+        agent: AgentId,
+        /// The request.
+        request: RequestId,
+    },
+    /// The agent reached the end of a partial path: its target is unreachable.
+    PartialArrived {
+        /// The agent.
+        agent: AgentId,
+        /// The request.
+        request: RequestId,
+    },
+    /// 0.5 s of non-zero requests without 0.05 m of progress (spec 001, h2).
+    Blocked {
+        /// The agent.
+        agent: AgentId,
+        /// The request.
+        request: RequestId,
+    },
+    /// The agent reached the entry of an off-mesh link on its path and starts crossing it
+    /// (the host plays the link's action; the crowd carries the agent to the exit).
+    LinkStarted {
+        /// The agent.
+        agent: AgentId,
+        /// The link.
+        link: crate::mesh::LinkId,
+    },
+    /// The agent landed at the link's exit and walks on.
+    LinkFinished {
+        /// The agent.
+        agent: AgentId,
+        /// The link.
+        link: crate::mesh::LinkId,
+    },
+    /// The request cannot be served: no walkable polygon near the target.
+    NoPath {
+        /// The agent.
+        agent: AgentId,
+        /// The request.
+        request: RequestId,
+    },
+}
+
+/// A crowd call with bad input.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CrowdError {
+    /// The id names no agent of this crowd (removed, or never issued by it).
+    #[error("{0} is not an agent of this crowd (removed, or never issued by it)")]
+    UnknownAgent(AgentId),
+    /// A position with no walkable polygon within the snap box.
+    #[error("position {0} is not on the navigation mesh (no polygon within the snap box)")]
+    OffMesh(Vec3),
+    /// A non-finite position or target.
+    #[error("{what} {value} is not finite")]
+    NotFinite {
+        /// Which input.
+        what: &'static str,
+        /// The value.
+        value: Vec3,
+    },
+    /// Agent parameters out of range.
+    #[error("agent parameter {field} = {value} is invalid")]
+    BadParameter {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f32,
+    },
+    /// A step length that is not positive and finite.
+    #[error("step length {0} s must be positive and finite")]
+    BadStep(f32),
+    /// A crowd configuration field out of range.
+    #[error("crowd configuration {field} = {value} is invalid")]
+    BadConfig {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f32,
+    },
+    /// An agent radius wider than the mesh was baked for (its walls keep clear only that
+    /// much).
+    #[error("agent radius {radius_m} m exceeds the {baked_radius_m} m the mesh was baked for")]
+    RadiusOverBaked {
+        /// The agent's radius, metres.
+        radius_m: f32,
+        /// The mesh's baked agent radius, metres.
+        baked_radius_m: f32,
+    },
+    /// An agent height taller than the mesh was baked for (it would not fit under the
+    /// ceilings the bake let through).
+    #[error("agent height {height_m} m exceeds the {baked_height_m} m the mesh was baked for")]
+    HeightOverBaked {
+        /// The agent's height, metres.
+        height_m: f32,
+        /// The mesh's baked agent height, metres.
+        baked_height_m: f32,
+    },
+    /// A filter id not registered with this crowd.
+    #[error("query filter {0:?} is not registered with this crowd")]
+    UnknownFilter(FilterId),
+    /// An avoidance profile id not registered with this crowd.
+    #[error("avoidance profile {0:?} is not registered with this crowd")]
+    UnknownProfile(ProfileId),
+    /// A table of filters or profiles is full.
+    #[error("the crowd's {table} table is full ({entries} entries)")]
+    TableFull {
+        /// Which table.
+        table: &'static str,
+        /// Its size.
+        entries: usize,
+    },
+    /// More agents than a crowd can hold ([`AGENTS_MAX`]).
+    #[error("{requested} agents exceed a crowd's limit of {AGENTS_MAX}")]
+    TooManyAgents {
+        /// Agents the crowd would hold.
+        requested: usize,
+    },
+    /// A percentile asked of [`PathWaits`](crate::crowd::PathWaits) with a fraction outside 0 to 1 (or NaN).
+    #[error("percentile fraction {0} is not within 0 to 1")]
+    BadPercentile(f64),
+    /// [`PathWaits::since`](crate::crowd::PathWaits::since) given waits that are not an earlier state of these: they count
+    /// the wait of this many frames more often.
+    #[error("the earlier waits count more waits of {frames} frames than these")]
+    NotEarlierWaits {
+        /// The first wait, in frames, counted more often.
+        frames: u64,
+    },
+    /// The system refused the memory for this many agents' state.
+    #[error("no memory for the state of {agents} agents")]
+    OutOfMemory {
+        /// Agents the crowd would hold.
+        agents: usize,
+    },
+    /// The host's controller answered a step with another number of feedback records than
+    /// it was given requests. The step stops there: no agent moves, none is lost, and the
+    /// step's events so far are not reported.
+    #[error("the controller returned {feedback} feedback records for {requests} step requests")]
+    ControllerFeedback {
+        /// Requests given.
+        requests: usize,
+        /// Feedback records returned.
+        feedback: usize,
+    },
+}

@@ -1,0 +1,462 @@
+//! The [`Crowd`]: its state, how it is made and sized, the mesh it runs on, and what a game
+//! reads of its agents.
+//!
+//! Stage: crowd runtime. The state: a `hecs::World` of identity and protocol components,
+//! the hot lanes, the scheduler, the corridor cache, the neighbour grid, the per-step
+//! scratch, and the tables of query filters and avoidance profiles. The step lives in
+//! `step.rs`, the orders in `commands.rs`. Invariant: every lane, the portal windows and
+//! the world's slot components agree on every agent's slot.
+
+use std::collections::TryReserveError;
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::agent::{AGENTS_MAX, AgentId, AgentView};
+use super::avoid::AvoidanceProfile;
+use super::components::{LinkCrossing, MoveRequest, Slot};
+use super::config::CrowdConfig;
+use super::corridor::{Corridor, CorridorCache, CorridorMemory};
+use super::crossing::CrossingState;
+use super::events::CrowdError;
+use super::lanes::{AgentLanes, AgentStatus};
+use super::neighbours::NeighbourGrid;
+use super::passes::PortalWindow;
+use super::scheduler::{PathWaits, RequestId, Scheduler};
+use super::scratch::StepScratch;
+use super::step::StepStats;
+use crate::mesh::{NavMesh, Snapshot};
+use crate::query::{QueryFilter, nearest_polygon};
+
+/// The crowd.
+pub struct Crowd {
+    pub(super) world: hecs::World,
+    pub(super) lanes: AgentLanes,
+    pub(super) snapshot: Snapshot,
+    /// The query filters agents may be given, [`FilterId::DEFAULT`] first.
+    pub(super) filters: Vec<QueryFilter>,
+    /// The avoidance profiles agents may be given, [`ProfileId::DEFAULT`] first.
+    pub(super) profiles: Vec<AvoidanceProfile>,
+    pub(super) scheduler: Scheduler,
+    pub(super) cache: CorridorCache,
+    pub(super) config: CrowdConfig,
+    pub(super) frame: u64,
+    pub(super) epoch: u32,
+    pub(super) next_logical: u64,
+    /// Agents whose request must be (re)issued at the next ingest, in request order.
+    pub(super) pending: Vec<AgentId>,
+    pub(super) last_stats: StepStats,
+    /// The neighbours of every agent, rebuilt each step (avoidance on).
+    pub(super) neighbour_grid: NeighbourGrid,
+    /// Per-step buffers, kept between steps.
+    pub(super) scratch: StepScratch,
+    /// Per slot, the portals of the agent's last funnel window (cold: see
+    /// `PortalWindow`); kept in step with the lanes.
+    pub(super) portal_windows: Vec<PortalWindow>,
+}
+
+impl Crowd {
+    /// A crowd on the mesh's current snapshot; a configuration field out of range is refused
+    /// by name.
+    pub fn new(mesh: &NavMesh, config: CrowdConfig) -> Result<Crowd, CrowdError> {
+        if let Some((field, value)) = config.invalid_field() {
+            return Err(CrowdError::BadConfig { field, value });
+        }
+        let mut filter = QueryFilter::new();
+        filter.set_links_allowed(config.use_links);
+        let snapshot = mesh.snapshot();
+        Ok(Crowd {
+            world: hecs::World::new(),
+            lanes: AgentLanes::default(),
+            scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents, &snapshot),
+            snapshot,
+            filters: vec![filter],
+            profiles: vec![AvoidanceProfile::of(&config.avoidance)],
+            cache: CorridorCache::with_capacity(config.corridor_cache_capacity),
+            config,
+            frame: 0,
+            epoch: 0,
+            next_logical: 0,
+            pending: Vec::new(),
+            last_stats: StepStats::default(),
+            neighbour_grid: NeighbourGrid::default(),
+            scratch: StepScratch::default(),
+            portal_windows: Vec::new(),
+        })
+    }
+
+    /// Makes room for `additional` more agents in everything that grows with the crowd
+    /// (lanes, per-step buffers, path queue, corridor cache), all at once. Optional: a host
+    /// that knows its crowd's size calls it before adding the agents, so the arrays are
+    /// made once at their size instead of doubling agent by agent (each doubling leaves
+    /// the smaller block behind in the allocator, raising peak memory). The per-step
+    /// buffers' memory is written
+    /// here for all of them, as `add_agent` does for one (so the first step does not fault
+    /// it in), so reserve what will be added.
+    ///
+    /// A crowd past [`AGENTS_MAX`] is refused, and so is memory the system refuses up
+    /// front; either way the crowd is left as it was, and usable. (A system that
+    /// overcommits may grant more than it has and stop the process when the memory is
+    /// written: reserve what the crowd will hold, as with any allocation.)
+    pub fn reserve(&mut self, additional: usize) -> Result<(), CrowdError> {
+        let agents = self
+            .lanes
+            .len()
+            .checked_add(additional)
+            .filter(|&agents| agents <= AGENTS_MAX)
+            .ok_or(CrowdError::TooManyAgents {
+                requested: self.lanes.len().saturating_add(additional),
+            })?;
+        let out_of_memory = |_| CrowdError::OutOfMemory { agents };
+        self.lanes.try_reserve(additional).map_err(out_of_memory)?;
+        self.portal_windows
+            .try_reserve(additional)
+            .map_err(out_of_memory)?;
+        self.cache
+            .try_reserve_for_agents(agents)
+            .map_err(out_of_memory)?;
+        self.scheduler
+            .try_reserve_for_agents(agents)
+            .map_err(out_of_memory)?;
+        self.map_step_buffers(agents).map_err(out_of_memory)
+    }
+
+    /// Grows the per-step buffers (and the neighbour grid's) to room for `agents`, with
+    /// their memory written once (see [`StepScratch::map_pages`]).
+    pub(super) fn map_step_buffers(&mut self, agents: usize) -> Result<(), TryReserveError> {
+        let (from, to) = (self.scratch.mapped, agents);
+        if to <= from {
+            return Ok(());
+        }
+        let avoidance = self.config.avoidance.enabled;
+        self.scratch.map_pages(to, avoidance)?;
+        if avoidance {
+            self.neighbour_grid
+                .map_pages(from, to, self.config.avoidance.neighbours_max)?;
+        }
+        Ok(())
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CrowdConfig {
+        &self.config
+    }
+
+    /// The neighbour grid of the last step (empty when avoidance is off).
+    #[doc(hidden)]
+    pub fn neighbour_grid(&self) -> &NeighbourGrid {
+        &self.neighbour_grid
+    }
+
+    /// Takes the mesh's current snapshot (after tiles changed): corridors that read a
+    /// changed tile are dropped from the cache, and agents following one ask again.
+    pub fn set_mesh(&mut self, mesh: &NavMesh) {
+        self.snapshot = mesh.snapshot();
+        self.cache.evict_stale(&self.snapshot, &self.filters);
+        let mut replan = Vec::new();
+        for slot in 0..self.lanes.len() {
+            if self.lanes.status[slot] == AgentStatus::CrossingLink {
+                continue; // checked when it lands
+            }
+            let filter = &self.filters[self.lanes.filter[slot].index()];
+            // An agent on a replaced tile is found again on the new one.
+            if self.snapshot.tile(self.lanes.polygon[slot]).is_none() {
+                let position = self.lanes.position(slot);
+                if let Ok(Some(nearest)) = nearest_polygon(
+                    &self.snapshot,
+                    position,
+                    self.config.snap_half_extents,
+                    filter,
+                ) {
+                    self.lanes.polygon[slot] = nearest.polygon;
+                }
+            }
+            let stale = self.lanes.corridor[slot].as_ref().is_some_and(|corridor| {
+                corridor.reads.still_valid_in(&self.snapshot, filter)
+                    != crate::query::Validity::Valid
+            });
+            if stale {
+                self.lanes.corridor[slot] = None;
+                replan.push(self.lanes.id[slot]);
+            }
+        }
+        for agent in replan {
+            self.reissue(agent);
+        }
+    }
+
+    /// The lanes (read only), for white-box tests and benchmarks.
+    #[doc(hidden)]
+    pub fn lanes(&self) -> &AgentLanes {
+        &self.lanes
+    }
+
+    /// The snapshot the crowd runs on.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The corridor cache (for its counters).
+    pub fn cache(&self) -> &CorridorCache {
+        &self.cache
+    }
+
+    /// Memory held by the corridors that agents follow or the cache keeps, each shared
+    /// corridor counted once.
+    pub fn corridor_memory(&self) -> CorridorMemory {
+        let mut seen = std::collections::HashSet::new();
+        let mut memory = CorridorMemory::default();
+        let held = self.lanes.corridor.iter().flatten();
+        for corridor in held.chain(self.cache.corridors()) {
+            if seen.insert(Arc::as_ptr(corridor)) {
+                memory += corridor.memory();
+            }
+        }
+        memory
+    }
+
+    /// The last step's counters.
+    pub fn stats(&self) -> &StepStats {
+        &self.last_stats
+    }
+
+    /// Frames stepped so far.
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// Frames each answered path request waited, over the whole run, as a histogram.
+    pub fn path_waits(&self) -> &PathWaits {
+        &self.scheduler.waits
+    }
+
+    /// Number of agents.
+    pub fn len(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Whether the crowd has no agents.
+    pub fn is_empty(&self) -> bool {
+        self.lanes.is_empty()
+    }
+
+    pub(super) fn slot(&self, agent: AgentId) -> Result<usize, CrowdError> {
+        self.world
+            .get::<&Slot>(agent.entity())
+            .map(|slot| slot.0)
+            .map_err(|_| CrowdError::UnknownAgent(agent))
+    }
+
+    /// The agent's slot in the lanes. Slots are not stable handles: removing an agent
+    /// moves the last one into its slot, and with avoidance on a step puts every agent's
+    /// slot in the neighbour grid's cell order every few dozen frames. Ask again after a step;
+    /// keep the id.
+    pub fn slot_of(&self, agent: AgentId) -> Option<usize> {
+        self.slot(agent).ok()
+    }
+
+    /// The agent's status.
+    pub fn status(&self, agent: AgentId) -> Result<AgentStatus, CrowdError> {
+        Ok(self.lanes.status[self.slot(agent)?])
+    }
+
+    /// The agent's foot position.
+    pub fn position(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
+        Ok(self.lanes.position(self.slot(agent)?))
+    }
+
+    /// The agent's horizontal velocity at the end of the last step (relative to the
+    /// ground; `y` is 0), m/s.
+    pub fn velocity(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
+        let slot = self.slot(agent)?;
+        Ok(Vec3::new(
+            self.lanes.velocity_x[slot],
+            0.0,
+            self.lanes.velocity_z[slot],
+        ))
+    }
+
+    /// The polygon under the agent's foot.
+    pub fn polygon(&self, agent: AgentId) -> Result<crate::mesh::PolyRef, CrowdError> {
+        Ok(self.lanes.polygon[self.slot(agent)?])
+    }
+
+    /// The corridor the agent follows (a head start's included), if any: its polygons and
+    /// links, for drawing the agent's path.
+    pub fn corridor(&self, agent: AgentId) -> Result<Option<&Corridor>, CrowdError> {
+        Ok(self.lanes.corridor[self.slot(agent)?].as_deref())
+    }
+
+    /// Every agent's id, foot position, velocity and status, for rendering: one pass over
+    /// the lanes, in no particular order (the crowd reorders its agents for locality).
+    pub fn agents(&self) -> impl ExactSizeIterator<Item = AgentView> + '_ {
+        let lanes = &self.lanes;
+        (0..lanes.len()).map(move |slot| AgentView {
+            id: lanes.id[slot],
+            position: lanes.position(slot),
+            velocity: Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]),
+            status: lanes.status[slot],
+        })
+    }
+
+    /// The link the agent is crossing and how far along it is, if it is crossing one.
+    pub fn crossing(&self, agent: AgentId) -> Result<Option<CrossingState>, CrowdError> {
+        self.slot(agent)?;
+        Ok(self
+            .world
+            .get::<&LinkCrossing>(agent.entity())
+            .ok()
+            .map(|crossing| CrossingState {
+                link: crossing.link,
+                from: crossing.from,
+                to: crossing.to,
+                progress: (crossing.elapsed_s / crossing.duration_s).min(1.0),
+                duration_s: crossing.duration_s,
+            }))
+    }
+
+    /// The agent's current request, if any.
+    pub fn request(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
+        self.slot(agent)?;
+        Ok(self
+            .world
+            .get::<&MoveRequest>(agent.entity())
+            .ok()
+            .map(|m| m.request))
+    }
+
+    /// Whether the agent has a move request still waiting for its first searched path
+    /// (walking a head start meanwhile, or standing): unlike [`StepStats::waiting_for_path`],
+    /// an agent re-planning after a push off its corridor does not count.
+    pub fn awaiting_first_path(&self, agent: AgentId) -> Result<bool, CrowdError> {
+        self.slot(agent)?;
+        Ok(self
+            .world
+            .get::<&MoveRequest>(agent.entity())
+            .is_ok_and(|m| m.awaiting && !m.adopted_once))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crowd::{AgentParams, KinematicController};
+    use crate::mesh::blob::BakeParams;
+    use crate::mesh::{TileData, WalkablePolygon};
+
+    fn square_mesh(side_m: f32) -> NavMesh {
+        let square = WalkablePolygon::ground(vec![
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(side_m, 0.0, 0.0),
+            Vec3::new(side_m, 0.0, side_m),
+            Vec3::new(0.0, 0.0, side_m),
+        ]);
+        let mut mesh = NavMesh::new(BakeParams::default());
+        mesh.add_tiles(vec![TileData::from_walkable_polygons(&[square]).unwrap()])
+            .unwrap();
+        mesh
+    }
+
+    /// Adds `agents` walkers in rows across a 100 m square, each sent to the mirror point.
+    fn add_walkers(crowd: &mut Crowd, agents: usize) {
+        for index in 0..agents {
+            let (row, column) = ((index / 26) as f32, (index % 26) as f32);
+            let start = Vec3::new(2.0 + column * 3.7, 0.0, 2.0 + row * 3.5);
+            let agent = crowd
+                .add_agent(start, AgentParams::DETOUR_REFERENCE)
+                .unwrap();
+            crowd
+                .request_move(agent, Vec3::new(98.0 - start.x, 0.0, 98.0 - start.z))
+                .unwrap();
+        }
+    }
+
+    /// The buffers' addresses and capacities: unchanged means not regrown.
+    fn step_buffers(crowd: &Crowd) -> Vec<(usize, usize)> {
+        fn of<T>(buffer: &Vec<T>) -> (usize, usize) {
+            (buffer.as_ptr() as usize, buffer.capacity())
+        }
+        let mut buffers = vec![
+            of(&crowd.scratch.requests),
+            of(&crowd.scratch.feedback),
+            of(&crowd.scratch.follow_outputs),
+            of(&crowd.scratch.avoid_velocities),
+            of(&crowd.scratch.avoid_bodies),
+        ];
+        buffers.extend(crowd.scratch.grid_positions.iter().map(of));
+        buffers
+    }
+
+    #[test]
+    fn the_first_step_finds_its_buffers_made_by_add_agent() {
+        let mesh = square_mesh(100.0);
+        let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        let agents = 700;
+        add_walkers(&mut crowd, agents);
+        let before = step_buffers(&crowd);
+        for (_, capacity) in &before {
+            assert!(*capacity >= agents, "room for {capacity} agents");
+        }
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        assert_eq!(
+            step_buffers(&crowd),
+            before,
+            "a buffer regrew in the first step"
+        );
+        assert_eq!(crowd.scratch.feedback.len(), agents);
+    }
+
+    #[test]
+    fn a_reserved_crowd_takes_its_agents_and_first_step_without_regrowing() {
+        let mesh = square_mesh(100.0);
+        let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        let agents = 500;
+        crowd.reserve(agents).unwrap();
+        let lane = |crowd: &Crowd| {
+            (
+                crowd.lanes.position_x.as_ptr() as usize,
+                crowd.lanes.id.as_ptr() as usize,
+                crowd.portal_windows.as_ptr() as usize,
+            )
+        };
+        let (buffers, lanes) = (step_buffers(&crowd), lane(&crowd));
+        add_walkers(&mut crowd, agents);
+        assert_eq!(
+            (step_buffers(&crowd), lane(&crowd)),
+            (buffers.clone(), lanes)
+        );
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        assert_eq!((step_buffers(&crowd), lane(&crowd)), (buffers, lanes));
+    }
+
+    #[test]
+    fn an_impossible_reserve_is_refused_by_name_and_leaves_the_crowd_usable() {
+        let mesh = square_mesh(100.0);
+        let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+        add_walkers(&mut crowd, 10);
+        let error = crowd.reserve(usize::MAX).unwrap_err();
+        assert!(
+            matches!(error, CrowdError::TooManyAgents { requested } if requested == usize::MAX),
+            "{error}"
+        );
+        let error = crowd.reserve(AGENTS_MAX).unwrap_err();
+        assert!(
+            matches!(error, CrowdError::TooManyAgents { requested } if requested == AGENTS_MAX + 10),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} agents exceed a crowd's limit of {AGENTS_MAX}",
+                AGENTS_MAX + 10
+            )
+        );
+        // (A reserve within the limit but past the machine's memory is refused as
+        // `OutOfMemory` only where the system refuses the allocation; with overcommit it
+        // may grant it and fail on first touch, so no test asks for one.)
+        assert_eq!(crowd.len(), 10);
+        add_walkers(&mut crowd, 5);
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        assert_eq!(crowd.len(), 15);
+    }
+}
