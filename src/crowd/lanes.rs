@@ -23,6 +23,11 @@ pub enum AgentStatus {
     WaitingForPath,
     /// Following a corridor.
     Moving,
+    /// Moving at a velocity the host asked for
+    /// ([`Crowd::request_velocity`](crate::crowd::Crowd::request_velocity)), with avoidance,
+    /// on no corridor. (Next to `Moving`: the avoid pass asks "walking?" of every neighbour,
+    /// and two adjacent variants are one range compare.)
+    VelocityControlled,
     /// Crossing an off-mesh link (carried by the crowd from its entry to its exit).
     CrossingLink,
     /// Reached the target (within the tolerance, stopped).
@@ -31,10 +36,6 @@ pub enum AgentStatus {
     PartialArrived,
     /// The request failed (no polygon at the target or the start).
     Failed,
-    /// Moving at a velocity the host asked for
-    /// ([`Crowd::request_velocity`](super::runtime::Crowd::request_velocity)), with avoidance, on no
-    /// corridor.
-    VelocityControlled,
 }
 
 /// Dense per-agent state every pass touches every frame; slot `i` of every lane is the same

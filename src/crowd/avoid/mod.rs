@@ -171,10 +171,9 @@ pub(crate) fn passing_through(config: &AvoidanceConfig, body: &AvoidBody) -> boo
 
 /// Whether the agent in this status walks (negotiates) rather than holds still.
 fn walking(status: AgentStatus) -> bool {
-    matches!(
-        status,
-        AgentStatus::Moving | AgentStatus::VelocityControlled
-    )
+    // (A velocity-controlled agent is gathered as `Moving`: it walks, as far as its
+    // neighbours are concerned, and this test runs for every neighbour.)
+    status == AgentStatus::Moving
 }
 
 /// What the avoid pass reads about an agent, as itself and as a neighbour, gathered once
@@ -198,7 +197,7 @@ pub struct AvoidBody {
     pub stalled_s: f32,
     /// Seconds without progress along the corridor (the `unprogressed_s` lane).
     pub unprogressed_s: f32,
-    /// Status.
+    /// Status as avoidance sees it: a velocity-controlled agent is `Moving` (it walks).
     pub status: AgentStatus,
     /// Whether its last end velocity is known (false: vUnknown, the agent is paused).
     pub velocity_valid: bool,
@@ -236,7 +235,10 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
                 radius: lanes.radius[slot],
                 stalled_s: lanes.stalled_s[slot],
                 unprogressed_s: lanes.unprogressed_s[slot],
-                status: lanes.status[slot],
+                status: match lanes.status[slot] {
+                    AgentStatus::VelocityControlled => AgentStatus::Moving,
+                    status => status,
+                },
                 velocity_valid: lanes.velocity_valid[slot],
                 profile: lanes.profile[slot],
                 filter: lanes.filter[slot],
@@ -388,13 +390,13 @@ pub(crate) fn avoid_one(
     let pass_right_sin_squared = config.passing_side_rad.sin().powi(2);
     let turning = config.slow_turn_rad != 0.0;
     let mut close_ahead = false;
-    let neighbours = grid.neighbours_at(index);
     // An agent that does not negotiate weighs walls only.
-    let count = if profile.negotiates {
-        neighbours.len().min(NEIGHBOURS_CAPACITY)
+    let neighbours = if profile.negotiates {
+        grid.neighbours_at(index)
     } else {
-        0
+        &[]
     };
+    let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
     // A walker held past the pass-through time weighs only agents crossing links (which
     // nobody passes through): the others it walks through until it makes progress.
     let ghost = passing_through(config, &own);
