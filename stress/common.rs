@@ -5,12 +5,12 @@
 
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::{AgentParams, Crowd, CrowdConfig};
+use waymark::harness::AgentPlan;
 use waymark::mesh::NavMesh;
 use waymark::query::{QueryFilter, random_points};
 
-/// The city's navmesh and a crowd on it made with `config`. The mesh is returned so the
-/// caller keeps it for as long as the crowd runs on it.
-pub fn city_crowd(agents: usize, config: CrowdConfig) -> (NavMesh, Crowd) {
+/// The city's navmesh and the plans of its agents: one random target each.
+pub fn city_plans(agents: usize) -> (NavMesh, Vec<AgentPlan>) {
     let city = waymark::scene::city::city(agents, 1);
     let world = city.scene.world_triangles().expect("the city's triangles");
     let bake_config = BakeConfig {
@@ -27,14 +27,31 @@ pub fn city_crowd(agents: usize, config: CrowdConfig) -> (NavMesh, Crowd) {
     let filter = QueryFilter::new();
     let starts = random_points(&snapshot, &filter, agents, 1);
     let targets = random_points(&snapshot, &filter, agents, 2);
+    let plans = starts
+        .iter()
+        .zip(&targets)
+        .map(|(start, target)| AgentPlan {
+            start: start.1,
+            targets: vec![target.1],
+        })
+        .collect();
+    (mesh, plans)
+}
+
+/// The city's navmesh and a crowd on it made with `config`, every agent placed and ordered
+/// (for runs that step the crowd their own way). The mesh is returned so the caller keeps it
+/// for as long as the crowd runs on it.
+#[allow(dead_code)]
+pub fn city_crowd(agents: usize, config: CrowdConfig) -> (NavMesh, Crowd) {
+    let (mesh, plans) = city_plans(agents);
     let mut crowd = Crowd::new(&mesh, config).expect("a valid configuration");
     crowd.reserve(agents).expect("room for the agents");
-    for (start, target) in starts.iter().zip(&targets) {
+    for plan in &plans {
         let agent = crowd
-            .add_agent(start.1, AgentParams::DETOUR_REFERENCE)
+            .add_agent(plan.start, AgentParams::DETOUR_REFERENCE)
             .expect("a start on the mesh");
         crowd
-            .request_move(agent, target.1)
+            .request_move(agent, plan.targets[0])
             .expect("a finite target");
     }
     (mesh, crowd)

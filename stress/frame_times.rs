@@ -20,27 +20,12 @@
 use std::time::Instant;
 
 use waymark::crowd::internals::{NeighbourGrid, avoid_pass, gather_bodies};
-use waymark::crowd::{AvoidanceProfile, CrowdConfig, KinematicController, StepStats};
+use waymark::crowd::{AgentParams, AvoidanceProfile, Crowd, CrowdConfig, StepStats};
 
 #[path = "common.rs"]
 mod common;
-use common::city_crowd;
-use waymark::harness::median;
-
-/// This process's time so far, summed over its threads, milliseconds: on a CPU, and
-/// ready but waiting for one (the kernel's run queue: another process had the core), from
-/// `/proc/self/task/*/schedstat` (None where it is not there).
-fn process_schedule_ms() -> Option<[f64; 2]> {
-    let mut total_ns = [0u64; 2];
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
-        let mut fields = text.split_whitespace();
-        for total in &mut total_ns {
-            *total += fields.next()?.parse::<u64>().ok()?;
-        }
-    }
-    Some(total_ns.map(|ns| ns as f64 * 1e-6))
-}
+use common::city_plans;
+use waymark::harness::{RunOptions, median, run_crowd};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -50,26 +35,36 @@ fn main() {
 
     let mut crowd_config = CrowdConfig::default();
     crowd_config.avoidance.enabled = avoidance;
-    let (_mesh, mut crowd) = city_crowd(agents, crowd_config);
-
-    let mut controller = KinematicController;
+    let (mesh, plans) = city_plans(agents);
+    let mut crowd = Crowd::new(&mesh, crowd_config).expect("a valid configuration");
+    // The harness's run loop times the step alone and reads the process's CPU and waiting
+    // time around it.
+    let options = RunOptions {
+        dt_s: 1.0 / 30.0,
+        warm_up_frames: 0,
+        frames,
+        measure_quality: false,
+        retarget: false,
+        stop_when_all_arrived: false,
+        skip_off_mesh_starts: false,
+    };
+    let report = run_crowd(
+        &mut crowd,
+        &plans,
+        AgentParams::DETOUR_REFERENCE,
+        &options,
+        |_, _| {},
+    )
+    .expect("a valid run");
     // Per frame: wall time, and the time on a CPU and waiting for one.
-    let mut timed: Vec<(f64, Option<[f64; 2]>)> = Vec::with_capacity(frames);
-    let mut passes: Vec<[f64; 10]> = Vec::with_capacity(frames);
-    for _ in 0..frames {
-        let schedule = process_schedule_ms();
-        let clock = Instant::now();
-        crowd
-            .step(1.0 / 30.0, &mut controller)
-            .expect("a valid step");
-        let wall_ms = clock.elapsed().as_secs_f64() * 1e3;
-        let schedule_ms = schedule
-            .zip(process_schedule_ms())
-            .map(|(before, after)| [after[0] - before[0], after[1] - before[1]]);
-        timed.push((wall_ms, schedule_ms));
-        let stats = crowd.stats();
-        passes.push(stats.pass_stats().map(|pass| pass.time_ms));
-    }
+    let known = report.cpu_ms.len() == report.frame_ms.len();
+    let timed: Vec<(f64, Option<[f64; 2]>)> = (0..report.frame_ms.len())
+        .map(|frame| {
+            let schedule = known.then(|| [report.cpu_ms[frame], report.cpu_wait_ms[frame]]);
+            (report.frame_ms[frame], schedule)
+        })
+        .collect();
+    let passes = &report.pass_ms;
     let mut walls: Vec<f64> = timed.iter().map(|t| t.0).collect();
     let median_ms = median(&mut walls);
     let over = timed.iter().filter(|t| t.0 > 2.0 * median_ms).count();

@@ -68,6 +68,9 @@ pub struct RunReport {
     /// Per measured frame, how long the process's threads waited for a CPU, ms (empty
     /// where that is not known).
     pub cpu_wait_ms: Vec<f64>,
+    /// Per measured frame, the process's threads' time on a CPU, ms (empty where that is
+    /// not known): a frame that took long in wall time but little CPU time lost its cores.
+    pub cpu_ms: Vec<f64>,
     /// Per measured frame, each pass's time, ms, in [`StepStats::PASS_NAMES`] order.
     pub pass_ms: Vec<[f64; 10]>,
     /// Events in the measured frames.
@@ -179,14 +182,15 @@ pub fn run_crowd(
             // count from when they were given.
             meter.restart_measures();
         }
-        let waited_before = cpu_wait_ms();
+        let schedule_before = schedule_ms();
         let clock = Instant::now();
         let events = crowd.step(options.dt_s, &mut controller)?;
         if measured {
             report.frames += 1;
             report.frame_ms.push(clock.elapsed().as_secs_f64() * 1e3);
-            if let Some((before, after)) = waited_before.zip(cpu_wait_ms()) {
-                report.cpu_wait_ms.push(after - before);
+            if let Some((before, after)) = schedule_before.zip(schedule_ms()) {
+                report.cpu_ms.push(after[0] - before[0]);
+                report.cpu_wait_ms.push(after[1] - before[1]);
             }
             let stats = *crowd.stats();
             report
@@ -378,14 +382,18 @@ pub fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-/// How long this process's threads have been ready but waiting for a CPU (the kernel's run
-/// queue), summed over the threads, ms: the second field of each thread's
-/// `/proc/self/task/*/schedstat` (Linux; `None` elsewhere or if any is unreadable).
-fn cpu_wait_ms() -> Option<f64> {
-    let mut total_ns = 0u64;
+/// This process's time so far, summed over its threads, ms: on a CPU, and ready but
+/// waiting for one (the kernel's run queue: another process had the core), the first two
+/// fields of each thread's `/proc/self/task/*/schedstat` (Linux; `None` elsewhere or if
+/// any is unreadable).
+fn schedule_ms() -> Option<[f64; 2]> {
+    let mut total_ns = [0u64; 2];
     for task in std::fs::read_dir("/proc/self/task").ok()? {
         let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
-        total_ns += text.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+        let mut fields = text.split_whitespace();
+        for total in &mut total_ns {
+            *total += fields.next()?.parse::<u64>().ok()?;
+        }
     }
-    Some(total_ns as f64 * 1e-6)
+    Some(total_ns.map(|ns| ns as f64 * 1e-6))
 }
