@@ -704,7 +704,7 @@ fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
 }
 
 #[test]
-fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
+fn h1_a_result_read_from_a_replaced_tile_is_rejected_and_a_new_query_registered() {
     let polygons: Vec<WalkablePolygon> = (0..40)
         .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
         .collect();
@@ -722,12 +722,17 @@ fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
     let agent = crowd
         .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
         .unwrap();
-    crowd
+    let order = crowd
         .request_move(agent, Vec3::new(79.0, 0.0, 1.0))
         .unwrap();
     let mut controller = KinematicController;
     crowd.step(0.1, &mut controller).unwrap(); // the search starts on generation 1
     assert_eq!(crowd.status(agent).unwrap(), AgentStatus::WaitingForPath);
+    let q7 = crowd.query(agent).unwrap().unwrap();
+    assert_eq!(
+        q7, order,
+        "the order's first query has the order's identity"
+    );
     // The tile is rebuilt (same place, new generation) while the search runs.
     mesh.add_tiles(vec![tile]).unwrap();
     crowd.set_mesh(&mesh);
@@ -741,16 +746,67 @@ fn a_result_read_from_a_replaced_tile_is_rejected_and_asked_again() {
     }
     assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
     assert!(rejected >= 1, "the old result was rejected at adoption");
-    let request = crowd.request(agent).unwrap().unwrap();
-    assert_eq!(
-        request.attempt, 1,
-        "re-issued as a new attempt of the same request"
-    );
+    // The order keeps its identity; the route computed again is a new query (Q8), not a
+    // new attempt of Q7, which has expired for good.
+    assert_eq!(crowd.request(agent).unwrap(), Some(order));
+    let q8 = crowd.query(agent).unwrap().unwrap();
+    assert_ne!(q8.logical, q7.logical, "a new identity");
+    assert_eq!((q8.attempt, q8.epoch), (0, q7.epoch));
     let corridor = crowd.corridor(agent).unwrap().unwrap();
     assert_eq!(
         corridor.reads.newest_generation(),
         waymark::mesh::TileGeneration(2)
     );
+}
+
+#[test]
+fn h5_a_result_of_an_older_epoch_is_rejected_and_the_query_resumes_under_the_new_one() {
+    // A long strip searched two nodes a frame: the search is still running when the epoch
+    // changes (as after a restore).
+    let polygons: Vec<WalkablePolygon> = (0..40)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    let mesh = mesh_of(&polygons);
+    let config = CrowdConfig {
+        budget: waymark::crowd::FrameBudget {
+            node_expansions: 2,
+            head_starts: 0,
+            ..Default::default()
+        },
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    let order = crowd
+        .request_move(agent, Vec3::new(79.0, 0.0, 1.0))
+        .unwrap();
+    let mut controller = KinematicController;
+    for _ in 0..3 {
+        crowd.step(0.1, &mut controller).unwrap();
+    }
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::WaitingForPath);
+    crowd.bump_epoch();
+    // The registered query resumes: the same logical id, the next attempt, the new epoch.
+    let resumed = crowd.query(agent).unwrap().unwrap();
+    assert_eq!(
+        (resumed.logical, resumed.attempt, resumed.epoch),
+        (order.logical, order.attempt + 1, order.epoch + 1)
+    );
+    let mut adopted_at = None;
+    for frame in 0..300 {
+        crowd.step(0.1, &mut controller).unwrap();
+        if crowd.status(agent).unwrap() == AgentStatus::Moving {
+            adopted_at = Some(frame);
+            break;
+        }
+    }
+    // The old attempt's search was dropped as stale (its identity no longer matches), and
+    // adoption checks the epoch besides: what the agent follows is the resumed query's.
+    assert!(adopted_at.is_some(), "the resumed query is answered");
+    assert_eq!(crowd.query(agent).unwrap(), Some(resumed));
+    assert_eq!(crowd.request(agent).unwrap(), Some(order));
 }
 
 #[test]
@@ -849,19 +905,12 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
         busy_frames > 20,
         "{busy_frames} frames used over half the budget"
     );
-    // (Measured: 4,815 nodes for the 200 paths, about 24 each with weighted A*.)
     assert!(spent > 2_000, "{spent} nodes in all");
     // Every first request was answered; an agent pushed off its corridor in the crowd may
     // be between a re-plan and its answer, for a frame or two.
     let first_requests_waiting = crowd
         .agents()
-        .filter(|view| {
-            view.status == AgentStatus::WaitingForPath
-                && crowd
-                    .request(view.id)
-                    .unwrap()
-                    .is_some_and(|r| r.attempt == 0)
-        })
+        .filter(|view| crowd.awaiting_first_path(view.id).unwrap())
         .count();
     assert_eq!(first_requests_waiting, 0);
     assert!(

@@ -16,7 +16,7 @@ use super::events::CrowdEvent;
 use super::lanes::AgentStatus;
 use super::passes::rejoin;
 use super::runtime::Crowd;
-use super::scheduler::{Finished, Job, Outcome};
+use super::scheduler::{Finished, Job, Outcome, RequestId};
 use crate::query::{Validity, nearest_polygon};
 
 /// Attempts in a row without an adopted corridor after which a request is given up.
@@ -28,13 +28,21 @@ impl Crowd {
         &self.filters[self.lanes.filter[slot].index()]
     }
 
-    /// Re-issues the agent's request as a new attempt (next frame's ingest).
-    /// An agent without a request (arrived, cancelled) has nothing to re-issue.
+    /// Computes the agent's route again under a new query identity (next frame's ingest):
+    /// spec 001 h1, a re-computed route is a new request, and the old query expires (its
+    /// results never match again). An agent without an order (arrived, cancelled) has
+    /// nothing to re-issue.
     pub(super) fn reissue(&mut self, agent: AgentId) {
+        let query = RequestId {
+            logical: self.next_logical,
+            attempt: 0,
+            epoch: self.epoch,
+        };
         let Ok(mut request) = self.world.get::<&mut MoveRequest>(agent.entity()) else {
             return;
         };
-        request.request.attempt += 1;
+        self.next_logical += 1;
+        request.query = query;
         request.attempts_since_adopted += 1;
         request.awaiting = true;
         drop(request);
@@ -52,7 +60,7 @@ impl Crowd {
         if let Ok(request) = self.world.remove_one::<MoveRequest>(agent.entity()) {
             events.push(CrowdEvent::NoPath {
                 agent,
-                request: request.request,
+                request: request.order,
             });
         }
         self.lanes.status[slot] = AgentStatus::Failed;
@@ -110,7 +118,7 @@ impl Crowd {
             self.scheduler.enqueue(Job {
                 agent,
                 filter: self.lanes.filter[slot],
-                request: request.request,
+                request: request.query,
                 start,
                 start_position,
                 target: request.target,
@@ -132,8 +140,12 @@ impl Crowd {
                 .get::<&MoveRequest>(job.agent.entity())
                 .ok()
                 .map(|m| *m);
-            let Some(current) = current.filter(|m| m.awaiting && m.request == job.request) else {
-                rejected += 1; // superseded, cancelled or from an old epoch
+            // The result's query must be the agent's current one, of the current epoch.
+            let current = current.filter(|m| {
+                m.awaiting && m.query == job.request && job.request.epoch == self.epoch
+            });
+            let Some(current) = current else {
+                rejected += 1; // superseded, expired, cancelled or from an old epoch
                 continue;
             };
             let corridor = match outcome {

@@ -12,9 +12,9 @@ use super::agent::{AgentId, AgentParams, FilterId, ProfileId, TABLE_ENTRIES_MAX}
 use super::avoid::AvoidanceProfile;
 use super::components::{LinkCrossing, MoveRequest, Slot, VelocityRequest};
 use super::events::CrowdError;
-use super::internals::PortalWindow;
 use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
+use super::passes::PortalWindow;
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
 use crate::query::{Nearest, QueryFilter, nearest_polygon};
@@ -93,7 +93,8 @@ impl Crowd {
                 agent.entity(),
                 MoveRequest {
                     target,
-                    request,
+                    order: request,
+                    query: request,
                     awaiting: true,
                     attempts_since_adopted: 0,
                     adopted_once: false,
@@ -133,10 +134,46 @@ impl Crowd {
         Ok(())
     }
 
-    /// Starts a new epoch (after a restore): results of requests made before it are
-    /// rejected at adoption.
+    /// Starts a new epoch (after a restore): every result of a query made before it is
+    /// rejected at adoption, and each query still waiting for its answer resumes under the
+    /// new epoch with the same logical id and the next attempt (spec 001: a registered query
+    /// not yet answered continues; its old attempt's results are stale).
     pub fn bump_epoch(&mut self) {
         self.epoch += 1;
+        let epoch = self.epoch;
+        let mut resumed = Vec::new();
+        for (slot, request) in self.world.query_mut::<(&Slot, &mut MoveRequest)>() {
+            if request.awaiting {
+                request.query.attempt += 1;
+                request.query.epoch = epoch;
+                resumed.push(slot.0);
+            }
+        }
+        // In slot order, so the resumed queries queue the same way at any thread count.
+        resumed.sort_unstable();
+        for slot in resumed {
+            let agent = self.lanes.id[slot];
+            if self.lanes.status[slot] != AgentStatus::CrossingLink {
+                self.lanes.status[slot] = AgentStatus::WaitingForPath;
+            }
+            self.lanes.on_head_start[slot] = false;
+            if !self.lanes.ingest_pending[slot] {
+                self.lanes.ingest_pending[slot] = true;
+                self.pending.push(agent);
+            }
+        }
+    }
+
+    /// The identity of the query serving the agent's move order now, if it has one: the
+    /// order's own until a result is rejected and the route is computed again under a new
+    /// identity (spec 001 h1).
+    pub fn query(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
+        self.slot(agent)?;
+        Ok(self
+            .world
+            .get::<&MoveRequest>(agent.entity())
+            .ok()
+            .map(|m| m.query))
     }
 
     /// The agent's parameters.

@@ -16,7 +16,13 @@ pub(crate) struct Slot(pub usize);
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MoveRequest {
     pub target: Vec3,
-    pub request: RequestId,
+    /// The order's identity, as `request_move` returned it and events report it.
+    pub order: RequestId,
+    /// The identity of the query serving the order now (spec 001 h1): the order's own at
+    /// first; a query re-computed after a rejection is a new request with a new logical id
+    /// (the old one expires for good: its results never match again); after a new epoch a
+    /// query not yet answered resumes with its logical id, the next attempt and the epoch.
+    pub query: RequestId,
     /// Whether the result must be adopted (false once adopted or finished).
     pub awaiting: bool,
     /// Attempts since a corridor was last adopted: an agent pushed off its corridor many

@@ -45,7 +45,7 @@ impl Crowd {
                 .world
                 .get::<&MoveRequest>(agent.entity())
                 .ok()
-                .map(|m| m.request)
+                .map(|m| m.order)
             else {
                 continue;
             };

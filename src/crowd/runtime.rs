@@ -322,7 +322,7 @@ impl Crowd {
             .world
             .get::<&MoveRequest>(agent.entity())
             .ok()
-            .map(|m| m.request))
+            .map(|m| m.order))
     }
 
     /// Whether the agent has a move request still waiting for its first searched path

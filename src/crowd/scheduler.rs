@@ -27,8 +27,11 @@ use crate::query::{
     head_start, nearest_polygon,
 };
 
-/// A move request's identity: the logical request, its attempt (bumped on each re-issue after
-/// a rejected result) and the crowd's epoch (bumped on restore).
+/// The identity of a move order or of a query serving it (spec 001): the logical request,
+/// its attempt and the crowd's epoch. A route computed again after a rejected result is a
+/// new query with a new logical id; a query still waiting when the epoch changes (after a
+/// restore) resumes with its logical id, the next attempt and the new epoch. A result is
+/// adopted only if its identity is the agent's current query's, of the current epoch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestId {
     /// The logical request.

@@ -377,7 +377,7 @@ impl Crowd {
             let is_current = |job: &Job| {
                 world
                     .get::<&MoveRequest>(job.agent.entity())
-                    .is_ok_and(|m| m.awaiting && m.request == job.request)
+                    .is_ok_and(|m| m.awaiting && m.query == job.request)
             };
             // Where a waiting agent stands now, on a live polygon (it may have walked a
             // head start since it was ordered).
