@@ -352,3 +352,22 @@ fn ordered_agents_start_walking_within_frames_and_every_first_path_comes() {
     );
     assert_eq!(report["head_starts"], 2048);
 }
+
+#[test]
+fn the_state_hash_is_the_same_for_the_same_run_at_any_thread_count() {
+    let hash = |extra: &[&str]| {
+        let mut args = vec!["crowd", "--agents", "80", "--json"];
+        if !extra.contains(&"--frames") {
+            args.extend_from_slice(&["--frames", "90"]);
+        }
+        args.extend_from_slice(extra);
+        let report = json_of(&args);
+        report["state_hash"].as_str().unwrap().to_owned()
+    };
+    let one = hash(&["--threads", "1"]);
+    assert_eq!(one.len(), 16, "{one}");
+    assert_eq!(one, hash(&["--threads", "2"]));
+    assert_eq!(one, hash(&["--threads", "1"]));
+    assert_ne!(one, hash(&["--threads", "1", "--seed", "2"]));
+    assert_ne!(one, hash(&["--threads", "1", "--frames", "91"]));
+}

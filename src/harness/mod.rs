@@ -11,7 +11,7 @@ mod scenario;
 
 pub use run::{
     AgentPlan, AgentsCsvError, RunOptions, RunReport, median, random_plans, read_agents_csv,
-    run_crowd,
+    run_crowd, state_hash,
 };
 
 pub use scenario::{

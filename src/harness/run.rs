@@ -397,3 +397,37 @@ fn schedule_ms() -> Option<[f64; 2]> {
     }
     Some(total_ns.map(|ns| ns as f64 * 1e-6))
 }
+
+/// A hash of the crowd's state that two runs compare with one number: every agent's
+/// position, velocity, status and order and query identities, in id order (so the crowd's
+/// own slot order does not matter), bit for bit (FNV-1a, 64 bits).
+pub fn state_hash(crowd: &Crowd) -> u64 {
+    let mut agents: Vec<_> = crowd.agents().collect();
+    agents.sort_by_key(|view| view.id);
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut mix = |value: u64| {
+        for byte in value.to_le_bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    for view in agents {
+        mix(view.id.to_bits());
+        for value in [view.position, view.velocity] {
+            for axis in value.to_array() {
+                mix(u64::from(axis.to_bits()));
+            }
+        }
+        mix(view.status as u64);
+        for identity in [crowd.request(view.id), crowd.query(view.id)] {
+            match identity.ok().flatten() {
+                Some(id) => {
+                    mix(id.logical);
+                    mix(u64::from(id.attempt) << 32 | u64::from(id.epoch));
+                }
+                None => mix(u64::MAX),
+            }
+        }
+    }
+    hash
+}

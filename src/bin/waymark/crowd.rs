@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::json;
 use waymark::crowd::{AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats};
 use waymark::harness::{
-    AgentPlan, RunOptions, RunReport, median, random_plans, read_agents_csv, run_crowd,
+    AgentPlan, RunOptions, RunReport, median, random_plans, read_agents_csv, run_crowd, state_hash,
 };
 use waymark::mesh::NavMesh;
 
@@ -370,6 +370,9 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         // (agents re-planning after a push off their corridor wait a frame or two).
         report["oldest_path_wait_frames"] = json!(run.report.last.scheduler.oldest_wait_frames);
         report["waiting_for_first_path"] = json!(run.report.waiting_for_first_path);
+        // Every agent's position, velocity, status and identities after the last frame, as
+        // one number (hexadecimal): two runs compare by it.
+        report["state_hash"] = json!(format!("{:016x}", state_hash(&run.crowd)));
         writeln!(out, "{report}")?;
         return Ok(());
     }
