@@ -175,6 +175,8 @@ fn main() -> Result<(), Box<dyn Error>> {
                     arrival_times.push(frame as f32 * DT);
                     (agent, Animation::Idle)
                 }
+                // Nothing is cancelled in this loop.
+                CrowdEvent::Cancelled { .. } | CrowdEvent::CancelFault { .. } => continue,
                 CrowdEvent::Blocked { .. } => {
                     // Held up half a second in the queue at the jump: the crowd escalates
                     // by itself; a game might play an impatient idle here.

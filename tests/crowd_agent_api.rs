@@ -6,11 +6,12 @@ mod common;
 
 use glam::Vec3;
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, AvoidanceProfile, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FilterId, KinematicController, ProfileId, TABLE_ENTRIES_MAX,
+    AgentId, AgentParams, AgentStatus, AvoidanceProfile, CANCEL_CONFIRM_S, Controller, Crowd,
+    CrowdConfig, CrowdError, CrowdEvent, FilterId, KinematicController, ProfileId, StepFeedback,
+    StepRequest, TABLE_ENTRIES_MAX,
 };
 use waymark::ids::AreaId;
-use waymark::mesh::{NavMesh, WalkablePolygon};
+use waymark::mesh::{NavMesh, Snapshot, WalkablePolygon};
 use waymark::query::QueryFilter;
 
 const DT: f32 = 1.0 / 30.0;
@@ -97,7 +98,7 @@ fn a_removed_or_never_issued_id_is_refused_by_name() {
         refused(crowd.set_params(stale, WALKER));
         refused(crowd.set_filter(stale, FilterId::DEFAULT));
         refused(crowd.set_avoidance_profile(stale, ProfileId::DEFAULT));
-        refused(crowd.cancel(stale));
+        refused(crowd.cancel(stale).map(drop));
         refused(crowd.remove_agent(stale));
     }
     let message = CrowdError::UnknownAgent(gone).to_string();
@@ -270,11 +271,66 @@ fn a_requested_velocity_moves_the_agent_until_cancelled() {
         crowd.request_velocity(agent, Vec3::new(0.0, 0.0, f32::INFINITY)),
         Err(CrowdError::NotFinite { .. })
     ));
-    // Cancelled: it brakes and stands.
-    crowd.cancel(agent).unwrap();
-    run(&mut crowd, 15);
+    // Cancelled: it brakes and stands, and the receipt says so.
+    let record = crowd.cancel(agent).unwrap();
+    assert_eq!(record.order, None, "velocity control is no move order");
+    let events = run(&mut crowd, 15);
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, CrowdEvent::Cancelled { agent: a, .. } if *a == agent)),
+        "{events:?}"
+    );
     assert_eq!(crowd.status(agent), Ok(AgentStatus::Idle));
     assert!(crowd.velocity(agent).unwrap().length() < 0.005);
+}
+
+#[test]
+fn a_cancel_is_a_state_with_one_record_and_a_receipt_once_the_mover_stops() {
+    let mesh = grid(8, 3, None);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 3.0), WALKER).unwrap();
+    let order = crowd
+        .request_move(agent, Vec3::new(15.0, 0.0, 3.0))
+        .unwrap();
+    run(&mut crowd, 30);
+    assert!(crowd.velocity(agent).unwrap().length() > 1.5, "walking");
+    let record = crowd.cancel(agent).unwrap();
+    assert_eq!(record.order, Some(order));
+    assert_eq!(record.frame, crowd.frame());
+    assert_eq!(crowd.status(agent), Ok(AgentStatus::Cancelling));
+    assert_eq!(crowd.request(agent), Ok(None));
+    // Asking again returns the same record; no new order takes the mover meanwhile.
+    assert_eq!(crowd.cancel(agent), Ok(record));
+    assert_eq!(
+        crowd.request_move(agent, Vec3::new(1.0, 0.0, 3.0)),
+        Err(CrowdError::Cancelling { agent, record })
+    );
+    assert!(matches!(
+        crowd.request_velocity(agent, Vec3::X),
+        Err(CrowdError::Cancelling { .. })
+    ));
+    // It brakes (2 m/s at 8 m/s²: a quarter of a second), then the receipt comes, once.
+    let mut receipts = Vec::new();
+    let mut controller = KinematicController;
+    for frame in 0..30 {
+        for event in crowd.step(DT, &mut controller).unwrap() {
+            if let CrowdEvent::Cancelled {
+                agent: a,
+                record: r,
+            } = event
+            {
+                receipts.push((frame, a, r));
+            }
+        }
+    }
+    assert_eq!(receipts.len(), 1, "{receipts:?}");
+    let (frame, a, r) = receipts[0];
+    assert_eq!((a, r), (agent, record));
+    assert!((6..=10).contains(&frame), "receipt after {frame} frames");
+    assert_eq!(crowd.status(agent), Ok(AgentStatus::Idle));
+    // The mover is free: a new order is taken.
+    assert!(crowd.request_move(agent, Vec3::new(1.0, 0.0, 3.0)).is_ok());
 }
 
 #[test]
@@ -400,4 +456,59 @@ fn the_agents_view_lists_every_agent_once() {
         assert_eq!(Ok(view.velocity), crowd.velocity(view.id));
         assert_eq!(Ok(view.status), crowd.status(view.id));
     }
+}
+
+/// A controller that moves like the kinematic one but never knows the end velocity
+/// (vUnknown): a cancel can never be confirmed.
+struct NeverSure;
+
+impl Controller for NeverSure {
+    fn step_agents(
+        &mut self,
+        snapshot: &Snapshot,
+        filters: &[QueryFilter],
+        requests: &[StepRequest],
+        feedback: &mut Vec<StepFeedback>,
+    ) {
+        KinematicController.step_agents(snapshot, filters, requests, feedback);
+        for step in feedback.iter_mut() {
+            step.velocity_valid = false;
+        }
+    }
+}
+
+#[test]
+fn a_cancel_not_confirmed_in_time_is_a_fault_and_keeps_the_mover() {
+    let mesh = grid(8, 3, None);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 3.0), WALKER).unwrap();
+    crowd
+        .request_move(agent, Vec3::new(15.0, 0.0, 3.0))
+        .unwrap();
+    let record = crowd.cancel(agent).unwrap();
+    let mut controller = NeverSure;
+    let mut faults = Vec::new();
+    for frame in 0..120usize {
+        for event in crowd.step(DT, &mut controller).unwrap() {
+            match event {
+                CrowdEvent::CancelFault {
+                    agent: a,
+                    record: r,
+                } => faults.push((frame, a, r)),
+                CrowdEvent::Cancelled { .. } => panic!("an unconfirmed stop has no receipt"),
+                _ => {}
+            }
+        }
+    }
+    // Reported once, after CANCEL_CONFIRM_S (60 frames at 30 Hz); the agent stays
+    // cancelling and takes no new order.
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!((faults[0].1, faults[0].2), (agent, record));
+    let expected = (CANCEL_CONFIRM_S / DT).ceil() as usize;
+    assert!(faults[0].0.abs_diff(expected) <= 1, "{faults:?}");
+    assert_eq!(crowd.status(agent), Ok(AgentStatus::Cancelling));
+    assert!(matches!(
+        crowd.request_move(agent, Vec3::new(5.0, 0.0, 3.0)),
+        Err(CrowdError::Cancelling { .. })
+    ));
 }

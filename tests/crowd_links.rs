@@ -104,7 +104,9 @@ fn run(crowd: &mut Crowd, agent: AgentId, frames: usize) -> Trace {
                 | CrowdEvent::PartialArrived { agent: entity, .. }
                 | CrowdEvent::LinkStarted { agent: entity, .. }
                 | CrowdEvent::LinkFinished { agent: entity, .. }
-                | CrowdEvent::NoPath { agent: entity, .. } if *entity == agent)
+                | CrowdEvent::NoPath { agent: entity, .. }
+                | CrowdEvent::Cancelled { agent: entity, .. }
+                | CrowdEvent::CancelFault { agent: entity, .. } if *entity == agent)
         }));
         let speed = crowd.velocity(agent).unwrap().length();
         trace.frames.push((
@@ -126,6 +128,8 @@ fn kinds(events: &[CrowdEvent]) -> Vec<&'static str> {
             CrowdEvent::LinkFinished { .. } => "link finished",
             CrowdEvent::NoPath { .. } => "no path",
             CrowdEvent::Blocked { .. } => "blocked",
+            CrowdEvent::Cancelled { .. } => "cancelled",
+            CrowdEvent::CancelFault { .. } => "cancel fault",
         })
         .collect()
 }
@@ -380,13 +384,26 @@ fn a_request_made_in_the_air_is_served_from_the_landing() {
 }
 
 #[test]
-fn a_cancel_in_the_air_lands_the_agent_and_leaves_it_idle() {
+fn a_cancel_in_the_air_completes_at_landing_with_its_receipt() {
     let (mesh, _) = platforms(LinkKind::Jump, false);
     let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
     step_until_crossing(&mut crowd, agent);
-    crowd.cancel(agent).unwrap();
+    let record = crowd.cancel(agent).unwrap();
+    // The crossing is not cut short: the cancel completes at landing, once it has stopped.
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::CrossingLink);
+    assert_eq!(
+        crowd.cancel(agent).unwrap(),
+        record,
+        "the same record again"
+    );
     let trace = run(&mut crowd, agent, 120);
-    assert_eq!(kinds(&trace.events), ["link finished"]);
+    assert_eq!(kinds(&trace.events), ["link finished", "cancelled"]);
+    assert!(
+        trace
+            .events
+            .iter()
+            .any(|event| matches!(event, CrowdEvent::Cancelled { record: r, .. } if *r == record))
+    );
     let (status, position, _) = *trace.frames.last().unwrap();
     assert_eq!(status, AgentStatus::Idle);
     assert!(position.distance(EXIT) < 0.5, "stopped at {position}");

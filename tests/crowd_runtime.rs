@@ -540,7 +540,11 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
             | CrowdEvent::Blocked { agent: entity, .. }
             | CrowdEvent::NoPath { agent: entity, .. } => *entity,
             // The dungeon has no off-mesh links.
-            CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => continue,
+            // The dungeon has no off-mesh links; nothing is cancelled here.
+            CrowdEvent::LinkStarted { .. }
+            | CrowdEvent::LinkFinished { .. }
+            | CrowdEvent::Cancelled { .. }
+            | CrowdEvent::CancelFault { .. } => continue,
         };
         if let Some(slot) = crowd.slot_of(entity) {
             first_outcome[slot] = true;

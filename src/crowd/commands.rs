@@ -10,8 +10,8 @@ use glam::Vec3;
 
 use super::agent::{AgentId, AgentParams, FilterId, ProfileId, TABLE_ENTRIES_MAX};
 use super::avoid::AvoidanceProfile;
-use super::components::{LinkCrossing, MoveRequest, Slot, VelocityRequest};
-use super::events::CrowdError;
+use super::components::{Cancelling, LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use super::events::{CancelRecord, CrowdError};
 use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
 use super::passes::PortalWindow;
@@ -75,6 +75,7 @@ impl Crowd {
     /// any arrive, are rejected at adoption by their request id).
     pub fn request_move(&mut self, agent: AgentId, target: Vec3) -> Result<RequestId, CrowdError> {
         let slot = self.slot(agent)?;
+        self.check_not_cancelling(agent)?;
         if !target.is_finite() {
             return Err(CrowdError::NotFinite {
                 what: "move target",
@@ -119,19 +120,57 @@ impl Crowd {
         Ok(request)
     }
 
-    /// Cancels the agent's request: it brakes to a stop and goes idle (an agent crossing a
-    /// link lands first).
-    pub fn cancel(&mut self, agent: AgentId) -> Result<(), CrowdError> {
+    /// Cancels the agent's order (spec 001: cancel is a state with a receipt, not a flag):
+    /// the agent enters `Cancelling` and brakes to a stop (an agent crossing a link lands
+    /// first); once it stands, a
+    /// [`CrowdEvent::Cancelled`](crate::crowd::CrowdEvent::Cancelled) carries the record
+    /// back and the agent is idle, its mover free. Until then it takes no new order, and
+    /// asking again returns the same record. Not stopped within
+    /// [`CANCEL_CONFIRM_S`](crate::crowd::CANCEL_CONFIRM_S): a
+    /// [`CrowdEvent::CancelFault`](crate::crowd::CrowdEvent::CancelFault), once, and it
+    /// stays cancelling.
+    pub fn cancel(&mut self, agent: AgentId) -> Result<CancelRecord, CrowdError> {
         let slot = self.slot(agent)?;
-        let _ = self.world.remove_one::<MoveRequest>(agent.entity());
-        let _ = self.world.remove_one::<VelocityRequest>(agent.entity());
-        if self.lanes.status[slot] == AgentStatus::CrossingLink {
-            return Ok(());
+        if let Ok(cancelling) = self.world.get::<&Cancelling>(agent.entity()) {
+            return Ok(cancelling.record);
         }
-        self.lanes.status[slot] = AgentStatus::Idle;
-        self.lanes.corridor[slot] = None;
-        self.lanes.on_head_start[slot] = false;
-        Ok(())
+        let order = self
+            .world
+            .remove_one::<MoveRequest>(agent.entity())
+            .ok()
+            .map(|request| request.order);
+        let _ = self.world.remove_one::<VelocityRequest>(agent.entity());
+        let record = CancelRecord {
+            order,
+            frame: self.frame,
+        };
+        self.world
+            .insert_one(
+                agent.entity(),
+                Cancelling {
+                    record,
+                    waited_s: 0.0,
+                    faulted: false,
+                },
+            )
+            .expect("a known agent");
+        if self.lanes.status[slot] != AgentStatus::CrossingLink {
+            self.lanes.status[slot] = AgentStatus::Cancelling;
+            self.lanes.corridor[slot] = None;
+            self.lanes.on_head_start[slot] = false;
+        }
+        Ok(record)
+    }
+
+    /// Refuses a new order while the agent's cancel waits for its receipt.
+    fn check_not_cancelling(&self, agent: AgentId) -> Result<(), CrowdError> {
+        match self.world.get::<&Cancelling>(agent.entity()) {
+            Ok(cancelling) => Err(CrowdError::Cancelling {
+                agent,
+                record: cancelling.record,
+            }),
+            Err(_) => Ok(()),
+        }
     }
 
     /// Starts a new epoch (after a restore): every result of a query made before it is
@@ -268,6 +307,7 @@ impl Crowd {
     /// `Vec3::ZERO` holds the agent in place; [`Crowd::cancel`] ends the control.
     pub fn request_velocity(&mut self, agent: AgentId, velocity: Vec3) -> Result<(), CrowdError> {
         let slot = self.slot(agent)?;
+        self.check_not_cancelling(agent)?;
         if !velocity.is_finite() {
             return Err(CrowdError::NotFinite {
                 what: "requested velocity",

@@ -33,6 +33,16 @@ pub(crate) struct MoveRequest {
     pub adopted_once: bool,
 }
 
+/// An agent whose cancel waits for its receipt (a hecs component): it brakes to a stop.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cancelling {
+    pub record: super::events::CancelRecord,
+    /// Seconds since the cancel.
+    pub waited_s: f32,
+    /// Whether the fault was reported.
+    pub faulted: bool,
+}
+
 /// An agent moving at a velocity its host asked for (a hecs component), horizontal, m/s.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct VelocityRequest(pub glam::Vec2);

@@ -8,7 +8,7 @@
 
 use glam::Vec3;
 
-use super::components::{LinkCrossing, MoveRequest, VelocityRequest};
+use super::components::{Cancelling, LinkCrossing, MoveRequest, VelocityRequest};
 use super::events::CrowdEvent;
 use super::lanes::AgentStatus;
 use super::runtime::Crowd;
@@ -197,8 +197,11 @@ impl Crowd {
         let Some(request) = request else {
             // Cancelled, or put under velocity control, during the crossing.
             let velocity_controlled = self.world.get::<&VelocityRequest>(agent.entity()).is_ok();
+            let cancelling = self.world.get::<&Cancelling>(agent.entity()).is_ok();
             lanes.status[slot] = if velocity_controlled {
                 AgentStatus::VelocityControlled
+            } else if cancelling {
+                AgentStatus::Cancelling
             } else {
                 AgentStatus::Idle
             };

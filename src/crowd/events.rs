@@ -47,6 +47,23 @@ pub enum CrowdEvent {
         /// The link.
         link: crate::mesh::LinkId,
     },
+    /// The receipt of a cancel: the agent has stopped and its mover is free for a new
+    /// order (spec 001: cancel is a state, its end a receipt).
+    Cancelled {
+        /// The agent.
+        agent: AgentId,
+        /// The record `Crowd::cancel` returned.
+        record: CancelRecord,
+    },
+    /// A cancel not confirmed in time: the agent has not stopped within
+    /// [`CANCEL_CONFIRM_S`] of the cancel (of its landing, for an agent crossing a link). It stays cancelling (no new order takes its
+    /// mover), and the receipt still comes if it stops. Reported once.
+    CancelFault {
+        /// The agent.
+        agent: AgentId,
+        /// The record `Crowd::cancel` returned.
+        record: CancelRecord,
+    },
     /// The request cannot be served: no walkable polygon near the target.
     NoPath {
         /// The agent.
@@ -55,6 +72,19 @@ pub enum CrowdEvent {
         request: RequestId,
     },
 }
+
+/// What `Crowd::cancel` returns, the same for every repeated call until the receipt
+/// ([`CrowdEvent::Cancelled`]) carries it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CancelRecord {
+    /// The order cancelled, if the agent had one.
+    pub order: Option<RequestId>,
+    /// The frame (`Crowd::frame`) at which the cancel was asked.
+    pub frame: u64,
+}
+
+/// Seconds a cancelling agent has to stop before the cancel is reported as a fault.
+pub const CANCEL_CONFIRM_S: f32 = 2.0;
 
 /// A crowd call with bad input.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -123,6 +153,15 @@ pub enum CrowdError {
         table: &'static str,
         /// Its size.
         entries: usize,
+    },
+    /// A new order for an agent whose cancel has not been confirmed yet: its mover is still
+    /// held by the cancel (wait for [`CrowdEvent::Cancelled`]).
+    #[error("{agent} is still cancelling (asked at frame {}); its mover takes no new order until the receipt", record.frame)]
+    Cancelling {
+        /// The agent.
+        agent: AgentId,
+        /// Its cancel.
+        record: CancelRecord,
     },
     /// More agents than a crowd can hold ([`AGENTS_MAX`]).
     #[error("{requested} agents exceed a crowd's limit of {AGENTS_MAX}")]

@@ -36,6 +36,9 @@ pub enum AgentStatus {
     PartialArrived,
     /// The request failed (no polygon at the target or the start).
     Failed,
+    /// Braking to a stop after a cancel, until the receipt
+    /// ([`CrowdEvent::Cancelled`](crate::crowd::CrowdEvent::Cancelled)).
+    Cancelling,
 }
 
 /// Dense per-agent state every pass touches every frame; slot `i` of every lane is the same

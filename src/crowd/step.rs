@@ -20,9 +20,9 @@ use rayon::prelude::*;
 
 use super::agent::AgentId;
 use super::avoid::{avoid_pass, gather_bodies};
-use super::components::{MoveRequest, Slot, VelocityRequest};
+use super::components::{Cancelling, MoveRequest, Slot, VelocityRequest};
 use super::controller::Controller;
-use super::events::{CrowdError, CrowdEvent};
+use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{follow_pass, slope_pass};
 use super::runtime::Crowd;
@@ -311,6 +311,7 @@ impl Crowd {
         timed(&mut stats.feedback, agents, || {
             self.feedback(&feedback, &mut events)
         });
+        self.confirm_cancels(dt, &mut events);
         self.scratch.requests = requests;
         self.scratch.feedback = feedback;
 
@@ -407,6 +408,55 @@ impl Crowd {
             slope_pass(snapshot, &mut self.lanes)
         });
         self.apply_velocity_requests();
+    }
+
+    /// Cancels whose agents have stopped get their receipt and free the mover; those not
+    /// stopped in time are reported once as faults. In slot order.
+    fn confirm_cancels(&mut self, dt: f32, events: &mut Vec<CrowdEvent>) {
+        let mut cancelling: Vec<usize> = self
+            .world
+            .query::<(&Slot, &Cancelling)>()
+            .iter()
+            .map(|(slot, _)| slot.0)
+            .collect();
+        if cancelling.is_empty() {
+            return;
+        }
+        cancelling.sort_unstable();
+        let stop_speed = self.config.stop_speed_mps;
+        for slot in cancelling {
+            let agent = self.lanes.id[slot];
+            let lanes = &mut self.lanes;
+            let speed = glam::Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length();
+            if lanes.status[slot] == AgentStatus::CrossingLink {
+                continue; // a crossing is not cut short: the cancel's time starts at landing
+            }
+            let stopped = lanes.velocity_valid[slot] && speed < stop_speed;
+            if stopped {
+                let state = self
+                    .world
+                    .remove_one::<Cancelling>(agent.entity())
+                    .expect("listed above");
+                lanes.status[slot] = AgentStatus::Idle;
+                events.push(CrowdEvent::Cancelled {
+                    agent,
+                    record: state.record,
+                });
+                continue;
+            }
+            let mut state = self
+                .world
+                .get::<&mut Cancelling>(agent.entity())
+                .expect("listed above");
+            state.waited_s += dt;
+            if state.waited_s > CANCEL_CONFIRM_S && !state.faulted {
+                state.faulted = true;
+                events.push(CrowdEvent::CancelFault {
+                    agent,
+                    record: state.record,
+                });
+            }
+        }
     }
 
     /// Agents under velocity control want the velocity their host asked for, within their

@@ -234,7 +234,10 @@ pub fn run_crowd(
                     count(&mut report.blocked);
                     continue;
                 }
-                CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => continue,
+                CrowdEvent::LinkStarted { .. }
+                | CrowdEvent::LinkFinished { .. }
+                | CrowdEvent::Cancelled { .. }
+                | CrowdEvent::CancelFault { .. } => continue,
             };
             ended.push(agent);
         }
