@@ -6,12 +6,11 @@ mod common;
 
 use glam::Vec3;
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, AvoidanceProfile, CANCEL_CONFIRM_S, Controller, Crowd,
-    CrowdConfig, CrowdError, CrowdEvent, FilterId, KinematicController, ProfileId, StepFeedback,
-    StepRequest, TABLE_ENTRIES_MAX,
+    AgentId, AgentParams, AgentStatus, AvoidanceProfile, CANCEL_CONFIRM_S, Crowd, CrowdConfig,
+    CrowdError, CrowdEvent, FilterId, KinematicController, ProfileId, TABLE_ENTRIES_MAX,
 };
 use waymark::ids::AreaId;
-use waymark::mesh::{NavMesh, Snapshot, WalkablePolygon};
+use waymark::mesh::{NavMesh, WalkablePolygon};
 use waymark::query::QueryFilter;
 
 const DT: f32 = 1.0 / 30.0;
@@ -458,25 +457,6 @@ fn the_agents_view_lists_every_agent_once() {
     }
 }
 
-/// A controller that moves like the kinematic one but never knows the end velocity
-/// (vUnknown): a cancel can never be confirmed.
-struct NeverSure;
-
-impl Controller for NeverSure {
-    fn step_agents(
-        &mut self,
-        snapshot: &Snapshot,
-        filters: &[QueryFilter],
-        requests: &[StepRequest],
-        feedback: &mut Vec<StepFeedback>,
-    ) {
-        KinematicController.step_agents(snapshot, filters, requests, feedback);
-        for step in feedback.iter_mut() {
-            step.velocity_valid = false;
-        }
-    }
-}
-
 #[test]
 fn a_cancel_not_confirmed_in_time_is_a_fault_and_keeps_the_mover() {
     let mesh = grid(8, 3, None);
@@ -486,7 +466,7 @@ fn a_cancel_not_confirmed_in_time_is_a_fault_and_keeps_the_mover() {
         .request_move(agent, Vec3::new(15.0, 0.0, 3.0))
         .unwrap();
     let record = crowd.cancel(agent).unwrap();
-    let mut controller = NeverSure;
+    let mut controller = common::Unsure { unknown: true };
     let mut faults = Vec::new();
     for frame in 0..120usize {
         for event in crowd.step(DT, &mut controller).unwrap() {

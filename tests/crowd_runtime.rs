@@ -663,27 +663,6 @@ fn keeping_the_workers_awake_changes_nothing_but_time() {
     assert_eq!(awake, (positions, events));
 }
 
-/// A controller that moves like the kinematic one but cannot confirm its end velocity
-/// (vUnknown) while `unknown` is set.
-struct Unsure {
-    unknown: bool,
-}
-
-impl Controller for Unsure {
-    fn step_agents(
-        &mut self,
-        snapshot: &Snapshot,
-        filters: &[QueryFilter],
-        requests: &[StepRequest],
-        feedback: &mut Vec<StepFeedback>,
-    ) {
-        KinematicController.step_agents(snapshot, filters, requests, feedback);
-        for step in feedback.iter_mut() {
-            step.velocity_valid = !self.unknown;
-        }
-    }
-}
-
 #[test]
 fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
     let mesh = strip(4);
@@ -691,7 +670,7 @@ fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
     let agent = crowd
         .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
         .unwrap();
-    let mut controller = Unsure { unknown: true };
+    let mut controller = common::Unsure { unknown: true };
     crowd.step(0.1, &mut controller).unwrap(); // the controller reports vUnknown
     let request = crowd.request_move(agent, Vec3::new(7.0, 0.0, 1.0)).unwrap();
     for _ in 0..5 {

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::crowd::{Controller, KinematicController, StepFeedback, StepRequest};
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkKind, NavMesh, Snapshot, TileData, WalkablePolygon};
 use waymark::query::{
@@ -120,4 +121,25 @@ pub fn mesh_of(polygons: &[WalkablePolygon], radius_m: f32, height_m: f32) -> Na
     mesh.add_tiles(vec![TileData::from_walkable_polygons(polygons).unwrap()])
         .unwrap();
     mesh
+}
+
+/// A controller that moves like the kinematic one but cannot confirm its end velocity
+/// (vUnknown) while `unknown` is set.
+pub struct Unsure {
+    pub unknown: bool,
+}
+
+impl Controller for Unsure {
+    fn step_agents(
+        &mut self,
+        snapshot: &Snapshot,
+        filters: &[QueryFilter],
+        requests: &[StepRequest],
+        feedback: &mut Vec<StepFeedback>,
+    ) {
+        KinematicController.step_agents(snapshot, filters, requests, feedback);
+        for step in feedback.iter_mut() {
+            step.velocity_valid = !self.unknown;
+        }
+    }
 }
