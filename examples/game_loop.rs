@@ -134,7 +134,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut controller = KinematicController;
     let (mut jumps, mut landings, mut arrivals) = (0, 0, 0);
     let mut arrival_times = Vec::new();
-    let (mut replanned, mut rebuilt, mut blocked) = (0, 0, 0);
+    let (mut replanned, mut rebuilt, mut blocked, mut invalidated) = (0, 0, 0, 0);
     for frame in 0..FRAMES {
         if frame == DOOR_CLOSES_AT_FRAME {
             // The door comes down: the tiles built from it go pending, are rebuilt from
@@ -177,6 +177,11 @@ fn main() -> Result<(), Box<dyn Error>> {
                 }
                 // Nothing is cancelled in this loop.
                 CrowdEvent::Cancelled { .. } | CrowdEvent::CancelFault { .. } => continue,
+                // The door's tile changed under these routes: counted, the crowd re-plans.
+                CrowdEvent::RouteInvalidated { .. } => {
+                    invalidated += 1;
+                    continue;
+                }
                 CrowdEvent::Blocked { .. } => {
                     // Held up half a second in the queue at the jump: the crowd escalates
                     // by itself; a game might play an impatient idle here.
@@ -220,7 +225,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         std::fs::metadata(&path)?.len()
     );
     println!(
-        "arrived: {arrivals} (the last after {last:.1} s); idle characters: {idle}; jumps played: {jumps} started, {landings} landed; re-planned when the door closed: {replanned}; held up (blocked events): {blocked}"
+        "arrived: {arrivals} (the last after {last:.1} s); idle characters: {idle}; jumps played: {jumps} started, {landings} landed; re-planned when the door closed: {replanned}; held up (blocked events): {blocked}; routes reported invalidated: {invalidated}"
     );
     if !still_walking.is_empty() {
         println!("still on their way: {}", still_walking.join(", "));

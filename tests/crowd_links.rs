@@ -9,6 +9,7 @@ use waymark::crowd::{
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
+use waymark::query::Validity;
 
 const DT: f32 = 1.0 / 30.0;
 
@@ -106,7 +107,8 @@ fn run(crowd: &mut Crowd, agent: AgentId, frames: usize) -> Trace {
                 | CrowdEvent::LinkFinished { agent: entity, .. }
                 | CrowdEvent::NoPath { agent: entity, .. }
                 | CrowdEvent::Cancelled { agent: entity, .. }
-                | CrowdEvent::CancelFault { agent: entity, .. } if *entity == agent)
+                | CrowdEvent::CancelFault { agent: entity, .. }
+                | CrowdEvent::RouteInvalidated { agent: entity, .. } if *entity == agent)
         }));
         let speed = crowd.velocity(agent).unwrap().length();
         trace.frames.push((
@@ -130,6 +132,7 @@ fn kinds(events: &[CrowdEvent]) -> Vec<&'static str> {
             CrowdEvent::Blocked { .. } => "blocked",
             CrowdEvent::Cancelled { .. } => "cancelled",
             CrowdEvent::CancelFault { .. } => "cancel fault",
+            CrowdEvent::RouteInvalidated { .. } => "route invalidated",
         })
         .collect()
 }
@@ -213,7 +216,12 @@ fn a_link_closed_while_the_agent_walks_to_it_is_not_crossed() {
     mesh.set_link_open(link, false).unwrap();
     crowd.set_mesh(&mesh);
     let trace = run(&mut crowd, agent, 600);
-    assert_eq!(kinds(&trace.events), ["partial"]);
+    // The route is reported invalidated by the door, not silently re-planned.
+    assert_eq!(kinds(&trace.events), ["route invalidated", "partial"]);
+    assert!(matches!(
+        trace.events[0],
+        CrowdEvent::RouteInvalidated { changed: Validity::LinkChanged(closed), .. } if closed == link
+    ));
     assert!(trace.frames.iter().all(|frame| frame.1.x <= 10.0));
 }
 
@@ -232,7 +240,10 @@ fn a_link_closed_during_the_crossing_still_lands_the_agent() {
     // The crossing finishes; the corridor read the link's old version, so the agent asks
     // for a new path from where it landed, which needs no link.
     let trace = run(&mut crowd, agent, 600);
-    assert_eq!(kinds(&trace.events), ["link finished", "arrived"]);
+    assert_eq!(
+        kinds(&trace.events),
+        ["link finished", "route invalidated", "arrived"]
+    );
     assert!(trace.frames.last().unwrap().1.distance(target) < 0.3);
 }
 

@@ -544,7 +544,8 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
             CrowdEvent::LinkStarted { .. }
             | CrowdEvent::LinkFinished { .. }
             | CrowdEvent::Cancelled { .. }
-            | CrowdEvent::CancelFault { .. } => continue,
+            | CrowdEvent::CancelFault { .. }
+            | CrowdEvent::RouteInvalidated { .. } => continue,
         };
         if let Some(slot) = crowd.slot_of(entity) {
             first_outcome[slot] = true;
@@ -1249,4 +1250,47 @@ fn a_head_start_walked_to_its_end_goes_on_while_the_path_is_still_searched() {
         still_waiting >= 5,
         "{still_waiting} still without their path"
     );
+}
+
+#[test]
+fn a_rebuilt_tile_under_an_adopted_route_is_reported_with_the_tile_then_planned_again() {
+    let polygons: Vec<WalkablePolygon> = (0..10)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    let tile = TileData::from_walkable_polygons(&polygons).unwrap();
+    let mut mesh = mesh_of(&polygons);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    let target = Vec3::new(19.0, 0.0, 1.0);
+    let order = crowd.request_move(agent, target).unwrap();
+    let mut controller = KinematicController;
+    for _ in 0..10 {
+        crowd.step(1.0 / 30.0, &mut controller).unwrap();
+    }
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+    // The tile is rebuilt (same place, a new generation) under the walking agent.
+    let slot = mesh.add_tiles(vec![tile]).unwrap()[0];
+    crowd.set_mesh(&mesh);
+    let events = crowd.step(1.0 / 30.0, &mut controller).unwrap();
+    assert_eq!(
+        events,
+        [CrowdEvent::RouteInvalidated {
+            agent,
+            request: order,
+            changed: waymark::query::Validity::TileChanged(slot),
+        }]
+    );
+    // It plans again on the new tile and arrives, under the same order.
+    let mut arrived = None;
+    for _ in 0..300 {
+        for event in crowd.step(1.0 / 30.0, &mut controller).unwrap() {
+            if let CrowdEvent::Arrived { request, .. } = event {
+                arrived = Some(request);
+            }
+        }
+    }
+    assert_eq!(arrived, Some(order));
+    assert!(crowd.position(agent).unwrap().distance(target) <= 0.25);
 }

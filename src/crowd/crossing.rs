@@ -52,6 +52,14 @@ impl Crowd {
         let landing = corridor.polygon(&self.snapshot, next.index as usize);
         let (true, Some(landing)) = (open_as_read, landing) else {
             self.lanes.corridor[slot] = None;
+            let changed = if open_as_read {
+                corridor
+                    .reads
+                    .still_valid_in(&self.snapshot, self.filter_of(slot))
+            } else {
+                Validity::LinkChanged(next.link)
+            };
+            self.report_invalidated(agent, changed);
             self.reissue(agent);
             return;
         };
@@ -216,12 +224,19 @@ impl Crowd {
         }
         lanes.status[slot] = AgentStatus::Moving;
         let filter = &self.filters[lanes.filter[slot].index()];
-        let stale = lanes.corridor[slot].as_ref().is_none_or(|corridor| {
-            corridor.reads.still_valid_in(&self.snapshot, filter) != Validity::Valid
-        });
-        if stale {
-            lanes.corridor[slot] = None;
-            self.reissue(agent);
+        let changed = match lanes.corridor[slot].as_ref() {
+            None => None,
+            Some(corridor) => Some(corridor.reads.still_valid_in(&self.snapshot, filter)),
+        };
+        match changed {
+            Some(Validity::Valid) => {}
+            changed => {
+                lanes.corridor[slot] = None;
+                if let Some(changed) = changed {
+                    self.report_invalidated(agent, changed);
+                }
+                self.reissue(agent);
+            }
         }
     }
 }

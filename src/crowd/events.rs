@@ -64,6 +64,17 @@ pub enum CrowdEvent {
         /// The record `Crowd::cancel` returned.
         record: CancelRecord,
     },
+    /// The agent's adopted route stopped holding (a door closed, a tile it read was rebuilt,
+    /// its filter changed): reported with the dependency that changed, then the route is
+    /// computed again (spec 001: no silent re-plan).
+    RouteInvalidated {
+        /// The agent.
+        agent: AgentId,
+        /// The order the route served.
+        request: RequestId,
+        /// What changed: the first dependency found stale.
+        changed: crate::query::Validity,
+    },
     /// The request cannot be served: no walkable polygon near the target.
     NoPath {
         /// The agent.

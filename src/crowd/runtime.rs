@@ -18,7 +18,7 @@ use super::components::{LinkCrossing, MoveRequest, Slot};
 use super::config::CrowdConfig;
 use super::corridor::{Corridor, CorridorCache, CorridorMemory};
 use super::crossing::CrossingState;
-use super::events::CrowdError;
+use super::events::{CrowdError, CrowdEvent};
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
 use super::passes::PortalWindow;
@@ -50,6 +50,9 @@ pub struct Crowd {
     pub(super) neighbour_grid: NeighbourGrid,
     /// Per-step buffers, kept between steps.
     pub(super) scratch: StepScratch,
+    /// Events raised between steps (a route invalidated by `set_mesh`), reported first in
+    /// the next step's.
+    pub(super) deferred_events: Vec<CrowdEvent>,
     /// Per slot, the portals of the agent's last funnel window (cold: see
     /// `PortalWindow`); kept in step with the lanes.
     pub(super) portal_windows: Vec<PortalWindow>,
@@ -81,6 +84,7 @@ impl Crowd {
             last_stats: StepStats::default(),
             neighbour_grid: NeighbourGrid::default(),
             scratch: StepScratch::default(),
+            deferred_events: Vec::new(),
             portal_windows: Vec::new(),
         })
     }
@@ -171,17 +175,31 @@ impl Crowd {
                     self.lanes.polygon[slot] = nearest.polygon;
                 }
             }
-            let stale = self.lanes.corridor[slot].as_ref().is_some_and(|corridor| {
-                corridor.reads.still_valid_in(&self.snapshot, filter)
-                    != crate::query::Validity::Valid
+            let changed = self.lanes.corridor[slot].as_ref().and_then(|corridor| {
+                let validity = corridor.reads.still_valid_in(&self.snapshot, filter);
+                (validity != crate::query::Validity::Valid).then_some(validity)
             });
-            if stale {
+            if let Some(changed) = changed {
                 self.lanes.corridor[slot] = None;
-                replan.push(self.lanes.id[slot]);
+                replan.push((self.lanes.id[slot], changed));
             }
         }
-        for agent in replan {
+        for (agent, changed) in replan {
+            self.report_invalidated(agent, changed);
             self.reissue(agent);
+        }
+    }
+
+    /// Reports that the agent's adopted route stopped holding, with the dependency that
+    /// changed: with this step's events when found during a step, with the next step's
+    /// when found by `set_mesh` between steps.
+    pub(super) fn report_invalidated(&mut self, agent: AgentId, changed: crate::query::Validity) {
+        if let Ok(request) = self.world.get::<&MoveRequest>(agent.entity()) {
+            self.deferred_events.push(CrowdEvent::RouteInvalidated {
+                agent,
+                request: request.order,
+                changed,
+            });
         }
     }
 

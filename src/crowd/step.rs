@@ -213,7 +213,7 @@ impl Crowd {
         controller: &mut (impl Controller + Send),
     ) -> Result<Vec<CrowdEvent>, CrowdError> {
         let mut stats = StepStats::default();
-        let mut events = Vec::new();
+        let mut events = std::mem::take(&mut self.deferred_events);
 
         // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
         // spreads over frames instead of stretching one. The rest waits, in order.
@@ -329,6 +329,9 @@ impl Crowd {
         {
             self.order_slots_by_cell();
         }
+        // Routes invalidated during the step (a link closed at its entry, a corridor stale
+        // at landing) are reported with it.
+        events.append(&mut self.deferred_events);
         self.frame += 1;
         Ok(events)
     }

@@ -237,7 +237,8 @@ pub fn run_crowd(
                 CrowdEvent::LinkStarted { .. }
                 | CrowdEvent::LinkFinished { .. }
                 | CrowdEvent::Cancelled { .. }
-                | CrowdEvent::CancelFault { .. } => continue,
+                | CrowdEvent::CancelFault { .. }
+                | CrowdEvent::RouteInvalidated { .. } => continue,
             };
             ended.push(agent);
         }

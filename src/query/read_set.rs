@@ -32,7 +32,7 @@ pub struct ReadSet {
 }
 
 /// Whether a result can be adopted, and if not, the first reason.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Validity {
     /// Every entry still matches.
     Valid,
