@@ -687,13 +687,9 @@ fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
     assert_eq!(crowd.request(agent).unwrap(), Some(request));
 }
 
-#[test]
-fn h1_a_result_read_from_a_replaced_tile_is_rejected_and_a_new_query_registered() {
-    let polygons: Vec<WalkablePolygon> = (0..40)
-        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
-        .collect();
-    let tile = TileData::from_walkable_polygons(&polygons).unwrap();
-    let mut mesh = mesh_of(&polygons);
+/// A crowd on `mesh` (a strip 80 m long) searching two nodes a frame, without head starts,
+/// and one agent ordered from one end to the other: its search runs for many frames.
+fn slow_walk_along(mesh: &NavMesh) -> (Crowd, AgentId, waymark::crowd::RequestId) {
     let config = CrowdConfig {
         budget: waymark::crowd::FrameBudget {
             node_expansions: 2,
@@ -702,13 +698,24 @@ fn h1_a_result_read_from_a_replaced_tile_is_rejected_and_a_new_query_registered(
         },
         ..CrowdConfig::default()
     };
-    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let mut crowd = Crowd::new(mesh, config).unwrap();
     let agent = crowd
         .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
         .unwrap();
     let order = crowd
         .request_move(agent, Vec3::new(79.0, 0.0, 1.0))
         .unwrap();
+    (crowd, agent, order)
+}
+
+#[test]
+fn h1_a_result_read_from_a_replaced_tile_is_rejected_and_a_new_query_registered() {
+    let polygons: Vec<WalkablePolygon> = (0..40)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    let tile = TileData::from_walkable_polygons(&polygons).unwrap();
+    let mut mesh = mesh_of(&polygons);
+    let (mut crowd, agent, order) = slow_walk_along(&mesh);
     let mut controller = KinematicController;
     crowd.step(0.1, &mut controller).unwrap(); // the search starts on generation 1
     assert_eq!(crowd.status(agent).unwrap(), AgentStatus::WaitingForPath);
@@ -751,21 +758,7 @@ fn h5_a_result_of_an_older_epoch_is_rejected_and_the_query_resumes_under_the_new
         .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
         .collect();
     let mesh = mesh_of(&polygons);
-    let config = CrowdConfig {
-        budget: waymark::crowd::FrameBudget {
-            node_expansions: 2,
-            head_starts: 0,
-            ..Default::default()
-        },
-        ..CrowdConfig::default()
-    };
-    let mut crowd = Crowd::new(&mesh, config).unwrap();
-    let agent = crowd
-        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
-        .unwrap();
-    let order = crowd
-        .request_move(agent, Vec3::new(79.0, 0.0, 1.0))
-        .unwrap();
+    let (mut crowd, agent, order) = slow_walk_along(&mesh);
     let mut controller = KinematicController;
     for _ in 0..3 {
         crowd.step(0.1, &mut controller).unwrap();

@@ -203,18 +203,6 @@ impl Crowd {
         }
     }
 
-    /// The identity of the query serving the agent's move order now, if it has one: the
-    /// order's own until a result is rejected and the route is computed again under a new
-    /// identity (spec 001 h1).
-    pub fn query(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
-        self.slot(agent)?;
-        Ok(self
-            .world
-            .get::<&MoveRequest>(agent.entity())
-            .ok()
-            .map(|m| m.query))
-    }
-
     /// The agent's parameters.
     pub fn params(&self, agent: AgentId) -> Result<AgentParams, CrowdError> {
         self.world
@@ -230,14 +218,15 @@ impl Crowd {
         let slot = self.slot(agent)?;
         self.check_params(&params)?;
         let lanes = &mut self.lanes;
+        // The patch limits are the surface limits over the patch's k: scaled with them, they
+        // hold on the patch the agent stands on until the slope pass refreshes them.
+        lanes.speed_limit[slot] *= params.max_speed_mps / lanes.max_speed[slot];
+        lanes.acceleration_limit[slot] *=
+            params.max_acceleration_mps2 / lanes.max_acceleration[slot];
         lanes.radius[slot] = params.radius_m;
         lanes.max_speed[slot] = params.max_speed_mps;
         lanes.preferred_speed[slot] = params.preferred_speed_mps;
         lanes.max_acceleration[slot] = params.max_acceleration_mps2;
-        // The patch limits scale with the new budget until the slope pass refreshes them.
-        lanes.speed_limit[slot] = params.max_speed_mps;
-        lanes.acceleration_limit[slot] = params.max_acceleration_mps2;
-        lanes.patch_hint[slot] = u32::MAX;
         *self
             .world
             .get::<&mut AgentParams>(agent.entity())
@@ -337,7 +326,9 @@ impl Crowd {
 
     /// Registers a query filter (area costs and exclusions) agents can be given with
     /// [`Crowd::set_filter`]. A crowd holds at most [`TABLE_ENTRIES_MAX`] filters, its
-    /// default among them.
+    /// default among them. In a crowd configured without links
+    /// ([`CrowdConfig::use_links`](crate::crowd::CrowdConfig::use_links) false) the
+    /// registered copy forbids links too.
     pub fn add_filter(&mut self, mut filter: QueryFilter) -> Result<FilterId, CrowdError> {
         if self.filters.len() >= TABLE_ENTRIES_MAX {
             return Err(CrowdError::TableFull {

@@ -333,25 +333,35 @@ impl Crowd {
             }))
     }
 
-    /// The agent's current request, if any.
-    pub fn request(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
+    /// The agent's move order, if it has one (a refusal for an unknown agent).
+    fn move_request(&self, agent: AgentId) -> Result<Option<MoveRequest>, CrowdError> {
         self.slot(agent)?;
         Ok(self
             .world
             .get::<&MoveRequest>(agent.entity())
             .ok()
-            .map(|m| m.order))
+            .map(|m| *m))
+    }
+
+    /// The identity of the agent's move order, as `request_move` returned it, if it has one.
+    pub fn request(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
+        Ok(self.move_request(agent)?.map(|m| m.order))
+    }
+
+    /// The identity of the query serving the agent's move order now, if it has one: the
+    /// order's own until a result is rejected and the route is computed again under a new
+    /// identity (spec 001 h1).
+    pub fn query(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
+        Ok(self.move_request(agent)?.map(|m| m.query))
     }
 
     /// Whether the agent has a move request still waiting for its first searched path
     /// (walking a head start meanwhile, or standing): unlike [`StepStats::waiting_for_path`],
     /// an agent re-planning after a push off its corridor does not count.
     pub fn awaiting_first_path(&self, agent: AgentId) -> Result<bool, CrowdError> {
-        self.slot(agent)?;
         Ok(self
-            .world
-            .get::<&MoveRequest>(agent.entity())
-            .is_ok_and(|m| m.awaiting && !m.adopted_once))
+            .move_request(agent)?
+            .is_some_and(|m| m.awaiting && !m.adopted_once))
     }
 }
 
