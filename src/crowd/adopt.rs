@@ -38,7 +38,7 @@ impl Crowd {
             attempt: 0,
             epoch: self.epoch,
         };
-        let Ok(mut request) = self.world.get::<&mut MoveRequest>(agent.entity()) else {
+        let Ok(mut request) = self.world.get::<&mut MoveRequest>(self.ids.entity(agent)) else {
             return;
         };
         self.next_logical += 1;
@@ -57,7 +57,7 @@ impl Crowd {
     }
 
     pub(super) fn fail(&mut self, agent: AgentId, slot: usize, events: &mut Vec<CrowdEvent>) {
-        if let Ok(request) = self.world.remove_one::<MoveRequest>(agent.entity()) {
+        if let Ok(request) = self.world.remove_one::<MoveRequest>(self.ids.entity(agent)) {
             events.push(CrowdEvent::NoPath {
                 agent,
                 request: request.order,
@@ -80,7 +80,7 @@ impl Crowd {
             self.lanes.ingest_pending[slot] = false;
             let Some(request) = self
                 .world
-                .get::<&MoveRequest>(agent.entity())
+                .get::<&MoveRequest>(self.ids.entity(agent))
                 .ok()
                 .map(|m| *m)
             else {
@@ -137,7 +137,7 @@ impl Crowd {
             };
             let current = self
                 .world
-                .get::<&MoveRequest>(job.agent.entity())
+                .get::<&MoveRequest>(self.ids.entity(job.agent))
                 .ok()
                 .map(|m| *m);
             // The result's query must be the agent's current one, of the current epoch.
@@ -209,7 +209,10 @@ impl Crowd {
             lanes.corner_age[slot] = u8::MAX;
             lanes.status[slot] = AgentStatus::Moving;
             lanes.on_head_start[slot] = false;
-            if let Ok(mut request) = self.world.get::<&mut MoveRequest>(job.agent.entity()) {
+            if let Ok(mut request) = self
+                .world
+                .get::<&mut MoveRequest>(self.ids.entity(job.agent))
+            {
                 request.awaiting = false;
                 request.attempts_since_adopted = 0;
                 request.adopted_once = true;

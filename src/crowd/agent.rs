@@ -46,17 +46,6 @@ impl AgentId {
             generation: NonZeroU32::new((bits >> 32) as u32)?,
         })
     }
-
-    /// The id of the crowd's identity record (its `hecs` entity has the same bits).
-    pub(crate) fn of(entity: hecs::Entity) -> AgentId {
-        AgentId::from_bits(entity.to_bits().get()).expect("an entity's generation is non-zero")
-    }
-
-    /// The crowd's identity record for this id (which may be dead or never issued: the
-    /// world's lookups refuse those).
-    pub(crate) fn entity(self) -> hecs::Entity {
-        hecs::Entity::from_bits(self.to_bits()).expect("an id's generation is non-zero")
-    }
 }
 
 impl std::fmt::Debug for AgentId {
@@ -68,6 +57,117 @@ impl std::fmt::Debug for AgentId {
 impl std::fmt::Display for AgentId {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(self, formatter)
+    }
+}
+
+/// The crowd's issue of agent ids: per index, the generation last issued and, while its
+/// agent lives, the agent's identity record in the crowd's `hecs` world.
+///
+/// The crowd issues ids itself rather than passing on `hecs`'s entity handles, so a saved
+/// crowd restores into the same ids, and so the ids issued after a restore (which index is
+/// reused next, at which generation) are the ones the uninterrupted game would have issued.
+/// Freed indices are reused last-freed first. An index whose generation is exhausted is
+/// retired for good rather than wrapped, so an old id never names a new agent.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AgentIds {
+    /// Per index: the generation of its live agent, or of the last one it had.
+    generation: Vec<u32>,
+    /// Per index: the live agent's identity record (`None`: the index is free or retired).
+    entity: Vec<Option<hecs::Entity>>,
+    /// Free indices, the last freed last.
+    free: Vec<u32>,
+}
+
+impl AgentIds {
+    /// Issues an id for a new agent whose identity record is `entity`: a freed index at its
+    /// next generation, or a new index at generation 1.
+    pub fn issue(&mut self, entity: hecs::Entity) -> AgentId {
+        let index = match self.free.pop() {
+            Some(index) => {
+                self.generation[index as usize] += 1;
+                index
+            }
+            None => {
+                let index = u32::try_from(self.generation.len())
+                    .expect("a crowd holds fewer agents than u32::MAX");
+                self.generation.push(1);
+                self.entity.push(None);
+                index
+            }
+        };
+        self.entity[index as usize] = Some(entity);
+        AgentId {
+            index,
+            generation: NonZeroU32::new(self.generation[index as usize])
+                .expect("generations start at 1"),
+        }
+    }
+
+    /// The live agent's identity record; a dead or never-issued id gets one no world holds,
+    /// so the world's lookups refuse it.
+    pub fn entity(&self, agent: AgentId) -> hecs::Entity {
+        let index = agent.index as usize;
+        match self.entity.get(index) {
+            Some(&Some(entity)) if self.generation[index] == agent.generation.get() => entity,
+            _ => hecs::Entity::DANGLING,
+        }
+    }
+
+    /// Frees a live agent's id (its index is reused at the next generation).
+    pub fn retire(&mut self, agent: AgentId) {
+        let index = agent.index as usize;
+        debug_assert_eq!(self.generation[index], agent.generation.get());
+        self.entity[index] = None;
+        if self.generation[index] < u32::MAX {
+            self.free.push(agent.index);
+        }
+    }
+
+    /// Per index, the generation last issued; and the free indices in reuse order (the
+    /// last is reused first). What a save writes (which indices live, the lanes say).
+    pub fn parts(&self) -> (&[u32], &[u32]) {
+        (&self.generation, &self.free)
+    }
+
+    /// The table of a save: generations per index and free indices, with no agent alive
+    /// yet (the restore makes each live agent's record and calls [`AgentIds::revive`]).
+    /// `None` if a generation is 0, a free index is out of range or free twice.
+    pub fn from_parts(generation: Vec<u32>, free: Vec<u32>) -> Option<AgentIds> {
+        if generation.contains(&0) {
+            return None;
+        }
+        let mut seen = vec![false; generation.len()];
+        for &index in &free {
+            let seen = seen.get_mut(index as usize)?;
+            if std::mem::replace(seen, true) {
+                return None;
+            }
+        }
+        Some(AgentIds {
+            entity: vec![None; generation.len()],
+            generation,
+            free,
+        })
+    }
+
+    /// Gives a saved live agent its new identity record; `false` if the id does not fit the
+    /// table (unknown index, another generation, already live). After the last,
+    /// [`AgentIds::free_are_dead`] checks that no free index was revived.
+    pub fn revive(&mut self, agent: AgentId, entity: hecs::Entity) -> bool {
+        let index = agent.index as usize;
+        let fits = self.generation.get(index) == Some(&agent.generation.get())
+            && self.entity[index].is_none();
+        if fits {
+            self.entity[index] = Some(entity);
+        }
+        fits
+    }
+
+    /// Whether every free index is without a live agent.
+    pub fn free_are_dead(&self) -> bool {
+        self.free
+            .iter()
+            .all(|&index| self.entity[index as usize].is_none())
     }
 }
 
@@ -183,17 +283,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_id_survives_its_bits_and_matches_its_entity() {
+    fn an_id_survives_its_bits_and_its_index_reuse() {
         let mut world = hecs::World::new();
+        let mut ids = AgentIds::default();
         let first = world.spawn(());
+        let old = ids.issue(first);
+        ids.retire(old);
         world.despawn(first).unwrap();
-        let reused = world.spawn(()); // same index, next generation
-        let (old, new) = (AgentId::of(first), AgentId::of(reused));
+        let reused = world.spawn(());
+        let new = ids.issue(reused); // same index, next generation
         assert_eq!(old.index(), new.index());
         assert_ne!(old, new);
         assert!(old < new);
         assert_eq!(AgentId::from_bits(new.to_bits()), Some(new));
-        assert_eq!(new.entity(), reused);
+        assert_eq!(ids.entity(new), reused);
+        assert_eq!(ids.entity(old), hecs::Entity::DANGLING);
         assert_eq!(AgentId::from_bits(7), None);
         assert_eq!(
             format!("{new:?}"),

@@ -39,7 +39,7 @@ impl Crowd {
         // Room first, so a refusal leaves the crowd as it was.
         self.reserve(1)?;
         let entity = self.world.spawn(());
-        let agent = AgentId::of(entity);
+        let agent = self.ids.issue(entity);
         let slot = self.lanes.push(NewAgent {
             id: agent,
             position: nearest.point,
@@ -61,13 +61,16 @@ impl Crowd {
         let slot = self.slot(agent)?;
         self.portal_windows.swap_remove(slot);
         if let Some(moved) = self.lanes.swap_remove(slot) {
-            if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(moved.entity()) {
+            if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(self.ids.entity(moved)) {
                 moved_slot.0 = slot;
             }
         }
         // Its queued jobs and pending request are dropped lazily: the scheduler and the
         // ingest pass skip entities that are gone.
-        self.world.despawn(agent.entity()).expect("a known agent");
+        self.world
+            .despawn(self.ids.entity(agent))
+            .expect("a known agent");
+        self.ids.retire(agent);
         Ok(())
     }
 
@@ -88,10 +91,12 @@ impl Crowd {
             epoch: self.epoch,
         };
         self.next_logical += 1;
-        let _ = self.world.remove_one::<VelocityRequest>(agent.entity());
+        let _ = self
+            .world
+            .remove_one::<VelocityRequest>(self.ids.entity(agent));
         self.world
             .insert_one(
-                agent.entity(),
+                self.ids.entity(agent),
                 MoveRequest {
                     target,
                     order: request,
@@ -131,22 +136,24 @@ impl Crowd {
     /// stays cancelling.
     pub fn cancel(&mut self, agent: AgentId) -> Result<CancelRecord, CrowdError> {
         let slot = self.slot(agent)?;
-        if let Ok(cancelling) = self.world.get::<&Cancelling>(agent.entity()) {
+        if let Ok(cancelling) = self.world.get::<&Cancelling>(self.ids.entity(agent)) {
             return Ok(cancelling.record);
         }
         let order = self
             .world
-            .remove_one::<MoveRequest>(agent.entity())
+            .remove_one::<MoveRequest>(self.ids.entity(agent))
             .ok()
             .map(|request| request.order);
-        let _ = self.world.remove_one::<VelocityRequest>(agent.entity());
+        let _ = self
+            .world
+            .remove_one::<VelocityRequest>(self.ids.entity(agent));
         let record = CancelRecord {
             order,
             frame: self.frame,
         };
         self.world
             .insert_one(
-                agent.entity(),
+                self.ids.entity(agent),
                 Cancelling {
                     record,
                     waited_s: 0.0,
@@ -164,7 +171,7 @@ impl Crowd {
 
     /// Refuses a new order while the agent's cancel waits for its receipt.
     fn check_not_cancelling(&self, agent: AgentId) -> Result<(), CrowdError> {
-        match self.world.get::<&Cancelling>(agent.entity()) {
+        match self.world.get::<&Cancelling>(self.ids.entity(agent)) {
             Ok(cancelling) => Err(CrowdError::Cancelling {
                 agent,
                 record: cancelling.record,
@@ -206,7 +213,7 @@ impl Crowd {
     /// The agent's parameters.
     pub fn params(&self, agent: AgentId) -> Result<AgentParams, CrowdError> {
         self.world
-            .get::<&AgentParams>(agent.entity())
+            .get::<&AgentParams>(self.ids.entity(agent))
             .map(|params| *params)
             .map_err(|_| CrowdError::UnknownAgent(agent))
     }
@@ -229,7 +236,7 @@ impl Crowd {
         lanes.max_acceleration[slot] = params.max_acceleration_mps2;
         *self
             .world
-            .get::<&mut AgentParams>(agent.entity())
+            .get::<&mut AgentParams>(self.ids.entity(agent))
             .expect("a known agent") = params;
         Ok(())
     }
@@ -247,7 +254,9 @@ impl Crowd {
             });
         }
         let nearest = self.snap(position, self.lanes.filter[slot])?;
-        let _ = self.world.remove_one::<LinkCrossing>(agent.entity());
+        let _ = self
+            .world
+            .remove_one::<LinkCrossing>(self.ids.entity(agent));
         let lanes = &mut self.lanes;
         let point = nearest.point;
         (
@@ -279,9 +288,17 @@ impl Crowd {
         self.portal_windows[slot] = PortalWindow::EMPTY;
         self.drop_corridor(slot);
         let status = &mut self.lanes.status[slot];
-        if self.world.get::<&VelocityRequest>(agent.entity()).is_ok() {
+        if self
+            .world
+            .get::<&VelocityRequest>(self.ids.entity(agent))
+            .is_ok()
+        {
             *status = AgentStatus::VelocityControlled;
-        } else if self.world.get::<&MoveRequest>(agent.entity()).is_ok() {
+        } else if self
+            .world
+            .get::<&MoveRequest>(self.ids.entity(agent))
+            .is_ok()
+        {
             self.reissue(agent);
         } else if matches!(*status, AgentStatus::Moving | AgentStatus::CrossingLink) {
             *status = AgentStatus::Idle;
@@ -310,9 +327,9 @@ impl Crowd {
                 value: horizontal.length(),
             });
         }
-        let _ = self.world.remove_one::<MoveRequest>(agent.entity());
+        let _ = self.world.remove_one::<MoveRequest>(self.ids.entity(agent));
         self.world
-            .insert_one(agent.entity(), VelocityRequest(horizontal))
+            .insert_one(self.ids.entity(agent), VelocityRequest(horizontal))
             .expect("a known agent");
         if self.lanes.status[slot] != AgentStatus::CrossingLink {
             // (A crossing agent lands first.)
@@ -356,7 +373,11 @@ impl Crowd {
         self.lanes.filter[slot] = filter;
         if self.lanes.status[slot] != AgentStatus::CrossingLink {
             self.drop_corridor(slot);
-            if self.world.get::<&MoveRequest>(agent.entity()).is_ok() {
+            if self
+                .world
+                .get::<&MoveRequest>(self.ids.entity(agent))
+                .is_ok()
+            {
                 self.reissue(agent);
             }
         }

@@ -28,6 +28,8 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
+use super::save::RestoreError;
+use super::save::codec::{Reader, Saved, Writer, saved_struct};
 use crate::ids::{CostVersion, FilterVersion};
 use crate::mesh::{
     LinkId, LinkVersion, PolyRef, RuntimeTile, SlotState, Snapshot, TileGeneration, TileSlot,
@@ -580,6 +582,127 @@ impl CorridorCache {
     /// Whether the cache is empty.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// A corridor's saved form: its polygons' tile bits, its links, whether it is complete, and
+/// what its search read.
+impl Saved for Corridor {
+    const MIN_BYTES: usize = 4 + 4 + 1;
+    fn write(&self, out: &mut Writer) {
+        self.polygons.write(out);
+        self.links.write(out);
+        self.complete.write(out);
+        self.reads.write(out);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let polygons: Vec<u32> = Saved::read(input)?;
+        if polygons.is_empty() {
+            return Err(input.malformed("a corridor without polygons"));
+        }
+        let links: Vec<CorridorLink> = Saved::read(input)?;
+        if let Some(link) = links
+            .iter()
+            .find(|link| link.index == 0 || link.index as usize >= polygons.len())
+        {
+            return Err(input.malformed(format!(
+                "a link landing at polygon {} of a corridor of {}",
+                link.index,
+                polygons.len()
+            )));
+        }
+        Ok(Corridor {
+            polygons,
+            links,
+            complete: Saved::read(input)?,
+            reads: Saved::read(input)?,
+        })
+    }
+}
+
+saved_struct!(CorridorLink {
+    index,
+    link,
+    entry,
+    exit
+});
+saved_struct!(CorridorKey {
+    start,
+    goal,
+    filter_id,
+    filter,
+    cost
+});
+
+impl Saved for CorridorReads {
+    const MIN_BYTES: usize = 4 + 4 + 4 + 8 + 8;
+    fn write(&self, out: &mut Writer) {
+        self.newest_generation.write(out);
+        out.len(self.slots.len());
+        out.elements(&self.slots);
+        out.len(self.links.len());
+        out.elements(&self.links);
+        self.filter.write(out);
+        self.cost.write(out);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(CorridorReads {
+            newest_generation: Saved::read(input)?,
+            slots: Vec::<TileSlot>::read(input)?.into_boxed_slice(),
+            links: Vec::<(LinkId, LinkVersion)>::read(input)?.into_boxed_slice(),
+            filter: Saved::read(input)?,
+            cost: Saved::read(input)?,
+        })
+    }
+}
+
+impl CorridorCache {
+    /// Writes the cache's entries (by key, so the same cache writes the same bytes; each
+    /// corridor by its place in the save's corridor table), its next sweep and counters.
+    pub(crate) fn write_state(&self, out: &mut Writer) {
+        let entries = self.sorted_entries();
+        out.len(entries.len());
+        for (key, corridor) in entries {
+            key.write(out);
+            corridor.write(out);
+        }
+        out.u64(self.sweep_at as u64);
+        for counter in [self.hits, self.misses, self.evictions, self.released] {
+            out.u64(counter);
+        }
+    }
+
+    /// The entries in key order.
+    pub(crate) fn sorted_entries(&self) -> Vec<(&CorridorKey, &Arc<Corridor>)> {
+        let mut entries: Vec<(&CorridorKey, &Arc<Corridor>)> = self.entries.iter().collect();
+        entries.sort_unstable_by_key(|(key, _)| key.order());
+        entries
+    }
+
+    /// Reads what [`CorridorCache::write_state`] wrote into this (empty) cache.
+    pub(crate) fn read_state(&mut self, input: &mut Reader) -> Result<(), RestoreError> {
+        let entries: Vec<(CorridorKey, Arc<Corridor>)> = Saved::read(input)?;
+        self.entries.extend(entries);
+        self.sweep_at = usize::try_from(input.u64()?)
+            .map_err(|_| input.malformed("a sweep size beyond memory"))?;
+        self.hits = input.u64()?;
+        self.misses = input.u64()?;
+        self.evictions = input.u64()?;
+        self.released = input.u64()?;
+        Ok(())
+    }
+}
+
+impl CorridorKey {
+    /// A total order over keys, for writing a cache in the same order every time.
+    fn order(&self) -> (u64, u64, u8, u64, u64) {
+        (
+            self.start.to_bits(),
+            self.goal.to_bits(),
+            self.filter_id.0,
+            self.filter.0,
+            self.cost.0,
+        )
     }
 }
 

@@ -76,7 +76,7 @@ impl Crowd {
             landing_index: next.index,
         };
         self.world
-            .insert_one(agent.entity(), crossing)
+            .insert_one(self.ids.entity(agent), crossing)
             .expect("a known agent");
         let velocity = (next.exit - from) / duration_s;
         let lanes = &mut self.lanes;
@@ -108,7 +108,7 @@ impl Crowd {
             let agent = self.lanes.id[slot];
             let Ok(mut crossing) = self
                 .world
-                .get::<&mut LinkCrossing>(agent.entity())
+                .get::<&mut LinkCrossing>(self.ids.entity(agent))
                 .map(|c| *c)
             else {
                 // Cannot happen (the component lives as long as the status); recover by
@@ -147,11 +147,13 @@ impl Crowd {
             if !landed {
                 *self
                     .world
-                    .get::<&mut LinkCrossing>(agent.entity())
+                    .get::<&mut LinkCrossing>(self.ids.entity(agent))
                     .expect("read above") = crossing;
                 continue;
             }
-            let _ = self.world.remove_one::<LinkCrossing>(agent.entity());
+            let _ = self
+                .world
+                .remove_one::<LinkCrossing>(self.ids.entity(agent));
             events.push(CrowdEvent::LinkFinished {
                 agent,
                 link: crossing.link,
@@ -191,7 +193,7 @@ impl Crowd {
         let agent = self.lanes.id[slot];
         let request = self
             .world
-            .get::<&MoveRequest>(agent.entity())
+            .get::<&MoveRequest>(self.ids.entity(agent))
             .ok()
             .map(|m| *m);
         let lanes = &mut self.lanes;
@@ -204,8 +206,14 @@ impl Crowd {
         lanes.unprogressed_s[slot] = 0.0;
         let Some(request) = request else {
             // Cancelled, or put under velocity control, during the crossing.
-            let velocity_controlled = self.world.get::<&VelocityRequest>(agent.entity()).is_ok();
-            let cancelling = self.world.get::<&Cancelling>(agent.entity()).is_ok();
+            let velocity_controlled = self
+                .world
+                .get::<&VelocityRequest>(self.ids.entity(agent))
+                .is_ok();
+            let cancelling = self
+                .world
+                .get::<&Cancelling>(self.ids.entity(agent))
+                .is_ok();
             lanes.status[slot] = if velocity_controlled {
                 AgentStatus::VelocityControlled
             } else if cancelling {

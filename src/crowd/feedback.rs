@@ -43,7 +43,7 @@ impl Crowd {
             // The request id is read from the world only when an event needs it.
             let Some(request) = self
                 .world
-                .get::<&MoveRequest>(agent.entity())
+                .get::<&MoveRequest>(self.ids.entity(agent))
                 .ok()
                 .map(|m| m.order)
             else {
@@ -56,7 +56,7 @@ impl Crowd {
                     // from here, or stop and wait where no neighbour brings it nearer.
                     let target = self
                         .world
-                        .get::<&MoveRequest>(agent.entity())
+                        .get::<&MoveRequest>(self.ids.entity(agent))
                         .map(|m| m.target)
                         .ok();
                     let further = target.and_then(|target| {
@@ -92,7 +92,7 @@ impl Crowd {
                     lanes.corridor[slot] = None;
                     lanes.desired_x[slot] = 0.0;
                     lanes.desired_z[slot] = 0.0;
-                    let _ = self.world.remove_one::<MoveRequest>(agent.entity());
+                    let _ = self.world.remove_one::<MoveRequest>(self.ids.entity(agent));
                     events.push(if complete {
                         CrowdEvent::Arrived { agent, request }
                     } else {

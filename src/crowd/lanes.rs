@@ -41,6 +41,22 @@ pub enum AgentStatus {
     Cancelling,
 }
 
+impl AgentStatus {
+    /// Every status, in declaration order (`ALL[s as usize] == s`): a saved status byte is
+    /// read back through it.
+    pub(crate) const ALL: [AgentStatus; 9] = [
+        AgentStatus::Idle,
+        AgentStatus::WaitingForPath,
+        AgentStatus::Moving,
+        AgentStatus::VelocityControlled,
+        AgentStatus::CrossingLink,
+        AgentStatus::Arrived,
+        AgentStatus::PartialArrived,
+        AgentStatus::Failed,
+        AgentStatus::Cancelling,
+    ];
+}
+
 /// Dense per-agent state every pass touches every frame; slot `i` of every lane is the same
 /// agent. Horizontal vectors are split into x and z lanes so passes vectorise over agents.
 #[derive(Clone, Debug, Default)]
@@ -215,6 +231,8 @@ macro_rules! every_lane {
         )
     };
 }
+
+pub(crate) use every_lane;
 
 /// The swaps that put, in place, into each slot `i` what slot `order[i]` held (`order` a
 /// permutation): each cycle of the permutation walked once, one swap a step.
@@ -511,9 +529,22 @@ impl AgentLanes {
 mod tests {
     use super::*;
 
-    fn agent(entity: hecs::Entity, x: f32) -> NewAgent {
+    #[test]
+    fn every_status_is_listed_at_its_own_value() {
+        assert_eq!(AgentStatus::ALL.len(), AgentStatus::Cancelling as usize + 1);
+        for (index, status) in AgentStatus::ALL.into_iter().enumerate() {
+            assert_eq!(status as usize, index);
+        }
+    }
+
+    /// An id at `index`, generation 1.
+    fn id(index: u32) -> AgentId {
+        AgentId::from_bits(1 << 32 | u64::from(index)).expect("generation 1")
+    }
+
+    fn agent(id: AgentId, x: f32) -> NewAgent {
         NewAgent {
-            id: AgentId::of(entity),
+            id,
             position: glam::Vec3::new(x, 0.0, 0.0),
             polygon: PolyRef::new(crate::mesh::TileGeneration(1), crate::mesh::TileSlot(0), 0)
                 .expect("a valid reference"),
@@ -652,11 +683,9 @@ mod tests {
             assert_eq!(slots, order, "size {size}");
         }
         // The lanes move together: each slot's entity keeps its own position.
-        let mut world = hecs::World::new();
         let mut lanes = AgentLanes::default();
         for index in 0..5 {
-            let entity = world.spawn(());
-            lanes.push(agent(entity, index as f32));
+            lanes.push(agent(id(index), index as f32));
         }
         let entities = lanes.id.clone();
         let order = [3, 0, 4, 1, 2];
@@ -670,11 +699,10 @@ mod tests {
 
     #[test]
     fn swap_remove_moves_every_lane_of_the_last_agent() {
-        let mut world = hecs::World::new();
-        let entities: Vec<hecs::Entity> = (0..3).map(|_| world.spawn(())).collect();
+        let ids: Vec<AgentId> = (0..3).map(id).collect();
         let mut lanes = AgentLanes::default();
-        for (index, &entity) in entities.iter().enumerate() {
-            let slot = lanes.push(agent(entity, index as f32));
+        for (index, &agent_id) in ids.iter().enumerate() {
+            let slot = lanes.push(agent(agent_id, index as f32));
             // Lanes the push leaves at defaults, marked per agent.
             lanes.slow_speed[slot] = 10.0 + index as f32;
             lanes.corner_after_m[slot] = 20.0 + index as f32;
@@ -682,17 +710,17 @@ mod tests {
             lanes.ingest_pending[slot] = index == 2;
         }
         let moved = lanes.swap_remove(0);
-        assert_eq!(moved, Some(AgentId::of(entities[2])));
+        assert_eq!(moved, Some(ids[2]));
         assert!(lane_lengths(&lanes).iter().all(|&length| length == 2));
         // Slot 0 is now the last agent, in every lane.
-        assert_eq!(lanes.id[0], AgentId::of(entities[2]));
+        assert_eq!(lanes.id[0], ids[2]);
         assert_eq!(lanes.position_x[0], 2.0);
         assert_eq!(lanes.slow_speed[0], 12.0);
         assert_eq!(lanes.corner_after_m[0], 22.0);
         assert_eq!(lanes.corner_age[0], 2);
         assert!(lanes.ingest_pending[0]);
         // A new agent's lanes line up with its slot.
-        let slot = lanes.push(agent(entities[0], 5.0));
+        let slot = lanes.push(agent(ids[0], 5.0));
         assert_eq!(slot, 2);
         assert!(lane_lengths(&lanes).iter().all(|&length| length == 3));
         assert_eq!(lanes.slow_speed[slot], f32::INFINITY);
@@ -721,10 +749,9 @@ mod tests {
     #[test]
     fn a_lane_view_hands_out_every_slot_once_with_its_own_lanes() {
         use rayon::prelude::*;
-        let mut world = hecs::World::new();
         let mut lanes = AgentLanes::default();
         for index in 0..10_000 {
-            lanes.push(agent(world.spawn(()), index as f32));
+            lanes.push(agent(id(index), index as f32));
         }
         // Each run writes its slots' positions plus one into the written lane and reports
         // its first slot and length.

@@ -8,13 +8,17 @@
 //! velocity and status ([`Crowd::agents`]) and the step's [`CrowdEvent`]s.
 //!
 //! Inside, identity and protocol state (move requests with their logical id, attempt and
-//! epoch; velocity requests; link crossings; parameters) live in a `hecs::World` whose
-//! entities' bits are the [`AgentId`]s; the hot per-frame state lives in dense
+//! epoch; velocity requests; link crossings; parameters) live in a `hecs::World`, one
+//! entity per agent, found from its [`AgentId`] through the crowd's own table of issued
+//! ids (so a restored crowd reissues exactly the ids the game would have got); the hot
+//! per-frame state lives in dense
 //! struct-of-arrays lanes indexed by slot. [`Crowd::step`] runs the passes in the order
 //! written once in `step.rs`: ingest -> schedule -> adopt -> follow -> slope -> avoid ->
 //! move -> separate -> feedback, each timed and counted in [`StepStats`]. The avoid pass
 //! (`avoid/`) negotiates velocities between neighbours found by a per-frame grid
-//! (`neighbours.rs`); `docs/architecture.md` maps the rest of the files.
+//! (`neighbours.rs`). [`Crowd::save`] and [`Crowd::restore`] (`save/`) turn the whole
+//! crowd into versioned, checksummed bytes and back; `docs/architecture.md` maps the rest
+//! of the files.
 //!
 //! Invariants: an agent is never lost (a failed step leaves it where it was, with a
 //! reason); a path result is adopted only at the adopt pass, and only if its request id,
@@ -70,6 +74,7 @@ mod neighbours;
 mod parallel;
 mod passes;
 mod runtime;
+mod save;
 mod scheduler;
 mod scratch;
 mod separation;
@@ -109,5 +114,6 @@ pub use events::{CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent};
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use lanes::AgentStatus;
 pub use runtime::Crowd;
+pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};

@@ -112,6 +112,19 @@ pub struct NeighbourGrid {
 }
 
 impl NeighbourGrid {
+    /// What sizes the next rebuild's cells (the last rebuild's typical K-th neighbour
+    /// distance): the only state a rebuild carries into the next that its answers can
+    /// depend on (through the cell order, which ranks exact distance ties and orders the
+    /// crowd's slots). A saved crowd keeps it.
+    pub(crate) fn cell_sizing(&self) -> Option<f32> {
+        self.typical_kth_m
+    }
+
+    /// Sets what [`NeighbourGrid::cell_sizing`] read (a restored crowd's).
+    pub(crate) fn set_cell_sizing(&mut self, typical_kth_m: Option<f32>) {
+        self.typical_kth_m = typical_kth_m;
+    }
+
     /// Rebuilds the grid over the agents with feet at (`position[0][i]`, `position[1][i]`,
     /// `position[2][i]`) and finds each agent's `neighbours_max` nearest others closer than
     /// `range_m` horizontally and `vertical_range_m` in height.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
-use super::agent::{AGENTS_MAX, AgentId, AgentView};
+use super::agent::{AGENTS_MAX, AgentId, AgentIds, AgentView};
 use super::avoid::AvoidanceProfile;
 use super::components::{LinkCrossing, MoveRequest, Slot};
 use super::config::CrowdConfig;
@@ -31,6 +31,8 @@ use crate::query::{QueryFilter, nearest_polygon};
 /// The crowd.
 pub struct Crowd {
     pub(super) world: hecs::World,
+    /// The agent ids issued, and each live one's record in `world`.
+    pub(super) ids: AgentIds,
     pub(super) lanes: AgentLanes,
     pub(super) snapshot: Snapshot,
     /// The query filters agents may be given, [`FilterId::DEFAULT`] first.
@@ -70,6 +72,7 @@ impl Crowd {
         let snapshot = mesh.snapshot();
         Ok(Crowd {
             world: hecs::World::new(),
+            ids: AgentIds::default(),
             lanes: AgentLanes::default(),
             scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents, &snapshot),
             snapshot,
@@ -194,7 +197,7 @@ impl Crowd {
     /// changed: with this step's events when found during a step, with the next step's
     /// when found by `set_mesh` between steps.
     pub(super) fn report_invalidated(&mut self, agent: AgentId, changed: crate::query::Validity) {
-        if let Ok(request) = self.world.get::<&MoveRequest>(agent.entity()) {
+        if let Ok(request) = self.world.get::<&MoveRequest>(self.ids.entity(agent)) {
             self.deferred_events.push(CrowdEvent::RouteInvalidated {
                 agent,
                 request: request.order,
@@ -260,7 +263,7 @@ impl Crowd {
 
     pub(super) fn slot(&self, agent: AgentId) -> Result<usize, CrowdError> {
         self.world
-            .get::<&Slot>(agent.entity())
+            .get::<&Slot>(self.ids.entity(agent))
             .map(|slot| slot.0)
             .map_err(|_| CrowdError::UnknownAgent(agent))
     }
@@ -322,7 +325,7 @@ impl Crowd {
         self.slot(agent)?;
         Ok(self
             .world
-            .get::<&LinkCrossing>(agent.entity())
+            .get::<&LinkCrossing>(self.ids.entity(agent))
             .ok()
             .map(|crossing| CrossingState {
                 link: crossing.link,
@@ -338,7 +341,7 @@ impl Crowd {
         self.slot(agent)?;
         Ok(self
             .world
-            .get::<&MoveRequest>(agent.entity())
+            .get::<&MoveRequest>(self.ids.entity(agent))
             .ok()
             .map(|m| *m))
     }

@@ -21,6 +21,8 @@ use rayon::prelude::*;
 use super::agent::{AgentId, FilterId};
 use super::corridor::{Corridor, CorridorCache, CorridorKey};
 use super::events::CrowdError;
+use super::save::RestoreError;
+use super::save::codec::{Reader, Saved, Writer, saved_struct};
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{
     HEAD_START_STEPS, NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter,
@@ -517,6 +519,131 @@ impl Scheduler {
     }
 }
 
+saved_struct!(Job {
+    agent,
+    filter,
+    request,
+    start,
+    start_position,
+    target,
+    goal,
+    queued_frame,
+});
+
+impl Saved for PathWaits {
+    const MIN_BYTES: usize = 4;
+    fn write(&self, out: &mut Writer) {
+        self.count_by_frames.write(out);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(PathWaits {
+            count_by_frames: Saved::read(input)?,
+        })
+    }
+}
+
+impl Scheduler {
+    /// Writes the queues in order and each open search as its job and the nodes it has
+    /// expanded (a search is restored by running it again that far: see
+    /// [`PathSearch::nodes_expanded`]), then the waits.
+    pub fn write_state(&self, out: &mut Writer) {
+        for queue in [&self.fresh, &self.queue] {
+            out.len(queue.len());
+            for job in queue {
+                job.write(out);
+            }
+        }
+        out.len(self.in_flight.len());
+        for (job, search) in &self.in_flight {
+            job.write(out);
+            out.u32(search.nodes_expanded());
+        }
+        self.waits.write(out);
+    }
+
+    /// Reads what [`Scheduler::write_state`] wrote into this (new) scheduler, opening each
+    /// saved search again on `snapshot` and running it as far as it had run. A job whose
+    /// filter is not in `filters`, or whose search cannot open, is refused as malformed
+    /// (the save's snapshot is the one it opened on).
+    pub fn read_state(
+        &mut self,
+        input: &mut Reader,
+        snapshot: &Snapshot,
+        filters: &[QueryFilter],
+    ) -> Result<(), RestoreError> {
+        let check_filter = |input: &Reader, job: &Job| match filters.get(job.filter.index()) {
+            Some(filter) => Ok(filter.clone()),
+            None => Err(input.malformed(format!(
+                "a path job under filter {} of a table of {}",
+                job.filter.index(),
+                filters.len()
+            ))),
+        };
+        for queue in [&mut self.fresh, &mut self.queue] {
+            let jobs: Vec<Job> = Saved::read(input)?;
+            for job in &jobs {
+                check_filter(input, job)?;
+            }
+            queue.extend(jobs);
+        }
+        let open: Vec<(Job, u32)> = Saved::read(input)?;
+        if open.len() > SEARCHES_OPEN {
+            return Err(input.malformed(format!(
+                "{} open searches (at most {SEARCHES_OPEN})",
+                open.len()
+            )));
+        }
+        for (job, expanded) in open {
+            let filter = check_filter(input, &job)?;
+            let Some((goal, goal_position)) = job.goal else {
+                return Err(input.malformed("an open search without its goal"));
+            };
+            let pool = self
+                .pools
+                .pop()
+                .unwrap_or_else(|| NodePool::new(NODE_POOL_DEFAULT));
+            let mut search = PathSearch::new_weighted(
+                snapshot,
+                job.start,
+                job.start_position,
+                goal,
+                goal_position,
+                &filter,
+                pool,
+                self.heuristic_weight,
+            )
+            .map_err(|error| {
+                input.malformed(format!("an open search that cannot start: {error}"))
+            })?;
+            search.step(expanded);
+            if search.nodes_expanded() != expanded {
+                return Err(input.malformed(format!(
+                    "an open search saved after {expanded} nodes ends after {}",
+                    search.nodes_expanded()
+                )));
+            }
+            self.in_flight.push((job, search));
+        }
+        self.waits = Saved::read(input)?;
+        Ok(())
+    }
+
+    /// Gives every queued or open job that `relabel` maps a new request id (a restore's
+    /// new epoch), keeping each in its place.
+    pub fn relabel(&mut self, relabel: impl Fn(&Job) -> Option<RequestId>) {
+        let jobs = self
+            .fresh
+            .iter_mut()
+            .chain(self.queue.iter_mut())
+            .chain(self.in_flight.iter_mut().map(|(job, _)| job));
+        for job in jobs {
+            if let Some(request) = relabel(job) {
+                job.request = request;
+            }
+        }
+    }
+}
+
 /// A head start from `start` toward `target` as a corridor ([`head_start`]; with
 /// `sideways_first` for a first walk, without for one continued from where another ended),
 /// or `None` when the walk goes nowhere or cannot run.
@@ -631,10 +758,9 @@ mod tests {
         scheduler.try_reserve_for_agents(agents).unwrap();
         let reserved = scheduler.queue.capacity();
         let polygon = PolyRef::new(TileGeneration(1), TileSlot(0), 0).unwrap();
-        let mut world = hecs::World::new();
         for logical in 0..(agents + QUEUE_MARGIN) as u64 {
             scheduler.enqueue(Job {
-                agent: AgentId::of(world.spawn(())),
+                agent: AgentId::from_bits(1 << 32 | logical).expect("generation 1"),
                 filter: FilterId::DEFAULT,
                 request: RequestId {
                     logical,

@@ -377,16 +377,16 @@ impl Crowd {
     ) {
         let mut finished = Vec::new();
         stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
-            let (world, lanes) = (&self.world, &self.lanes);
+            let (world, ids, lanes) = (&self.world, &self.ids, &self.lanes);
             let is_current = |job: &Job| {
                 world
-                    .get::<&MoveRequest>(job.agent.entity())
+                    .get::<&MoveRequest>(ids.entity(job.agent))
                     .is_ok_and(|m| m.awaiting && m.query == job.request)
             };
             // Where a waiting agent stands now, on a live polygon (it may have walked a
             // head start since it was ordered).
             let standing = |job: &Job| {
-                let slot = world.get::<&Slot>(job.agent.entity()).ok()?.0;
+                let slot = world.get::<&Slot>(ids.entity(job.agent)).ok()?.0;
                 let polygon = lanes.polygon[slot];
                 (lanes.status[slot] != AgentStatus::CrossingLink
                     && snapshot.tile(polygon).is_some())
@@ -438,7 +438,7 @@ impl Crowd {
             if stopped {
                 let state = self
                     .world
-                    .remove_one::<Cancelling>(agent.entity())
+                    .remove_one::<Cancelling>(self.ids.entity(agent))
                     .expect("listed above");
                 lanes.status[slot] = AgentStatus::Idle;
                 events.push(CrowdEvent::Cancelled {
@@ -449,7 +449,7 @@ impl Crowd {
             }
             let mut state = self
                 .world
-                .get::<&mut Cancelling>(agent.entity())
+                .get::<&mut Cancelling>(self.ids.entity(agent))
                 .expect("listed above");
             state.waited_s += dt;
             if state.waited_s > CANCEL_CONFIRM_S && !state.faulted {

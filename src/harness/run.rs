@@ -403,8 +403,11 @@ fn schedule_ms() -> Option<[f64; 2]> {
 }
 
 /// A hash of the crowd's state that two runs compare with one number: every agent's
-/// position, velocity, status and order and query identities, in id order (so the crowd's
-/// own slot order does not matter), bit for bit (FNV-1a, 64 bits).
+/// position, velocity, status, and the logical ids of its order and of the query serving
+/// it, in id order (so the crowd's own slot order does not matter), bit for bit (FNV-1a,
+/// 64 bits). Attempts and epochs are left out: a restored crowd runs under a new epoch, in
+/// which its waiting queries become their next attempts and its new orders are issued
+/// (spec 001, h5), with the same motion and results as the uninterrupted run.
 pub fn state_hash(crowd: &Crowd) -> u64 {
     let mut agents: Vec<_> = crowd.agents().collect();
     agents.sort_by_key(|view| view.id);
@@ -424,13 +427,7 @@ pub fn state_hash(crowd: &Crowd) -> u64 {
         }
         mix(view.status as u64);
         for identity in [crowd.request(view.id), crowd.query(view.id)] {
-            match identity.ok().flatten() {
-                Some(id) => {
-                    mix(id.logical);
-                    mix(u64::from(id.attempt) << 32 | u64::from(id.epoch));
-                }
-                None => mix(u64::MAX),
-            }
+            mix(identity.ok().flatten().map_or(u64::MAX, |id| id.logical));
         }
     }
     hash

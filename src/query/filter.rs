@@ -6,13 +6,14 @@ use crate::mesh::{PolyFlags, TilePoly};
 /// Area costs and exclusions, with versions so results can be checked at adoption.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryFilter {
-    area_costs: [f32; AreaId::MAX as usize + 1],
-    excluded_areas: u64,
-    include_flags: u16,
-    exclude_flags: u16,
-    use_links: bool,
-    version: FilterVersion,
-    cost_version: CostVersion,
+    // Crate-visible so a saved crowd writes its filter table field by field.
+    pub(crate) area_costs: [f32; AreaId::MAX as usize + 1],
+    pub(crate) excluded_areas: u64,
+    pub(crate) include_flags: u16,
+    pub(crate) exclude_flags: u16,
+    pub(crate) use_links: bool,
+    pub(crate) version: FilterVersion,
+    pub(crate) cost_version: CostVersion,
 }
 
 impl Default for QueryFilter {

@@ -185,6 +185,14 @@ impl PathSearch {
         self.state.run(&self.snapshot, node_budget)
     }
 
+    /// Nodes expanded over all steps so far. A search started again from the same request
+    /// on the same snapshot and stepped this many nodes at once is in the same state: how
+    /// the expansions were cut into steps never changes what they do (a saved crowd
+    /// restores its open searches this way).
+    pub fn nodes_expanded(&self) -> u32 {
+        self.state.expanded
+    }
+
     /// Whether the search has finished.
     pub fn is_finished(&self) -> bool {
         self.state.finished

@@ -1,0 +1,528 @@
+//! Saving a crowd to bytes and restoring it (spec 001: a saved game restores into the same
+//! identities, owners and deadlines).
+//!
+//! Stage: crowd runtime, between steps. Input of [`Crowd::save`]: the crowd. Output: a byte
+//! vector in the format below. Input of [`Crowd::restore`]: the mesh the crowd ran on (in
+//! the state it had at the save), the crowd's configuration, and those bytes. Output: a
+//! crowd that steps on exactly as the saved one would have, or a [`RestoreError`] naming
+//! what is wrong.
+//!
+//! # What is saved
+//! Everything a later step reads: every lane of every agent in slot order; the identity
+//! table (each index's generation and the free list, so the ids issued after a restore are
+//! the ones the uninterrupted game would have issued); each agent's parameters, move
+//! order (order and query identities), cancel record, velocity order and link crossing;
+//! the path queue in order and each open search as its job and the nodes it had expanded;
+//! the corridor cache; every corridor once, with its polygons, links and read set, shared
+//! again on restore by whoever shared it; the filter and avoidance-profile tables; the
+//! frame counter, epoch and next logical id; events raised between steps and not yet
+//! reported; the neighbour grid's cell sizing. The crowd keeps no random state.
+//!
+//! Not saved, because nothing reads it before writing it: per-step buffers, the portal
+//! windows (a cache of portals a corridor gives again), the neighbour grid's per-agent
+//! hints (they change how long a query takes, never its answer), the last step's timings.
+//! The configuration is not saved either: it is the game's code, passed to `restore` as to
+//! [`Crowd::new`], so a game that retunes its crowd in a patch restores old saves under
+//! the new tuning (the run then continues under that tuning, not bit for bit as before).
+//!
+//! # Restoring
+//! The mesh must be in the state the crowd last saw: every tile slot at the generation it
+//! had, every link at its version. Anything else is refused naming the first tile (with
+//! both generations) or link (with both versions) that differs, rather than restoring
+//! agents onto polygons that may no longer exist. Open searches are started again from
+//! their requests and run as far as they had run, which puts them in the same state (see
+//! [`PathSearch::nodes_expanded`](crate::query::PathSearch::nodes_expanded)); nothing
+//! depends on addresses or snapshot pointers. The restored crowd runs under a new epoch:
+//! every query still waiting for its result becomes the next attempt of its logical
+//! request in that epoch (spec 001, h5), keeping its place in the queue, so a result of
+//! the old epoch can never be adopted; move orders keep their identities.
+//!
+//! # Format (version 1)
+//! Little-endian, no padding. A 24-byte header: the magic `WMCROWD\0`, the format version
+//! (`u32`), the payload's length (`u64`) and its CRC-32 (`u32`, IEEE). Then the payload,
+//! in sections each opening with a four-byte tag: `MESH` (the tile generations and link
+//! versions of the crowd's snapshot), `CRWD` (counters, tables, pending orders and
+//! events), `IDS ` (the identity table), `CORR` (the corridor table), `LANE` (the agent
+//! count, then each lane's values in slot order, lane after lane, in the order
+//! `lanes.rs` lists them), `AGNT` (per slot: parameters and orders), `SCHD` (the path
+//! queue and open searches), `CACH` (the corridor cache by key). Collections are a `u32`
+//! count and their items; enums a tag byte and their fields; corridors by their place in
+//! the table. docs/architecture.md gives the layout field by field.
+
+pub(crate) mod codec;
+mod types;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use codec::{Reader, Saved, Writer};
+
+use super::agent::{AgentIds, TABLE_ENTRIES_MAX};
+use super::avoid::AvoidanceProfile;
+use super::components::{Cancelling, LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use super::config::CrowdConfig;
+use super::corridor::Corridor;
+use super::events::CrowdError;
+use super::lanes::{AgentLanes, every_lane};
+use super::passes::PortalWindow;
+use super::runtime::Crowd;
+use super::scheduler::RequestId;
+use crate::mesh::{LinkId, LinkVersion, NavMesh, SlotState, Snapshot, TileGeneration, TileSlot};
+use crate::query::QueryFilter;
+
+/// The first bytes of every saved crowd.
+const MAGIC: [u8; 8] = *b"WMCROWD\0";
+
+/// The format this build writes and reads.
+pub const SAVE_FORMAT_VERSION: u32 = 1;
+
+/// Bytes of the header: magic, version, payload length, checksum.
+const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
+
+/// Why a saved crowd was not restored.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RestoreError {
+    /// The bytes do not start with a saved crowd's magic.
+    #[error("not a saved crowd: it starts with {found:02x?}, not {MAGIC:02x?}")]
+    NotASave {
+        /// The first bytes found (up to eight).
+        found: Vec<u8>,
+    },
+    /// Saved by a build with another format.
+    #[error("saved crowd format version {found}; this build reads version {supported}")]
+    Version {
+        /// The version in the header.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// Fewer bytes (or more) than the header says the payload has.
+    #[error(
+        "the saved crowd is truncated: {found} bytes after the header, which promises {expected}"
+    )]
+    Truncated {
+        /// Payload bytes the header gives.
+        expected: u64,
+        /// Payload bytes there are.
+        found: u64,
+    },
+    /// The payload's checksum does not match: the bytes were changed after the save.
+    #[error(
+        "the saved crowd is corrupted: its checksum is {stored:#010x}, its bytes give {computed:#010x}"
+    )]
+    Checksum {
+        /// The checksum in the header.
+        stored: u32,
+        /// The checksum of the payload as found.
+        computed: u32,
+    },
+    /// A value no save holds, although the checksum matches (a save from a faulty build).
+    #[error("malformed saved crowd, section {section} at byte {offset} of the payload: {detail}")]
+    Malformed {
+        /// The section being read.
+        section: &'static str,
+        /// Where in the payload.
+        offset: usize,
+        /// What was found.
+        detail: String,
+    },
+    /// A tile slot of the mesh is not at the generation the saved crowd's snapshot had
+    /// (generation 0: no slot).
+    #[error(
+        "tile slot {} changed since the save: generation {} then, {} in the mesh now",
+        .slot.0, .saved.0, .mesh.0
+    )]
+    TileChanged {
+        /// The slot.
+        slot: TileSlot,
+        /// Its generation at the save.
+        saved: TileGeneration,
+        /// Its generation in the mesh given to restore.
+        mesh: TileGeneration,
+    },
+    /// A link of the mesh is not at the version the saved crowd's snapshot had (version 0:
+    /// no such link).
+    #[error(
+        "link {} changed since the save: version {} then, {} in the mesh now",
+        .link.0, .saved.0, .mesh.0
+    )]
+    LinkChanged {
+        /// The link.
+        link: LinkId,
+        /// Its version at the save.
+        saved: LinkVersion,
+        /// Its version in the mesh given to restore.
+        mesh: LinkVersion,
+    },
+    /// The configuration given to restore is refused (as [`Crowd::new`] refuses it).
+    #[error(transparent)]
+    Config(CrowdError),
+}
+
+impl Crowd {
+    /// The whole crowd as bytes (see the module doc for what is kept and the format).
+    /// Between steps; the crowd is unchanged.
+    pub fn save(&self) -> Vec<u8> {
+        let corridors = self.corridor_table();
+        let mut out = Writer::new(&corridors);
+        // About what 10,000 walking agents take, so a large save grows its buffer rarely.
+        out.bytes.reserve(HEADER_BYTES + 256 * self.lanes.len());
+        out.bytes.extend_from_slice(&[0; HEADER_BYTES]);
+        self.write_payload(&mut out, &corridors);
+        let mut bytes = out.bytes;
+        let payload_bytes = (bytes.len() - HEADER_BYTES) as u64;
+        let checksum = crc32fast::hash(&bytes[HEADER_BYTES..]);
+        let mut header = Vec::with_capacity(HEADER_BYTES);
+        header.extend_from_slice(&MAGIC);
+        header.extend_from_slice(&SAVE_FORMAT_VERSION.to_le_bytes());
+        header.extend_from_slice(&payload_bytes.to_le_bytes());
+        header.extend_from_slice(&checksum.to_le_bytes());
+        bytes[..HEADER_BYTES].copy_from_slice(&header);
+        bytes
+    }
+
+    /// The crowd `bytes` hold, on `mesh` (in the state the saved crowd last saw) under
+    /// `config`. Refused, naming the first thing wrong, if the bytes are not a whole,
+    /// unchanged save of this format, or the mesh changed since (see the module doc).
+    pub fn restore(
+        mesh: &NavMesh,
+        config: CrowdConfig,
+        bytes: &[u8],
+    ) -> Result<Crowd, RestoreError> {
+        let payload = checked_payload(bytes)?;
+        let mut crowd = Crowd::new(mesh, config).map_err(RestoreError::Config)?;
+        let mut input = Reader::new(payload);
+        input.section("mesh", b"MESH")?;
+        check_mesh(&mut input, &crowd.snapshot)?;
+        crowd.read_payload(&mut input)?;
+        if !input.is_at_end() {
+            return Err(input.malformed("bytes after the last section"));
+        }
+        crowd.start_new_epoch();
+        Ok(crowd)
+    }
+
+    /// Every corridor the crowd holds, each once: the agents' in slot order, then the
+    /// cache's by key (so the same crowd writes the same bytes).
+    fn corridor_table(&self) -> Vec<Arc<Corridor>> {
+        let mut seen = HashMap::new();
+        let mut table = Vec::new();
+        let held = self.lanes.corridor.iter().flatten();
+        for corridor in held.chain(self.cache.sorted_entries().into_iter().map(|(_, c)| c)) {
+            seen.entry(Arc::as_ptr(corridor)).or_insert_with(|| {
+                table.push(corridor.clone());
+            });
+        }
+        table
+    }
+
+    fn write_payload(&self, out: &mut Writer, corridors: &[Arc<Corridor>]) {
+        out.tag(b"MESH");
+        write_mesh(out, &self.snapshot);
+
+        out.tag(b"CRWD");
+        out.u64(self.frame);
+        out.u32(self.epoch);
+        out.u64(self.next_logical);
+        self.filters.write(out);
+        self.profiles.write(out);
+        self.pending.write(out);
+        self.deferred_events.write(out);
+        self.neighbour_grid.cell_sizing().write(out);
+
+        out.tag(b"IDS ");
+        let (generation, free) = self.ids.parts();
+        out.len(generation.len());
+        out.elements(generation);
+        out.len(free.len());
+        out.elements(free);
+
+        out.tag(b"CORR");
+        out.len(corridors.len());
+        for corridor in corridors {
+            (**corridor).write(out);
+        }
+
+        out.tag(b"LANE");
+        out.len(self.lanes.len());
+        let lanes = &self.lanes;
+        macro_rules! write_lanes {
+            ($($lane:ident),* $(,)?) => {
+                $(out.elements(&lanes.$lane);)*
+            };
+        }
+        every_lane!(write_lanes);
+
+        out.tag(b"AGNT");
+        for &agent in &lanes.id {
+            let entity = self.ids.entity(agent);
+            let record = self.world.entity(entity).expect("every lane id is live");
+            let params = record
+                .get::<&super::agent::AgentParams>()
+                .expect("every agent has its parameters");
+            params.write(out);
+            record.get::<&MoveRequest>().as_deref().write_option(out);
+            record.get::<&Cancelling>().as_deref().write_option(out);
+            record
+                .get::<&VelocityRequest>()
+                .as_deref()
+                .write_option(out);
+            record.get::<&LinkCrossing>().as_deref().write_option(out);
+        }
+
+        out.tag(b"SCHD");
+        self.scheduler.write_state(out);
+
+        out.tag(b"CACH");
+        self.cache.write_state(out);
+    }
+
+    fn read_payload(&mut self, input: &mut Reader) -> Result<(), RestoreError> {
+        input.section("crowd", b"CRWD")?;
+        self.frame = input.u64()?;
+        self.epoch = input.u32()?;
+        self.next_logical = input.u64()?;
+        let filters: Vec<QueryFilter> = Saved::read(input)?;
+        let profiles: Vec<AvoidanceProfile> = Saved::read(input)?;
+        for (table, len) in [("filter", filters.len()), ("profile", profiles.len())] {
+            if !(1..=TABLE_ENTRIES_MAX).contains(&len) {
+                return Err(input.malformed(format!(
+                    "a {table} table of {len} entries (1 to {TABLE_ENTRIES_MAX})"
+                )));
+            }
+        }
+        self.filters = filters;
+        self.profiles = profiles;
+        self.pending = Saved::read(input)?;
+        self.deferred_events = Saved::read(input)?;
+        self.neighbour_grid.set_cell_sizing(Saved::read(input)?);
+
+        input.section("ids", b"IDS ")?;
+        let generation: Vec<u32> = Saved::read(input)?;
+        let free: Vec<u32> = Saved::read(input)?;
+        self.ids = AgentIds::from_parts(generation, free).ok_or_else(|| {
+            input.malformed("a generation 0, or a free index out of range or twice")
+        })?;
+
+        input.section("corridors", b"CORR")?;
+        let corridors: Vec<Corridor> = Saved::read(input)?;
+        input.corridors = corridors.into_iter().map(Arc::new).collect();
+
+        input.section("lanes", b"LANE")?;
+        let count = input.len(1)?;
+        macro_rules! read_lanes {
+            ($($lane:ident),* $(,)?) => {
+                AgentLanes { $($lane: input.elements(count)?,)* }
+            };
+        }
+        let lanes: AgentLanes = every_lane!(read_lanes);
+        self.check_lanes(input, &lanes)?;
+
+        input.section("agents", b"AGNT")?;
+        for (slot, &agent) in lanes.id.iter().enumerate() {
+            let mut record = hecs::EntityBuilder::new();
+            record.add(Slot(slot));
+            record.add(super::agent::AgentParams::read(input)?);
+            if let Some(request) = Option::<MoveRequest>::read(input)? {
+                record.add(request);
+            }
+            if let Some(cancelling) = Option::<Cancelling>::read(input)? {
+                record.add(cancelling);
+            }
+            if let Some(velocity) = Option::<VelocityRequest>::read(input)? {
+                record.add(velocity);
+            }
+            if let Some(crossing) = Option::<LinkCrossing>::read(input)? {
+                record.add(crossing);
+            }
+            let entity = self.world.spawn(record.build());
+            if !self.ids.revive(agent, entity) {
+                return Err(input.malformed(format!(
+                    "{agent} in slot {slot} is not a live id of the identity table"
+                )));
+            }
+        }
+        if !self.ids.free_are_dead() {
+            return Err(input.malformed("an agent on a free index"));
+        }
+        self.portal_windows = vec![PortalWindow::EMPTY; lanes.len()];
+        self.lanes = lanes;
+
+        input.section("scheduler", b"SCHD")?;
+        self.scheduler
+            .read_state(input, &self.snapshot, &self.filters)?;
+
+        input.section("cache", b"CACH")?;
+        self.cache.read_state(input)?;
+
+        // The path queue, the cache and the per-step buffers sized for the crowd, as
+        // `reserve` sizes them for agents about to be added.
+        self.reserve(0).map_err(RestoreError::Config)
+    }
+
+    /// Refuses lanes whose values would send a pass out of range: a corridor cursor past
+    /// its corridor, a filter or profile not in the tables.
+    fn check_lanes(&self, input: &Reader, lanes: &AgentLanes) -> Result<(), RestoreError> {
+        for slot in 0..lanes.len() {
+            if let Some(corridor) = &lanes.corridor[slot] {
+                if lanes.cursor[slot] as usize >= corridor.len() {
+                    return Err(input.malformed(format!(
+                        "slot {slot}: cursor {} on a corridor of {} polygons",
+                        lanes.cursor[slot],
+                        corridor.len()
+                    )));
+                }
+            }
+            let filter = lanes.filter[slot].index();
+            let profile = lanes.profile[slot].index();
+            if filter >= self.filters.len() || profile >= self.profiles.len() {
+                return Err(input.malformed(format!(
+                    "slot {slot}: filter {filter} of {}, profile {profile} of {}",
+                    self.filters.len(),
+                    self.profiles.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Enters a new epoch after a restore: every query still waiting for its result
+    /// becomes the next attempt of its logical request in the new epoch, in its place in
+    /// the queue (an open search keeps its progress), so no result of the old epoch can
+    /// be adopted.
+    fn start_new_epoch(&mut self) {
+        self.epoch += 1;
+        let epoch = self.epoch;
+        let mut renamed = HashMap::new();
+        for request in self.world.query_mut::<&mut MoveRequest>() {
+            if request.awaiting {
+                let old = request.query;
+                request.query = RequestId {
+                    attempt: old.attempt + 1,
+                    epoch,
+                    ..old
+                };
+                renamed.insert(old, request.query);
+            }
+        }
+        self.scheduler
+            .relabel(|job| renamed.get(&job.request).copied());
+    }
+}
+
+/// Writes the tile generations and link versions of `snapshot`.
+fn write_mesh(out: &mut Writer, snapshot: &Snapshot) {
+    let data = snapshot.data();
+    out.len(data.slots.len());
+    for view in &data.slots {
+        out.u8(slot_state_byte(&view.state));
+        view.generation.write(out);
+    }
+    out.len(data.links.len());
+    for link in &data.links {
+        link.version.write(out);
+    }
+}
+
+fn slot_state_byte(state: &SlotState) -> u8 {
+    match state {
+        SlotState::Empty => 0,
+        SlotState::Live(_) => 1,
+        SlotState::Pending => 2,
+    }
+}
+
+/// Refuses a mesh whose tiles or links differ from the saved snapshot's, naming the first.
+fn check_mesh(input: &mut Reader, snapshot: &Snapshot) -> Result<(), RestoreError> {
+    let data = snapshot.data();
+    let saved_slots = input.len(5)?;
+    for index in 0..saved_slots.max(data.slots.len()) {
+        let saved = if index < saved_slots {
+            let state = input.u8()?;
+            (state, TileGeneration::read(input)?)
+        } else {
+            (0, TileGeneration(0))
+        };
+        let mesh = data
+            .slots
+            .get(index)
+            .map_or((0, TileGeneration(0)), |view| {
+                (slot_state_byte(&view.state), view.generation)
+            });
+        if saved != mesh {
+            return Err(RestoreError::TileChanged {
+                slot: TileSlot(index as u16),
+                saved: saved.1,
+                mesh: mesh.1,
+            });
+        }
+    }
+    let saved_links = input.len(8)?;
+    for index in 0..saved_links.max(data.links.len()) {
+        let saved = if index < saved_links {
+            LinkVersion::read(input)?
+        } else {
+            LinkVersion(0)
+        };
+        let mesh = data
+            .links
+            .get(index)
+            .map_or(LinkVersion(0), |link| link.version);
+        if saved != mesh {
+            return Err(RestoreError::LinkChanged {
+                link: LinkId(index as u32),
+                saved,
+                mesh,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The payload of a saved crowd whose header is whole and whose checksum matches.
+fn checked_payload(bytes: &[u8]) -> Result<&[u8], RestoreError> {
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        return Err(RestoreError::NotASave {
+            found: bytes[..bytes.len().min(MAGIC.len())].to_vec(),
+        });
+    }
+    if bytes.len() < HEADER_BYTES {
+        return Err(RestoreError::Truncated {
+            expected: HEADER_BYTES as u64,
+            found: bytes.len() as u64,
+        });
+    }
+    let field = |at: usize, len: usize| &bytes[at..at + len];
+    let version = u32::from_le_bytes(field(8, 4).try_into().expect("4 bytes"));
+    if version != SAVE_FORMAT_VERSION {
+        return Err(RestoreError::Version {
+            found: version,
+            supported: SAVE_FORMAT_VERSION,
+        });
+    }
+    let expected = u64::from_le_bytes(field(12, 8).try_into().expect("8 bytes"));
+    let stored = u32::from_le_bytes(field(20, 4).try_into().expect("4 bytes"));
+    let payload = &bytes[HEADER_BYTES..];
+    if payload.len() as u64 != expected {
+        return Err(RestoreError::Truncated {
+            expected,
+            found: payload.len() as u64,
+        });
+    }
+    let computed = crc32fast::hash(payload);
+    if computed != stored {
+        return Err(RestoreError::Checksum { stored, computed });
+    }
+    Ok(payload)
+}
+
+/// Writes a component an agent may or may not have.
+trait WriteOption {
+    fn write_option(self, out: &mut Writer);
+}
+
+impl<T: Saved + Copy> WriteOption for Option<&T> {
+    fn write_option(self, out: &mut Writer) {
+        self.copied().write(out);
+    }
+}

@@ -1,0 +1,265 @@
+//! The saved forms of the crowd's values: ids, requests, events, the hecs components,
+//! parameters, filters and profiles.
+//!
+//! Stage: crowd runtime, save and restore. Enums are a tag byte and their fields; a tag no
+//! variant has, or an id no crowd issues (generation 0, polygon reference 0), is refused
+//! by value. Types with private fields (corridors, the scheduler's jobs) are saved by
+//! their own modules.
+
+use super::RestoreError;
+use super::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
+use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
+use crate::crowd::avoid::AvoidanceProfile;
+use crate::crowd::components::{Cancelling, LinkCrossing, MoveRequest, VelocityRequest};
+use crate::crowd::events::{CancelRecord, CrowdEvent};
+use crate::crowd::lanes::AgentStatus;
+use crate::crowd::scheduler::RequestId;
+use crate::ids::{AreaId, CostVersion, FilterVersion};
+use crate::mesh::{LinkId, LinkVersion, PolyRef, TileGeneration, TileSlot};
+use crate::query::{QueryFilter, Validity};
+
+saved_newtype!(
+    FilterId(u8),
+    ProfileId(u8),
+    LinkId(u32),
+    LinkVersion(u64),
+    TileSlot(u16),
+    TileGeneration(u32),
+    FilterVersion(u64),
+    CostVersion(u64),
+    VelocityRequest(glam::Vec2),
+);
+
+saved_struct!(RequestId {
+    logical,
+    attempt,
+    epoch
+});
+saved_struct!(CancelRecord { order, frame });
+saved_struct!(MoveRequest {
+    target,
+    order,
+    query,
+    awaiting,
+    attempts_since_adopted,
+    adopted_once,
+});
+saved_struct!(Cancelling {
+    record,
+    waited_s,
+    faulted
+});
+saved_struct!(LinkCrossing {
+    link,
+    from,
+    to,
+    elapsed_s,
+    duration_s,
+    landing,
+    landing_index,
+});
+saved_struct!(AgentParams {
+    radius_m,
+    height_m,
+    max_speed_mps,
+    preferred_speed_mps,
+    max_acceleration_mps2,
+});
+saved_struct!(AvoidanceProfile {
+    negotiates,
+    time_horizon_s,
+    wall_time_horizon_s,
+});
+
+impl Saved for AgentId {
+    const MIN_BYTES: usize = 8;
+    fn write(&self, out: &mut Writer) {
+        out.u64(self.to_bits());
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let bits = input.u64()?;
+        AgentId::from_bits(bits)
+            .ok_or_else(|| input.malformed(format!("agent id {bits:#x} (generation 0)")))
+    }
+}
+
+impl Saved for PolyRef {
+    const MIN_BYTES: usize = 8;
+    fn write(&self, out: &mut Writer) {
+        out.u64(self.to_bits());
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let bits = input.u64()?;
+        PolyRef::from_bits(bits)
+            .ok_or_else(|| input.malformed(format!("polygon reference {bits:#x}")))
+    }
+}
+
+impl Saved for AgentStatus {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        out.u8(*self as u8);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let byte = input.u8()?;
+        AgentStatus::ALL
+            .get(usize::from(byte))
+            .copied()
+            .ok_or_else(|| input.malformed(format!("agent status byte {byte}")))
+    }
+}
+
+impl Saved for Validity {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        match *self {
+            Validity::Valid => out.u8(0),
+            Validity::TileChanged(slot) => {
+                out.u8(1);
+                slot.write(out);
+            }
+            Validity::LinkChanged(link) => {
+                out.u8(2);
+                link.write(out);
+            }
+            Validity::FilterChanged => out.u8(3),
+            Validity::CostChanged => out.u8(4),
+            Validity::TargetChanged(target) => {
+                out.u8(5);
+                out.u64(target);
+            }
+        }
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(match input.u8()? {
+            0 => Validity::Valid,
+            1 => Validity::TileChanged(Saved::read(input)?),
+            2 => Validity::LinkChanged(Saved::read(input)?),
+            3 => Validity::FilterChanged,
+            4 => Validity::CostChanged,
+            5 => Validity::TargetChanged(input.u64()?),
+            other => return Err(input.malformed(format!("validity tag {other}"))),
+        })
+    }
+}
+
+impl Saved for CrowdEvent {
+    const MIN_BYTES: usize = 9;
+    fn write(&self, out: &mut Writer) {
+        match *self {
+            CrowdEvent::Arrived { agent, request } => {
+                out.u8(0);
+                (agent, request).write(out);
+            }
+            CrowdEvent::PartialArrived { agent, request } => {
+                out.u8(1);
+                (agent, request).write(out);
+            }
+            CrowdEvent::Blocked { agent, request } => {
+                out.u8(2);
+                (agent, request).write(out);
+            }
+            CrowdEvent::LinkStarted { agent, link } => {
+                out.u8(3);
+                (agent, link).write(out);
+            }
+            CrowdEvent::LinkFinished { agent, link } => {
+                out.u8(4);
+                (agent, link).write(out);
+            }
+            CrowdEvent::Cancelled { agent, record } => {
+                out.u8(5);
+                (agent, record).write(out);
+            }
+            CrowdEvent::CancelFault { agent, record } => {
+                out.u8(6);
+                (agent, record).write(out);
+            }
+            CrowdEvent::RouteInvalidated {
+                agent,
+                request,
+                changed,
+            } => {
+                out.u8(7);
+                (agent, request).write(out);
+                changed.write(out);
+            }
+            CrowdEvent::NoPath { agent, request } => {
+                out.u8(8);
+                (agent, request).write(out);
+            }
+        }
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let tag = input.u8()?;
+        let agent = AgentId::read(input)?;
+        Ok(match tag {
+            0 => CrowdEvent::Arrived {
+                agent,
+                request: Saved::read(input)?,
+            },
+            1 => CrowdEvent::PartialArrived {
+                agent,
+                request: Saved::read(input)?,
+            },
+            2 => CrowdEvent::Blocked {
+                agent,
+                request: Saved::read(input)?,
+            },
+            3 => CrowdEvent::LinkStarted {
+                agent,
+                link: Saved::read(input)?,
+            },
+            4 => CrowdEvent::LinkFinished {
+                agent,
+                link: Saved::read(input)?,
+            },
+            5 => CrowdEvent::Cancelled {
+                agent,
+                record: Saved::read(input)?,
+            },
+            6 => CrowdEvent::CancelFault {
+                agent,
+                record: Saved::read(input)?,
+            },
+            7 => CrowdEvent::RouteInvalidated {
+                agent,
+                request: Saved::read(input)?,
+                changed: Saved::read(input)?,
+            },
+            8 => CrowdEvent::NoPath {
+                agent,
+                request: Saved::read(input)?,
+            },
+            other => return Err(input.malformed(format!("event tag {other}"))),
+        })
+    }
+}
+
+impl Saved for QueryFilter {
+    const MIN_BYTES: usize = (AreaId::MAX as usize + 1) * 4 + 8 + 2 + 2 + 1 + 8 + 8;
+    fn write(&self, out: &mut Writer) {
+        out.elements(&self.area_costs);
+        out.u64(self.excluded_areas);
+        out.u16(self.include_flags);
+        out.u16(self.exclude_flags);
+        self.use_links.write(out);
+        self.version.write(out);
+        self.cost_version.write(out);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let mut area_costs = [0.0; AreaId::MAX as usize + 1];
+        for cost in &mut area_costs {
+            *cost = input.f32()?;
+        }
+        Ok(QueryFilter {
+            area_costs,
+            excluded_areas: input.u64()?,
+            include_flags: input.u16()?,
+            exclude_flags: input.u16()?,
+            use_links: Saved::read(input)?,
+            version: Saved::read(input)?,
+            cost_version: Saved::read(input)?,
+        })
+    }
+}

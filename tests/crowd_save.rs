@@ -1,0 +1,444 @@
+//! Saving and restoring a crowd (spec 001, issue 22 item 6): a restored crowd continues
+//! exactly as the uninterrupted one, under a new epoch; bad or stale saves are refused by
+//! value.
+
+mod common;
+
+use common::{rooms, rooms_door};
+use glam::Vec3;
+use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::crowd::{
+    AgentId, AgentParams, AgentStatus, AgentView, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
+    KinematicController, RestoreError, SAVE_FORMAT_VERSION,
+};
+use waymark::harness::{AgentPlan, random_plans, state_hash};
+use waymark::mesh::{LinkId, LinkVersion, NavMesh, TileGeneration};
+use waymark::scene::proving_ground::proving_ground;
+
+const DT: f32 = 1.0 / 30.0;
+
+/// Bodies of the size the guard preset bakes for.
+const PARAMS: AgentParams = AgentParams {
+    radius_m: 0.4,
+    height_m: 1.5,
+    ..AgentParams::DETOUR_REFERENCE
+};
+
+/// The game's side of a run: its agents with their plans, and which target each walks to
+/// next (a game saves this itself, beside the crowd's bytes).
+#[derive(Clone)]
+struct Game {
+    agents: Vec<AgentId>,
+    plans: Vec<AgentPlan>,
+    next_target: Vec<usize>,
+}
+
+impl Game {
+    fn start(crowd: &mut Crowd, plans: Vec<AgentPlan>) -> Game {
+        let mut agents = Vec::new();
+        for plan in &plans {
+            let agent = crowd.add_agent(plan.start, PARAMS).unwrap();
+            crowd.request_move(agent, plan.targets[0]).unwrap();
+            agents.push(agent);
+        }
+        let next_target = vec![1; plans.len()];
+        Game {
+            agents,
+            plans,
+            next_target,
+        }
+    }
+
+    /// One frame: the game's orders for this frame, then the step; arrivals take their
+    /// next targets. Returns the step's events.
+    fn frame(&mut self, crowd: &mut Crowd) -> Vec<CrowdEvent> {
+        let frame = crowd.frame();
+        // Orders at fixed frames, so both runs give the same ones.
+        match frame {
+            160 => {
+                crowd.cancel(self.agents[3]).unwrap();
+            }
+            170 => {
+                crowd.remove_agent(self.agents[5]).unwrap();
+                let added = crowd.add_agent(self.plans[5].start, PARAMS).unwrap();
+                crowd.request_move(added, self.plans[5].targets[1]).unwrap();
+                self.agents[5] = added;
+            }
+            180 => {
+                let target = self.plans[9].targets[2];
+                crowd.teleport(self.agents[7], self.plans[7].start).unwrap();
+                crowd.request_move(self.agents[7], target).unwrap();
+                crowd
+                    .request_velocity(self.agents[11], Vec3::new(1.0, 0.0, 0.5))
+                    .unwrap();
+            }
+            _ => {}
+        }
+        let events = crowd.step(DT, &mut KinematicController).unwrap();
+        for event in &events {
+            if let CrowdEvent::Arrived { agent, .. } | CrowdEvent::PartialArrived { agent, .. } =
+                *event
+            {
+                if let Some(index) = self.agents.iter().position(|&a| a == agent) {
+                    let plan = &self.plans[index];
+                    let target = plan.targets[self.next_target[index] % plan.targets.len()];
+                    self.next_target[index] += 1;
+                    crowd.request_move(agent, target).unwrap();
+                }
+            }
+        }
+        events
+    }
+}
+
+/// The event with its request's epoch set to 0: orders given after a restore are of the
+/// restored crowd's epoch (1 here), the same orders of the uninterrupted run of epoch 0.
+fn epoch_zero(event: &CrowdEvent) -> CrowdEvent {
+    let mut event = *event;
+    match &mut event {
+        CrowdEvent::Arrived { request, .. }
+        | CrowdEvent::PartialArrived { request, .. }
+        | CrowdEvent::Blocked { request, .. }
+        | CrowdEvent::RouteInvalidated { request, .. }
+        | CrowdEvent::NoPath { request, .. } => request.epoch = 0,
+        CrowdEvent::Cancelled { record, .. } | CrowdEvent::CancelFault { record, .. } => {
+            if let Some(order) = &mut record.order {
+                order.epoch = 0;
+            }
+        }
+        CrowdEvent::LinkStarted { .. } | CrowdEvent::LinkFinished { .. } => {}
+    }
+    event
+}
+
+fn views(crowd: &Crowd) -> Vec<AgentView> {
+    let mut views: Vec<AgentView> = crowd.agents().collect();
+    views.sort_by_key(|view| view.id);
+    views
+}
+
+fn proving_ground_mesh() -> NavMesh {
+    let world = proving_ground().scene.world_triangles().unwrap();
+    let config = BakeConfig {
+        tile_size_cells: Some(48),
+        ..BakeConfig::preset(Preset::Guard)
+    };
+    NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
+}
+
+/// A budget small enough that searches are still open and queued at the save.
+fn tight_config() -> CrowdConfig {
+    CrowdConfig {
+        budget: FrameBudget {
+            node_expansions: 96,
+            head_starts: 16,
+            ..FrameBudget::default()
+        },
+        ..CrowdConfig::default()
+    }
+}
+
+/// Where the continuation test saves: early enough that paths are still being searched.
+const SAVE_FRAME: u64 = 20;
+
+#[test]
+fn a_restored_crowd_continues_exactly_as_the_uninterrupted_one() {
+    let mesh = proving_ground_mesh();
+    let config = tight_config();
+    let plans = random_plans(&mesh, 240, 4, 7);
+
+    let mut whole = Crowd::new(&mesh, config).unwrap();
+    let mut whole_game = Game::start(&mut whole, plans);
+    for _ in 0..SAVE_FRAME {
+        whole_game.frame(&mut whole);
+    }
+    let queue_at_save = whole.stats().scheduler.queue_depth;
+    let bytes = whole.save();
+    assert_eq!(bytes, whole.save(), "the same crowd saves the same bytes");
+    let mut restored = Crowd::restore(&mesh, config, &bytes).unwrap();
+    let mut restored_game = whole_game.clone();
+    assert!(
+        queue_at_save > 16,
+        "searches open and queued at the save ({queue_at_save})"
+    );
+
+    // The same agents, where they were, under the same orders.
+    assert_eq!(views(&restored), views(&whole));
+    for &agent in &whole_game.agents {
+        assert_eq!(restored.request(agent), whole.request(agent));
+        assert_eq!(
+            restored.corridor(agent).unwrap().map(|c| c.len()),
+            whole.corridor(agent).unwrap().map(|c| c.len())
+        );
+    }
+    assert_eq!(restored.frame(), SAVE_FRAME);
+
+    let mut events_compared = 0;
+    for _ in SAVE_FRAME..300 {
+        let expected = whole_game.frame(&mut whole);
+        let found = restored_game.frame(&mut restored);
+        assert_eq!(
+            found.iter().map(epoch_zero).collect::<Vec<_>>(),
+            expected,
+            "frame {}",
+            whole.frame()
+        );
+        events_compared += expected.len();
+    }
+    assert!(events_compared > 100, "{events_compared} events compared");
+    assert_eq!(views(&restored), views(&whole));
+    assert_eq!(state_hash(&restored), state_hash(&whole));
+    assert_eq!(
+        restored_game.agents, whole_game.agents,
+        "the added agent's id"
+    );
+    let arrivals = whole_game
+        .next_target
+        .iter()
+        .filter(|&&next| next > 1)
+        .count();
+    assert!(arrivals > 60, "{arrivals} agents reached a target");
+}
+
+#[test]
+fn h5_a_restored_query_is_the_next_attempt_in_a_new_epoch_and_keeps_its_place() {
+    let mesh = proving_ground_mesh();
+    let config = tight_config();
+    let plans = random_plans(&mesh, 240, 1, 11);
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let game = Game::start(&mut crowd, plans);
+    for _ in 0..3 {
+        crowd.step(DT, &mut KinematicController).unwrap();
+    }
+    let waiting: Vec<AgentId> = game
+        .agents
+        .iter()
+        .copied()
+        .filter(|&agent| crowd.awaiting_first_path(agent).unwrap())
+        .collect();
+    assert!(waiting.len() > 100, "{} agents waiting", waiting.len());
+    let restored = Crowd::restore(&mesh, config, &crowd.save()).unwrap();
+    for &agent in &game.agents {
+        let (before, after) = (crowd.query(agent).unwrap(), restored.query(agent).unwrap());
+        let order = crowd.request(agent).unwrap();
+        assert_eq!(
+            restored.request(agent).unwrap(),
+            order,
+            "orders keep their ids"
+        );
+        let (before, after) = (before.unwrap(), after.unwrap());
+        assert_eq!(after.logical, before.logical);
+        if waiting.contains(&agent) {
+            assert_eq!(after.attempt, before.attempt + 1);
+            assert_eq!((before.epoch, after.epoch), (0, 1));
+        } else {
+            assert!(
+                after == before || after.attempt == before.attempt + 1,
+                "{agent}"
+            );
+        }
+    }
+    // The waiting agents are answered in the order they would have been: the first to get
+    // their paths after the restore are the first the uninterrupted crowd answers.
+    let mut restored = restored;
+    let answered = |crowd: &Crowd| -> Vec<AgentId> {
+        waiting
+            .iter()
+            .copied()
+            .filter(|&agent| !crowd.awaiting_first_path(agent).unwrap())
+            .collect()
+    };
+    for _ in 0..10 {
+        crowd.step(DT, &mut KinematicController).unwrap();
+        restored.step(DT, &mut KinematicController).unwrap();
+        assert_eq!(answered(&restored), answered(&crowd));
+    }
+    assert!(!answered(&crowd).is_empty());
+}
+
+#[test]
+fn ids_after_a_restore_are_the_ones_the_game_would_have_got_and_stale_ids_stay_refused() {
+    let (mesh, _) = rooms();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let params = PARAMS;
+    let agents: Vec<AgentId> = (0..6)
+        .map(|i| {
+            crowd
+                .add_agent(Vec3::new(1.0 + i as f32, 0.0, 3.0), params)
+                .unwrap()
+        })
+        .collect();
+    crowd.remove_agent(agents[1]).unwrap();
+    crowd.remove_agent(agents[4]).unwrap();
+    let mut restored = Crowd::restore(&mesh, CrowdConfig::default(), &crowd.save()).unwrap();
+    for stale in [agents[1], agents[4]] {
+        assert_eq!(
+            restored.position(stale).unwrap_err().to_string(),
+            format!("{stale} is not an agent of this crowd (removed, or never issued by it)")
+        );
+    }
+    for _ in 0..3 {
+        let expected = crowd.add_agent(Vec3::new(5.0, 0.0, 2.0), params).unwrap();
+        let found = restored
+            .add_agent(Vec3::new(5.0, 0.0, 2.0), params)
+            .unwrap();
+        assert_eq!(found, expected);
+    }
+    assert_ne!(
+        restored
+            .add_agent(Vec3::new(5.0, 0.0, 2.0), params)
+            .unwrap(),
+        agents[4]
+    );
+}
+
+#[test]
+fn a_crowd_crossing_a_door_restores_mid_crossing_and_lands_as_it_would_have() {
+    let (mut mesh, _) = rooms();
+    mesh.add_link(rooms_door(true)).unwrap();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(7.0, 0.0, 3.0), PARAMS).unwrap();
+    crowd
+        .request_move(agent, Vec3::new(19.0, 0.0, 3.0))
+        .unwrap();
+    let mut frames = 0;
+    while crowd.status(agent).unwrap() != AgentStatus::CrossingLink {
+        crowd.step(DT, &mut KinematicController).unwrap();
+        frames += 1;
+        assert!(frames < 300, "the agent reaches the door");
+    }
+    let mut restored = Crowd::restore(&mesh, CrowdConfig::default(), &crowd.save()).unwrap();
+    assert_eq!(
+        restored.crossing(agent).unwrap(),
+        crowd.crossing(agent).unwrap()
+    );
+    let mut arrived = false;
+    for _ in 0..300 {
+        let expected = crowd.step(DT, &mut KinematicController).unwrap();
+        let found = restored.step(DT, &mut KinematicController).unwrap();
+        assert_eq!(found, expected);
+        arrived |= expected
+            .iter()
+            .any(|event| matches!(event, CrowdEvent::Arrived { .. }));
+    }
+    assert!(arrived);
+    assert_eq!(views(&restored), views(&crowd));
+}
+
+/// A small crowd on the rooms with a door, walking, as bytes.
+fn rooms_save() -> (NavMesh, LinkId, Vec<u8>) {
+    let (mut mesh, _) = rooms();
+    let door = mesh.add_link(rooms_door(true)).unwrap();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    for i in 0..4 {
+        let agent = crowd
+            .add_agent(Vec3::new(2.0 + i as f32, 0.0, 3.0), PARAMS)
+            .unwrap();
+        crowd
+            .request_move(agent, Vec3::new(19.0, 0.0, 3.0))
+            .unwrap();
+    }
+    for _ in 0..10 {
+        crowd.step(DT, &mut KinematicController).unwrap();
+    }
+    (mesh, door, crowd.save())
+}
+
+#[test]
+fn truncated_corrupted_and_foreign_bytes_are_refused_by_value() {
+    let (mesh, _, bytes) = rooms_save();
+    let config = CrowdConfig::default();
+    let restore = |bytes: &[u8]| Crowd::restore(&mesh, config, bytes).err();
+    assert!(restore(&bytes).is_none());
+
+    let cut = &bytes[..bytes.len() - 100];
+    assert_eq!(
+        restore(cut),
+        Some(RestoreError::Truncated {
+            expected: bytes.len() as u64 - 24,
+            found: bytes.len() as u64 - 124,
+        })
+    );
+    assert!(matches!(
+        restore(&bytes[..10]),
+        Some(RestoreError::Truncated {
+            expected: 24,
+            found: 10
+        })
+    ));
+
+    let mut corrupted = bytes.clone();
+    let middle = corrupted.len() / 2;
+    corrupted[middle] ^= 0x10;
+    let error = restore(&corrupted).unwrap();
+    assert!(matches!(error, RestoreError::Checksum { stored, computed } if stored != computed));
+    assert!(error.to_string().contains("corrupted"), "{error}");
+
+    let mut other_version = bytes.clone();
+    other_version[8..12].copy_from_slice(&(SAVE_FORMAT_VERSION + 1).to_le_bytes());
+    assert_eq!(
+        restore(&other_version),
+        Some(RestoreError::Version {
+            found: SAVE_FORMAT_VERSION + 1,
+            supported: SAVE_FORMAT_VERSION,
+        })
+    );
+
+    let error = restore(b"PK\x03\x04 a zip file").unwrap();
+    assert!(matches!(error, RestoreError::NotASave { .. }));
+    assert!(
+        error.to_string().starts_with("not a saved crowd"),
+        "{error}"
+    );
+    assert!(restore(&[]).is_some());
+}
+
+#[test]
+fn a_save_against_a_changed_mesh_is_refused_naming_the_tile_or_link_and_both_versions() {
+    let (mut mesh, door, bytes) = rooms_save();
+    let config = CrowdConfig::default();
+    let version_at_save = mesh.snapshot().link(door).unwrap().version;
+    let closed = mesh.set_link_open(door, false).unwrap();
+    let error = Crowd::restore(&mesh, config, &bytes).err().unwrap();
+    assert_eq!(
+        error,
+        RestoreError::LinkChanged {
+            link: door,
+            saved: version_at_save,
+            mesh: closed,
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "link {} changed since the save: version {} then, {} in the mesh now",
+            door.0, version_at_save.0, closed.0
+        )
+    );
+    assert_ne!(closed, LinkVersion(0));
+
+    // A tile rebuilt (committed again, a new generation) since the save.
+    let (mut mesh, tiles) = rooms();
+    let door = mesh.add_link(rooms_door(true)).unwrap();
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    crowd.add_agent(Vec3::new(2.0, 0.0, 3.0), PARAMS).unwrap();
+    let bytes = crowd.save();
+    let slot = mesh.commit_rebuilt_tile(tiles[0].clone()).unwrap();
+    let now = mesh.snapshot().data().slots[usize::from(slot.0)].generation;
+    match Crowd::restore(&mesh, config, &bytes).err().unwrap() {
+        RestoreError::TileChanged {
+            slot: named,
+            saved,
+            mesh,
+        } => {
+            assert_eq!(named, slot);
+            assert_eq!(mesh, now);
+            assert!(
+                saved < now && saved != TileGeneration(0),
+                "{saved:?} {now:?}"
+            );
+        }
+        other => panic!("{other}"),
+    }
+    let _ = door;
+}
