@@ -47,6 +47,7 @@ fn main() {
         retarget: false,
         stop_when_all_arrived: false,
         skip_off_mesh_starts: false,
+        save_at_frame: None,
     };
     let report = run_crowd(
         &mut crowd,

@@ -453,6 +453,7 @@ fn run_shared_with(
         retarget: true,
         stop_when_all_arrived: false,
         skip_off_mesh_starts: false,
+        save_at_frame: None,
     };
     let mut events = Vec::new();
     let mut frame = 0;

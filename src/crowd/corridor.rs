@@ -590,13 +590,17 @@ impl CorridorCache {
 impl Saved for Corridor {
     const MIN_BYTES: usize = 4 + 4 + 1;
     fn write(&self, out: &mut Writer) {
-        self.polygons.write(out);
+        write_deltas(
+            out,
+            self.polygons.iter().map(|&bits| i64::from(bits)),
+            self.polygons.len(),
+        );
         self.links.write(out);
         self.complete.write(out);
         self.reads.write(out);
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        let polygons: Vec<u32> = Saved::read(input)?;
+        let polygons: Vec<u32> = read_deltas(input)?;
         if polygons.is_empty() {
             return Err(input.malformed("a corridor without polygons"));
         }
@@ -638,17 +642,19 @@ impl Saved for CorridorReads {
     const MIN_BYTES: usize = 4 + 4 + 4 + 8 + 8;
     fn write(&self, out: &mut Writer) {
         self.newest_generation.write(out);
-        out.len(self.slots.len());
-        out.elements(&self.slots);
+        let slots = self.slots.iter().map(|slot| i64::from(slot.0));
+        write_deltas(out, slots, self.slots.len());
         out.len(self.links.len());
         out.elements(&self.links);
         self.filter.write(out);
         self.cost.write(out);
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let newest_generation = Saved::read(input)?;
+        let slots: Vec<u16> = read_deltas(input)?;
         Ok(CorridorReads {
-            newest_generation: Saved::read(input)?,
-            slots: Vec::<TileSlot>::read(input)?.into_boxed_slice(),
+            newest_generation,
+            slots: slots.into_iter().map(TileSlot).collect(),
             links: Vec::<(LinkId, LinkVersion)>::read(input)?.into_boxed_slice(),
             filter: Saved::read(input)?,
             cost: Saved::read(input)?,
@@ -656,14 +662,41 @@ impl Saved for CorridorReads {
     }
 }
 
+/// Writes a run of numbers as its count and the differences between neighbours (the first
+/// from 0): a path's polygons mostly follow each other within a tile, a differences of a
+/// few, one byte each.
+fn write_deltas(out: &mut Writer, values: impl Iterator<Item = i64>, count: usize) {
+    out.len(count);
+    let mut previous = 0;
+    for value in values {
+        out.signed(value - previous);
+        previous = value;
+    }
+}
+
+/// Reads what [`write_deltas`] wrote, each value checked to fit `T`.
+fn read_deltas<T: TryFrom<i64>>(input: &mut Reader) -> Result<Vec<T>, RestoreError> {
+    let count = input.len(1)?;
+    let mut values = Vec::with_capacity(count);
+    let mut value = 0i64;
+    for _ in 0..count {
+        value = value.wrapping_add(input.signed()?);
+        match T::try_from(value) {
+            Ok(fitted) => values.push(fitted),
+            Err(_) => return Err(input.malformed(format!("{value} out of range in a corridor"))),
+        }
+    }
+    Ok(values)
+}
+
 impl CorridorCache {
     /// Writes the cache's entries (by key, so the same cache writes the same bytes; each
     /// corridor by its place in the save's corridor table), its next sweep and counters.
-    pub(crate) fn write_state(&self, out: &mut Writer) {
-        let entries = self.sorted_entries();
+    /// `entries` are [`CorridorCache::sorted_entries`].
+    pub(crate) fn write_state(&self, out: &mut Writer, entries: &[(&CorridorKey, &Arc<Corridor>)]) {
         out.len(entries.len());
         for (key, corridor) in entries {
-            key.write(out);
+            (*key).write(out);
             corridor.write(out);
         }
         out.u64(self.sweep_at as u64);

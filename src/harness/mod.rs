@@ -6,12 +6,14 @@
 //! Inputs: a scenario kind and an agent count. Outputs: the scenario (mesh, agents,
 //! targets) and, run, its [`ScenarioReport`]: overlaps, completion, flow.
 
+mod resume;
 mod run;
 mod scenario;
 
+pub use resume::ResumeError;
 pub use run::{
     AgentPlan, AgentsCsvError, RunOptions, RunReport, median, random_plans, read_agents_csv,
-    run_crowd, state_hash,
+    resume_crowd, run_crowd, state_hash,
 };
 
 pub use scenario::{

@@ -15,10 +15,11 @@ use std::time::Instant;
 
 use glam::Vec3;
 
+use super::resume::{ResumeError, RunState, settings_fingerprint};
 use super::scenario::measure_quality;
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
-    AgentId, AgentParams, Crowd, CrowdError, CrowdEvent, FlowMeter, FlowReport,
+    AgentId, AgentParams, Crowd, CrowdConfig, CrowdError, CrowdEvent, FlowMeter, FlowReport,
     KinematicController, PathWaits, StepStats,
 };
 use crate::mesh::NavMesh;
@@ -52,6 +53,9 @@ pub struct RunOptions {
     /// Whether agents starting off the mesh are left out (counted) instead of failing the
     /// run.
     pub skip_off_mesh_starts: bool,
+    /// After how many steps of this run (warm-up included) to save the run into
+    /// [`RunReport::saved_state`], for [`resume_crowd`]; the run goes on.
+    pub save_at_frame: Option<usize>,
 }
 
 /// What a run measured.
@@ -102,6 +106,9 @@ pub struct RunReport {
     pub first_arrival_frames: Vec<usize>,
     /// Whether every agent arrived (once) before the run ended.
     pub all_arrived: bool,
+    /// The run saved at [`RunOptions::save_at_frame`] (the crowd's bytes and each agent's
+    /// place in its plan), for [`resume_crowd`].
+    pub saved_state: Option<Vec<u8>>,
 }
 
 impl RunReport {
@@ -145,12 +152,11 @@ pub fn run_crowd(
     plans: &[AgentPlan],
     params: AgentParams,
     options: &RunOptions,
-    mut on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
+    on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
 ) -> Result<RunReport, CrowdError> {
     let mut report = RunReport::default();
     let mut meter = FlowMeter::new();
     let mut plan_of: HashMap<AgentId, usize> = HashMap::with_capacity(plans.len());
-    let mut next_target = vec![0usize; plans.len()];
     crowd.reserve(plans.len())?;
     for (index, plan) in plans.iter().enumerate() {
         let agent = match crowd.add_agent(plan.start, params) {
@@ -168,7 +174,90 @@ pub fn run_crowd(
         plan_of.insert(agent, index);
     }
     report.agents = crowd.len();
-    let mut not_yet_arrived: HashSet<AgentId> = plan_of.keys().copied().collect();
+    let mut state = RunState {
+        not_yet_arrived: plan_of.keys().copied().collect(),
+        plan_of,
+        next_target: vec![0; plans.len()],
+    };
+    run_frames(
+        crowd,
+        plans,
+        &mut state,
+        options,
+        &mut report,
+        &mut meter,
+        on_frame,
+    )?;
+    Ok(report)
+}
+
+/// Resumes a run that [`RunOptions::save_at_frame`] saved ([`RunReport::saved_state`]) on
+/// `mesh` (as it was at the save) under `config`, for the same `plans`, and steps it as
+/// `options` say. The crowd and each agent's place in its plan are as they were at the
+/// save, so the resumed run ends where the uninterrupted one does ([`state_hash`]); the
+/// report covers the resumed frames (an order given before the save does not count
+/// toward `order_to_motion_frames_p95`). Refused, by [`ResumeError`], for a file that is
+/// not a whole saved run, or was saved for other plans or settings, or a crowd the mesh
+/// no longer fits.
+pub fn resume_crowd(
+    mesh: &NavMesh,
+    config: CrowdConfig,
+    saved: &[u8],
+    plans: &[AgentPlan],
+    options: &RunOptions,
+    on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
+) -> Result<(Crowd, RunReport), ResumeError> {
+    let (mut state, settings, crowd_bytes) = RunState::from_bytes(saved, plans)?;
+    let mut crowd = Crowd::restore(mesh, config, crowd_bytes)?;
+    let now = settings_fingerprint(&crowd);
+    if settings != now {
+        return Err(ResumeError::OtherSettings {
+            saved: settings,
+            now,
+        });
+    }
+    if let Some(agent) = state
+        .plan_of
+        .keys()
+        .chain(&state.not_yet_arrived)
+        .find(|&&agent| crowd.status(agent).is_err())
+    {
+        return Err(ResumeError::Inconsistent {
+            what: agent.to_string(),
+        });
+    }
+    let mut report = RunReport {
+        agents: crowd.len(),
+        ..RunReport::default()
+    };
+    let mut meter = FlowMeter::new();
+    run_frames(
+        &mut crowd,
+        plans,
+        &mut state,
+        options,
+        &mut report,
+        &mut meter,
+        on_frame,
+    )?;
+    Ok((crowd, report))
+}
+
+/// The frames of a run: each step, timed and measured, then the orders its events lead to.
+fn run_frames(
+    crowd: &mut Crowd,
+    plans: &[AgentPlan],
+    state: &mut RunState,
+    options: &RunOptions,
+    report: &mut RunReport,
+    meter: &mut FlowMeter,
+    mut on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
+) -> Result<(), CrowdError> {
+    let RunState {
+        plan_of,
+        next_target,
+        not_yet_arrived,
+    } = state;
     let mut controller = KinematicController;
     let mut quality_grid = NeighbourGrid::default();
     let mut waits_before = PathWaits::default();
@@ -266,6 +355,15 @@ pub fn run_crowd(
             }
         }
         on_frame(crowd, &events);
+        if options.save_at_frame == Some(frame + 1) {
+            report.saved_state = Some(state_bytes(
+                crowd,
+                plans,
+                plan_of,
+                next_target,
+                not_yet_arrived,
+            ));
+        }
         if options.stop_when_all_arrived && not_yet_arrived.is_empty() {
             break;
         }
@@ -280,7 +378,23 @@ pub fn run_crowd(
         .since(&waits_before)
         .and_then(|waits| waits.percentile(0.95))?
         .unwrap_or(0);
-    Ok(report)
+    Ok(())
+}
+
+/// The run's state as [`RunState::to_bytes`] writes it, from its parts.
+fn state_bytes(
+    crowd: &Crowd,
+    plans: &[AgentPlan],
+    plan_of: &HashMap<AgentId, usize>,
+    next_target: &[usize],
+    not_yet_arrived: &HashSet<AgentId>,
+) -> Vec<u8> {
+    RunState {
+        plan_of: plan_of.clone(),
+        next_target: next_target.to_vec(),
+        not_yet_arrived: not_yet_arrived.clone(),
+    }
+    .to_bytes(crowd, plans)
 }
 
 /// `count` agents starting at random points of the mesh, each with `targets` random

@@ -530,6 +530,7 @@ pub fn run_scenario(
         retarget: false,
         stop_when_all_arrived: true,
         skip_off_mesh_starts: false,
+        save_at_frame: None,
     };
     let run = run_crowd(&mut crowd, &plans, scenario.params, &options, |crowd, _| {
         on_frame(crowd)

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use serde_json::json;
 use waymark::crowd::{AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats};
 use waymark::harness::{
-    AgentPlan, RunOptions, RunReport, median, random_plans, read_agents_csv, run_crowd, state_hash,
+    AgentPlan, RunOptions, RunReport, median, random_plans, read_agents_csv, resume_crowd,
+    run_crowd, state_hash,
 };
 use waymark::mesh::NavMesh;
 
@@ -83,6 +84,17 @@ pub struct CrowdCommand {
     /// fields are then null.
     #[arg(long)]
     pub skip_quality: bool,
+    /// Save the run after this many frames (warm-up included) to `--state-out`, then go
+    /// on; `--resume` continues it.
+    #[arg(long, value_name = "FRAME", value_parser = frames_arg, requires = "state_out")]
+    pub save_at: Option<usize>,
+    /// Where `--save-at` writes the saved run.
+    #[arg(long, value_name = "FILE", requires = "save_at")]
+    pub state_out: Option<PathBuf>,
+    /// Continue a run saved with `--save-at` for `--frames` more frames: the same level
+    /// and flags as when it was saved (other ones are refused).
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
 }
 
 impl CrowdCommand {
@@ -199,19 +211,16 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         ..AvoidanceConfig::default()
     };
     command.contact.apply(&mut avoidance);
-    let mut crowd = Crowd::new(
-        &mesh,
-        CrowdConfig {
-            budget: FrameBudget {
-                node_expansions: command.node_budget,
-                head_starts: command.head_starts,
-                search_time_ms: command.search_time_ms,
-            },
-            heuristic_weight: command.heuristic_weight,
-            avoidance,
-            ..CrowdConfig::default()
+    let crowd_config = CrowdConfig {
+        budget: FrameBudget {
+            node_expansions: command.node_budget,
+            head_starts: command.head_starts,
+            search_time_ms: command.search_time_ms,
         },
-    )?;
+        heuristic_weight: command.heuristic_weight,
+        avoidance,
+        ..CrowdConfig::default()
+    };
     let options = RunOptions {
         dt_s: command.dt,
         warm_up_frames: command.warm_up_frames,
@@ -220,8 +229,36 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         retarget: true,
         stop_when_all_arrived: false,
         skip_off_mesh_starts: true,
+        save_at_frame: command.save_at,
     };
-    let report = run_crowd(&mut crowd, &plans, params, &options, |_, _| {})?;
+    if let Some(frame) = command.save_at {
+        let total = command.warm_up_frames + command.frames;
+        if frame == 0 || frame > total {
+            return Err(CliError::Usage(format!(
+                "--save-at {frame} is not a frame of this run (1 to {total})"
+            )));
+        }
+    }
+    let (crowd, report) = match &command.resume {
+        Some(path) => {
+            let saved = std::fs::read(path).map_err(|source| {
+                CliError::Usage(format!("cannot read '{}': {source}", path.display()))
+            })?;
+            resume_crowd(&mesh, crowd_config, &saved, &plans, &options, |_, _| {})
+                .map_err(CliError::library)?
+        }
+        None => {
+            let mut crowd = Crowd::new(&mesh, crowd_config)?;
+            let report = run_crowd(&mut crowd, &plans, params, &options, |_, _| {})?;
+            (crowd, report)
+        }
+    };
+    if let (Some(path), Some(saved)) = (&command.state_out, &report.saved_state) {
+        std::fs::write(path, saved).map_err(|source| CliError::Write {
+            path: path.clone(),
+            source,
+        })?;
+    }
     if report.skipped_off_mesh > 0 {
         eprintln!(
             "warning: {} agents start off the mesh and were left out",

@@ -1,7 +1,13 @@
-//! The byte codec of a saved crowd: little-endian fixed-width fields, no padding, lengths
-//! as `u32`, and the [`Saved`] trait every saved value implements.
+//! The byte codec of a saved crowd: columns of per-agent values, and single values with
+//! the [`Saved`] trait.
 //!
-//! Stage: crowd runtime, save and restore. A [`Writer`] appends to a byte vector; a
+//! Stage: crowd runtime, save and restore. Per-agent values are written a column at a time
+//! ([`Writer::column`]): a mode byte, then either the one value every agent has (radius,
+//! speeds, support and filter are usually the same for the whole crowd) or every agent's
+//! value as its plain little-endian bytes, copied as a block. Everything else is written
+//! value by value: integers as LEB128 variable-length numbers (ids, counts and indices are
+//! mostly small), floats as their four bytes, enums as a tag byte and their fields. A
+//! [`Writer`] appends to a byte vector; a
 //! [`Reader`] walks a byte slice and refuses, naming the section it was reading, a value
 //! that runs past the end or that no saved value has (a status byte out of range, a zero
 //! id). Shared corridors are written once, in a table ahead of everything that names them;
@@ -9,6 +15,7 @@
 //! out the table's corridors by place, so agents that shared a corridor share it again.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use glam::{Vec2, Vec3};
@@ -16,24 +23,69 @@ use glam::{Vec2, Vec3};
 use super::RestoreError;
 use crate::crowd::corridor::Corridor;
 
-/// Appends saved values to a byte vector.
-pub(crate) struct Writer {
-    pub bytes: Vec<u8>,
-    /// Each saved corridor's place in the corridor table, by address.
-    corridor_place: HashMap<*const Corridor, u32>,
+/// Every corridor a crowd holds, once, in the order they are saved, with each one's place.
+pub(crate) struct CorridorTable {
+    pub corridors: Vec<Arc<Corridor>>,
+    /// By address (as a number, so the table is shared between threads).
+    places: HashMap<usize, u32, BuildHasherDefault<AddressHasher>>,
 }
 
-impl Writer {
-    /// A writer whose corridor table is `corridors`, in that order.
-    pub fn new(corridors: &[Arc<Corridor>]) -> Writer {
-        let corridor_place = corridors
-            .iter()
-            .enumerate()
-            .map(|(place, corridor)| (Arc::as_ptr(corridor), place as u32))
-            .collect();
+impl CorridorTable {
+    /// The table of `corridors` in the order met, each kept once.
+    pub fn gather<'a>(corridors: impl Iterator<Item = &'a Arc<Corridor>>) -> CorridorTable {
+        let mut table = CorridorTable {
+            corridors: Vec::new(),
+            places: HashMap::default(),
+        };
+        for corridor in corridors {
+            let next = table.corridors.len() as u32;
+            table.places.entry(address(corridor)).or_insert_with(|| {
+                table.corridors.push(corridor.clone());
+                next
+            });
+        }
+        table
+    }
+}
+
+fn address(corridor: &Arc<Corridor>) -> usize {
+    Arc::as_ptr(corridor) as usize
+}
+
+/// Hashes a corridor's address: the table looks up tens of thousands a save, and an
+/// address needs no protection against crafted keys.
+#[derive(Default)]
+pub(crate) struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn write(&mut self, _bytes: &[u8]) {
+        unreachable!("addresses hash through write_usize");
+    }
+
+    fn write_usize(&mut self, address: usize) {
+        // Allocations are 16-byte aligned: drop the zero bits, spread the rest (Fibonacci
+        // hashing), and fold the high half down, where the table takes its bucket index.
+        let spread = (address as u64 >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = spread ^ (spread >> 32);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Appends saved values to a byte vector.
+pub(crate) struct Writer<'a> {
+    pub bytes: Vec<u8>,
+    table: &'a CorridorTable,
+}
+
+impl<'a> Writer<'a> {
+    /// A writer naming corridors by their place in `table`.
+    pub fn new(table: &'a CorridorTable) -> Writer<'a> {
         Writer {
             bytes: Vec::new(),
-            corridor_place,
+            table,
         }
     }
 
@@ -45,22 +97,60 @@ impl Writer {
         self.bytes.extend_from_slice(&value.to_le_bytes());
     }
 
+    /// A number as LEB128: seven bits a byte, low first, the high bit set on all but the
+    /// last.
+    pub fn varint(&mut self, mut value: u64) {
+        if value < 0x80 {
+            self.bytes.push(value as u8); // most of them
+            return;
+        }
+        while value >= 0x80 {
+            self.bytes.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        self.bytes.push(value as u8);
+    }
+
     pub fn u32(&mut self, value: u32) {
-        self.bytes.extend_from_slice(&value.to_le_bytes());
+        self.varint(u64::from(value));
     }
 
     pub fn u64(&mut self, value: u64) {
-        self.bytes.extend_from_slice(&value.to_le_bytes());
+        self.varint(value);
+    }
+
+    /// A signed difference, zigzagged (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) so small
+    /// differences of either sign take one byte.
+    pub fn signed(&mut self, value: i64) {
+        self.varint(((value << 1) ^ (value >> 63)) as u64);
     }
 
     pub fn f32(&mut self, value: f32) {
-        self.u32(value.to_bits());
+        self.bytes.extend_from_slice(&value.to_bits().to_le_bytes());
     }
 
-    /// A length or count (every saved collection is far below `u32::MAX`: agents are
-    /// capped at [`AGENTS_MAX`](crate::crowd::AGENTS_MAX)).
+    /// A length or count.
     pub fn len(&mut self, len: usize) {
-        self.u32(u32::try_from(len).expect("a saved collection holds fewer than 2^32 items"));
+        self.varint(len as u64);
+    }
+
+    /// A column: every agent's value of one kind, in slot order (see the module doc).
+    pub fn column<T: LaneValue>(&mut self, values: &[T]) {
+        T::write_column(values, self);
+    }
+
+    fn raw_column<R: bytemuck::Pod>(&mut self, raw: &[R]) {
+        let bytes: &[u8] = bytemuck::cast_slice(raw);
+        let size = size_of::<R>();
+        let first = &bytes[..size.min(bytes.len())];
+        // Compared as bytes, so -0.0 and 0.0 differ and NaNs compare by their bits.
+        if raw.len() > 1 && bytes.chunks_exact(size).all(|value| value == first) {
+            self.u8(COLUMN_SAME);
+            self.bytes.extend_from_slice(first);
+        } else {
+            self.u8(COLUMN_EACH);
+            self.bytes.extend_from_slice(bytes);
+        }
     }
 
     /// A four-byte section tag, checked on reading so a misplaced section is named.
@@ -69,9 +159,8 @@ impl Writer {
     }
 
     /// The place of a corridor in the table.
-    fn corridor(&mut self, corridor: &Arc<Corridor>) {
-        let place = self.corridor_place[&Arc::as_ptr(corridor)];
-        self.u32(place);
+    fn corridor_place(&self, corridor: &Arc<Corridor>) -> u32 {
+        self.table.places[&address(corridor)]
     }
 
     /// A slice's elements, without their count (a lane, whose count is the crowd's).
@@ -86,6 +175,8 @@ impl Writer {
 pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// Where `bytes` start in the payload (for errors).
+    base: usize,
     /// The section being read, for errors.
     pub section: &'static str,
     /// The corridor table, once read.
@@ -97,16 +188,36 @@ impl<'a> Reader<'a> {
         Reader {
             bytes,
             at: 0,
+            base: 0,
             section: "header",
             corridors: Vec::new(),
         }
+    }
+
+    /// A reader of `bytes`, a part of a section that starts at `base` in the payload.
+    pub fn part(bytes: &'a [u8], base: usize, section: &'static str) -> Reader<'a> {
+        Reader {
+            base,
+            section,
+            ..Reader::new(bytes)
+        }
+    }
+
+    /// Where the next value starts in the payload.
+    pub fn offset(&self) -> usize {
+        self.base + self.at
+    }
+
+    /// The next `len` bytes, as they are.
+    pub fn raw_bytes(&mut self, len: usize) -> Result<&'a [u8], RestoreError> {
+        self.bytes_of(len)
     }
 
     /// A value no save holds, in the current section.
     pub fn malformed(&self, detail: impl Into<String>) -> RestoreError {
         RestoreError::Malformed {
             section: self.section,
-            offset: self.at,
+            offset: self.base + self.at,
             detail: detail.into(),
         }
     }
@@ -134,22 +245,85 @@ impl<'a> Reader<'a> {
         Ok(u16::from_le_bytes(self.take()?))
     }
 
+    pub fn varint(&mut self) -> Result<u64, RestoreError> {
+        if let Some(&byte) = self.bytes.get(self.at) {
+            if byte < 0x80 {
+                self.at += 1; // most of them
+                return Ok(u64::from(byte));
+            }
+        }
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                if shift == 63 && byte > 1 {
+                    break; // past 64 bits
+                }
+                return Ok(value);
+            }
+        }
+        Err(self.malformed("a variable-length number past 64 bits"))
+    }
+
     pub fn u32(&mut self) -> Result<u32, RestoreError> {
-        Ok(u32::from_le_bytes(self.take()?))
+        let value = self.varint()?;
+        u32::try_from(value).map_err(|_| self.malformed(format!("{value} past a 32-bit field")))
     }
 
     pub fn u64(&mut self) -> Result<u64, RestoreError> {
-        Ok(u64::from_le_bytes(self.take()?))
+        self.varint()
+    }
+
+    pub fn signed(&mut self) -> Result<i64, RestoreError> {
+        let value = self.varint()?;
+        Ok((value >> 1) as i64 ^ -((value & 1) as i64))
     }
 
     pub fn f32(&mut self) -> Result<f32, RestoreError> {
-        Ok(f32::from_bits(self.u32()?))
+        Ok(f32::from_bits(u32::from_le_bytes(self.take()?)))
+    }
+
+    /// A column of `count` values (see [`Writer::column`]), each checked by
+    /// [`LaneValue::from_raw`].
+    pub fn column<T: LaneValue>(&mut self, count: usize) -> Result<Vec<T>, RestoreError> {
+        let size = size_of::<T::Raw>();
+        let raw: Vec<T::Raw> = match self.u8()? {
+            COLUMN_SAME => {
+                let value = bytemuck::pod_read_unaligned(self.bytes_of(size)?);
+                vec![value; count]
+            }
+            COLUMN_EACH => {
+                let bytes = self.bytes_of(
+                    size.checked_mul(count)
+                        .ok_or_else(|| self.malformed(format!("a column of {count} values")))?,
+                )?;
+                let mut raw = vec![<T::Raw as bytemuck::Zeroable>::zeroed(); count];
+                bytemuck::cast_slice_mut::<T::Raw, u8>(&mut raw).copy_from_slice(bytes);
+                raw
+            }
+            other => return Err(self.malformed(format!("column mode {other}"))),
+        };
+        T::from_raw_column(raw, self)
+    }
+
+    fn bytes_of(&mut self, len: usize) -> Result<&'a [u8], RestoreError> {
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|&end| end <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(self.malformed(format!("{len} bytes needed past the end")));
+        };
+        let bytes = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(bytes)
     }
 
     /// A length, refused if the bytes left could not hold that many items of at least
     /// `item_bytes` each (so a corrupt length cannot ask for a huge allocation).
     pub fn len(&mut self, item_bytes: usize) -> Result<usize, RestoreError> {
-        let len = self.u32()? as usize;
+        let len = usize::try_from(self.varint()?).unwrap_or(usize::MAX);
         let left = self.bytes.len() - self.at;
         if len.saturating_mul(item_bytes.max(1)) > left {
             return Err(self.malformed(format!(
@@ -197,9 +371,9 @@ pub(crate) trait Saved: Sized {
 }
 
 macro_rules! saved_number {
-    ($($type:ident),*) => {$(
+    ($($type:ident: $min_bytes:expr),*) => {$(
         impl Saved for $type {
-            const MIN_BYTES: usize = size_of::<$type>();
+            const MIN_BYTES: usize = $min_bytes;
             fn write(&self, out: &mut Writer) {
                 out.$type(*self);
             }
@@ -209,7 +383,7 @@ macro_rules! saved_number {
         }
     )*};
 }
-saved_number!(u8, u16, u32, u64, f32);
+saved_number!(u8: 1, u16: 2, u32: 1, u64: 1, f32: 4);
 
 impl Saved for bool {
     const MIN_BYTES: usize = 1;
@@ -295,7 +469,7 @@ impl<A: Saved, B: Saved> Saved for (A, B) {
 impl Saved for Arc<Corridor> {
     const MIN_BYTES: usize = 4;
     fn write(&self, out: &mut Writer) {
-        out.corridor(self);
+        out.u32(out.corridor_place(self));
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         let place = input.u32()?;
@@ -306,6 +480,94 @@ impl Saved for Arc<Corridor> {
                 input.corridors.len()
             ))),
         }
+    }
+}
+
+/// Column mode: one value for every agent.
+const COLUMN_SAME: u8 = 1;
+/// Column mode: each agent's value.
+const COLUMN_EACH: u8 = 0;
+
+/// A per-agent value with a plain-bytes form for [`Writer::column`].
+pub(crate) trait LaneValue: Sized {
+    /// The plain form.
+    type Raw: bytemuck::Pod + std::fmt::Debug;
+    fn raw(&self, out: &Writer) -> Self::Raw;
+    /// The value of a plain form; `None` if no value has it.
+    fn from_raw(raw: Self::Raw, input: &Reader) -> Option<Self>;
+
+    /// Writes a column of values (by their plain forms).
+    fn write_column(values: &[Self], out: &mut Writer) {
+        let raw: Vec<Self::Raw> = values.iter().map(|value| value.raw(out)).collect();
+        out.raw_column(&raw);
+    }
+
+    /// The values of a column of plain forms, each checked.
+    fn from_raw_column(raw: Vec<Self::Raw>, input: &Reader) -> Result<Vec<Self>, RestoreError> {
+        let mut values = Vec::with_capacity(raw.len());
+        for (slot, raw) in raw.into_iter().enumerate() {
+            match Self::from_raw(raw, input) {
+                Some(value) => values.push(value),
+                None => {
+                    return Err(input.malformed(format!(
+                        "value {raw:?} of slot {slot} in a column of {}",
+                        std::any::type_name::<Self>()
+                    )));
+                }
+            }
+        }
+        Ok(values)
+    }
+}
+
+/// Numbers are their own plain form: their columns are copied as they are.
+macro_rules! plain_lane_value {
+    ($($type:ty),*) => {$(
+        impl LaneValue for $type {
+            type Raw = $type;
+            fn raw(&self, _out: &Writer) -> $type {
+                *self
+            }
+            fn from_raw(raw: $type, _input: &Reader) -> Option<$type> {
+                Some(raw)
+            }
+            fn write_column(values: &[$type], out: &mut Writer) {
+                out.raw_column(values);
+            }
+            fn from_raw_column(raw: Vec<$type>, _input: &Reader) -> Result<Vec<$type>, RestoreError> {
+                Ok(raw)
+            }
+        }
+    )*};
+}
+plain_lane_value!(u8, u32, u64, f32);
+
+impl LaneValue for bool {
+    type Raw = u8;
+    fn raw(&self, _out: &Writer) -> u8 {
+        u8::from(*self)
+    }
+    fn from_raw(raw: u8, _input: &Reader) -> Option<bool> {
+        match raw {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+}
+
+/// An agent's corridor, by its place in the table (`u32::MAX`: none).
+impl LaneValue for Option<Arc<Corridor>> {
+    type Raw = u32;
+    fn raw(&self, out: &Writer) -> u32 {
+        self.as_ref()
+            .map_or(u32::MAX, |corridor| out.corridor_place(corridor))
+    }
+    fn from_raw(raw: u32, input: &Reader) -> Option<Self> {
+        if raw == u32::MAX {
+            return Some(None);
+        }
+        input.corridors.get(raw as usize).cloned().map(Some)
     }
 }
 
@@ -333,7 +595,7 @@ pub(crate) use saved_struct;
 macro_rules! saved_newtype {
     ($($type:ident($inner:ty)),* $(,)?) => {$(
         impl $crate::crowd::save::codec::Saved for $type {
-            const MIN_BYTES: usize = size_of::<$inner>();
+            const MIN_BYTES: usize = <$inner as $crate::crowd::save::codec::Saved>::MIN_BYTES;
             fn write(&self, out: &mut $crate::crowd::save::codec::Writer) {
                 $crate::crowd::save::codec::Saved::write(&self.0, out);
             }
@@ -353,7 +615,8 @@ mod tests {
 
     #[test]
     fn values_read_back_as_written_and_a_short_input_is_refused_by_section() {
-        let mut out = Writer::new(&[]);
+        let table = CorridorTable::gather(std::iter::empty());
+        let mut out = Writer::new(&table);
         out.tag(b"TEST");
         (7u8, 0x1234_5678u32).write(&mut out);
         Some(Vec3::new(1.0, -2.5, f32::MAX)).write(&mut out);
@@ -388,7 +651,8 @@ mod tests {
 
     #[test]
     fn a_count_larger_than_the_bytes_left_is_refused_before_allocating() {
-        let mut out = Writer::new(&[]);
+        let table = CorridorTable::gather(std::iter::empty());
+        let mut out = Writer::new(&table);
         out.u32(u32::MAX);
         let mut input = Reader::new(&out.bytes);
         let error = Vec::<u64>::read(&mut input).unwrap_err();

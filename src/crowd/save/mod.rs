@@ -50,18 +50,20 @@
 //! the table. docs/architecture.md gives the layout field by field.
 
 pub(crate) mod codec;
+mod components;
 mod types;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use codec::{Reader, Saved, Writer};
+use codec::{CorridorTable, Reader, Saved, Writer};
+use rayon::prelude::*;
 
 use super::agent::{AgentIds, TABLE_ENTRIES_MAX};
 use super::avoid::AvoidanceProfile;
-use super::components::{Cancelling, LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use super::components::MoveRequest;
 use super::config::CrowdConfig;
-use super::corridor::Corridor;
+use super::corridor::{Corridor, CorridorKey};
 use super::events::CrowdError;
 use super::lanes::{AgentLanes, every_lane};
 use super::passes::PortalWindow;
@@ -163,22 +165,36 @@ impl Crowd {
     /// The whole crowd as bytes (see the module doc for what is kept and the format).
     /// Between steps; the crowd is unchanged.
     pub fn save(&self) -> Vec<u8> {
-        let corridors = self.corridor_table();
-        let mut out = Writer::new(&corridors);
-        // About what 10,000 walking agents take, so a large save grows its buffer rarely.
-        out.bytes.reserve(HEADER_BYTES + 256 * self.lanes.len());
+        let mut bytes = Vec::new();
+        self.save_into(&mut bytes);
+        bytes
+    }
+
+    /// [`Crowd::save`] into `bytes` (emptied first), so a game that saves often reuses one
+    /// buffer instead of mapping fresh memory for each save.
+    pub fn save_into(&self, bytes: &mut Vec<u8>) {
+        let cached = self.cache.sorted_entries();
+        let held = self.lanes.corridor.iter().flatten();
+        // Every corridor once: the agents' in slot order, then the cache's by key (so the
+        // same crowd writes the same bytes).
+        let table = CorridorTable::gather(held.chain(cached.iter().map(|(_, corridor)| *corridor)));
+        let mut out = Writer::new(&table);
+        out.bytes = std::mem::take(bytes);
+        out.bytes.clear();
+        // A little over what walking agents take, so the buffer grows rarely if ever.
+        out.bytes.reserve(HEADER_BYTES + 320 * self.lanes.len());
         out.bytes.extend_from_slice(&[0; HEADER_BYTES]);
-        self.write_payload(&mut out, &corridors);
-        let mut bytes = out.bytes;
+        self.write_payload(&mut out, &table, &cached);
+        *bytes = out.bytes;
         let payload_bytes = (bytes.len() - HEADER_BYTES) as u64;
         let checksum = crc32fast::hash(&bytes[HEADER_BYTES..]);
-        let mut header = Vec::with_capacity(HEADER_BYTES);
-        header.extend_from_slice(&MAGIC);
-        header.extend_from_slice(&SAVE_FORMAT_VERSION.to_le_bytes());
-        header.extend_from_slice(&payload_bytes.to_le_bytes());
-        header.extend_from_slice(&checksum.to_le_bytes());
-        bytes[..HEADER_BYTES].copy_from_slice(&header);
-        bytes
+        let header = bytes
+            .first_chunk_mut::<HEADER_BYTES>()
+            .expect("the header was written");
+        header[..8].copy_from_slice(&MAGIC);
+        header[8..12].copy_from_slice(&SAVE_FORMAT_VERSION.to_le_bytes());
+        header[12..20].copy_from_slice(&payload_bytes.to_le_bytes());
+        header[20..24].copy_from_slice(&checksum.to_le_bytes());
     }
 
     /// The crowd `bytes` hold, on `mesh` (in the state the saved crowd last saw) under
@@ -202,21 +218,12 @@ impl Crowd {
         Ok(crowd)
     }
 
-    /// Every corridor the crowd holds, each once: the agents' in slot order, then the
-    /// cache's by key (so the same crowd writes the same bytes).
-    fn corridor_table(&self) -> Vec<Arc<Corridor>> {
-        let mut seen = HashMap::new();
-        let mut table = Vec::new();
-        let held = self.lanes.corridor.iter().flatten();
-        for corridor in held.chain(self.cache.sorted_entries().into_iter().map(|(_, c)| c)) {
-            seen.entry(Arc::as_ptr(corridor)).or_insert_with(|| {
-                table.push(corridor.clone());
-            });
-        }
-        table
-    }
-
-    fn write_payload(&self, out: &mut Writer, corridors: &[Arc<Corridor>]) {
+    fn write_payload(
+        &self,
+        out: &mut Writer,
+        table: &CorridorTable,
+        cached: &[(&CorridorKey, &Arc<Corridor>)],
+    ) {
         out.tag(b"MESH");
         write_mesh(out, &self.snapshot);
 
@@ -238,43 +245,26 @@ impl Crowd {
         out.elements(free);
 
         out.tag(b"CORR");
-        out.len(corridors.len());
-        for corridor in corridors {
-            (**corridor).write(out);
-        }
+        write_corridors(out, table);
 
         out.tag(b"LANE");
         out.len(self.lanes.len());
         let lanes = &self.lanes;
         macro_rules! write_lanes {
             ($($lane:ident),* $(,)?) => {
-                $(out.elements(&lanes.$lane);)*
+                $(out.column(&lanes.$lane);)*
             };
         }
         every_lane!(write_lanes);
 
         out.tag(b"AGNT");
-        for &agent in &lanes.id {
-            let entity = self.ids.entity(agent);
-            let record = self.world.entity(entity).expect("every lane id is live");
-            let params = record
-                .get::<&super::agent::AgentParams>()
-                .expect("every agent has its parameters");
-            params.write(out);
-            record.get::<&MoveRequest>().as_deref().write_option(out);
-            record.get::<&Cancelling>().as_deref().write_option(out);
-            record
-                .get::<&VelocityRequest>()
-                .as_deref()
-                .write_option(out);
-            record.get::<&LinkCrossing>().as_deref().write_option(out);
-        }
+        self.write_components(out);
 
         out.tag(b"SCHD");
         self.scheduler.write_state(out);
 
         out.tag(b"CACH");
-        self.cache.write_state(out);
+        self.cache.write_state(out, cached);
     }
 
     fn read_payload(&mut self, input: &mut Reader) -> Result<(), RestoreError> {
@@ -305,43 +295,20 @@ impl Crowd {
         })?;
 
         input.section("corridors", b"CORR")?;
-        let corridors: Vec<Corridor> = Saved::read(input)?;
-        input.corridors = corridors.into_iter().map(Arc::new).collect();
+        input.corridors = read_corridors(input)?;
 
         input.section("lanes", b"LANE")?;
         let count = input.len(1)?;
         macro_rules! read_lanes {
             ($($lane:ident),* $(,)?) => {
-                AgentLanes { $($lane: input.elements(count)?,)* }
+                AgentLanes { $($lane: input.column(count)?,)* }
             };
         }
         let lanes: AgentLanes = every_lane!(read_lanes);
         self.check_lanes(input, &lanes)?;
 
         input.section("agents", b"AGNT")?;
-        for (slot, &agent) in lanes.id.iter().enumerate() {
-            let mut record = hecs::EntityBuilder::new();
-            record.add(Slot(slot));
-            record.add(super::agent::AgentParams::read(input)?);
-            if let Some(request) = Option::<MoveRequest>::read(input)? {
-                record.add(request);
-            }
-            if let Some(cancelling) = Option::<Cancelling>::read(input)? {
-                record.add(cancelling);
-            }
-            if let Some(velocity) = Option::<VelocityRequest>::read(input)? {
-                record.add(velocity);
-            }
-            if let Some(crossing) = Option::<LinkCrossing>::read(input)? {
-                record.add(crossing);
-            }
-            let entity = self.world.spawn(record.build());
-            if !self.ids.revive(agent, entity) {
-                return Err(input.malformed(format!(
-                    "{agent} in slot {slot} is not a live id of the identity table"
-                )));
-            }
-        }
+        self.read_components(input, &lanes.id)?;
         if !self.ids.free_are_dead() {
             return Err(input.malformed("an agent on a free index"));
         }
@@ -408,6 +375,56 @@ impl Crowd {
         self.scheduler
             .relabel(|job| renamed.get(&job.request).copied());
     }
+}
+
+/// Corridors per part of the corridor table: the parts are written and read in parallel
+/// (reading a corridor mostly waits for its memory, so the cores' waits overlap).
+const CORRIDORS_PER_PART: usize = 1024;
+
+/// The corridor table: its count, then parts of [`CORRIDORS_PER_PART`] corridors, each its
+/// length in bytes and its corridors.
+fn write_corridors(out: &mut Writer, table: &CorridorTable) {
+    let parts: Vec<Vec<u8>> = table
+        .corridors
+        .par_chunks(CORRIDORS_PER_PART)
+        .map(|part| {
+            let mut part_out = Writer::new(table);
+            for corridor in part {
+                (**corridor).write(&mut part_out);
+            }
+            part_out.bytes
+        })
+        .collect();
+    out.len(table.corridors.len());
+    for part in parts {
+        out.len(part.len());
+        out.bytes.extend_from_slice(&part);
+    }
+}
+
+fn read_corridors(input: &mut Reader) -> Result<Vec<Arc<Corridor>>, RestoreError> {
+    let count = input.len(1)?;
+    let mut parts = Vec::new();
+    for first in (0..count).step_by(CORRIDORS_PER_PART) {
+        let corridors = CORRIDORS_PER_PART.min(count - first);
+        let len = input.len(1)?;
+        let offset = input.offset();
+        parts.push((corridors, offset, input.raw_bytes(len)?));
+    }
+    let parts: Vec<Vec<Arc<Corridor>>> = parts
+        .into_par_iter()
+        .map(|(corridors, offset, bytes)| {
+            let mut part = Reader::part(bytes, offset, "corridors");
+            let read: Vec<Arc<Corridor>> = (0..corridors)
+                .map(|_| Corridor::read(&mut part).map(Arc::new))
+                .collect::<Result<_, _>>()?;
+            if !part.is_at_end() {
+                return Err(part.malformed("bytes after a part's last corridor"));
+            }
+            Ok(read)
+        })
+        .collect::<Result<_, RestoreError>>()?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Writes the tile generations and link versions of `snapshot`.
@@ -514,15 +531,4 @@ fn checked_payload(bytes: &[u8]) -> Result<&[u8], RestoreError> {
         return Err(RestoreError::Checksum { stored, computed });
     }
     Ok(payload)
-}
-
-/// Writes a component an agent may or may not have.
-trait WriteOption {
-    fn write_option(self, out: &mut Writer);
-}
-
-impl<T: Saved + Copy> WriteOption for Option<&T> {
-    fn write_option(self, out: &mut Writer) {
-        self.copied().write(out);
-    }
 }

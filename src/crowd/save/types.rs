@@ -7,7 +7,7 @@
 //! their own modules.
 
 use super::RestoreError;
-use super::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
+use super::codec::{LaneValue, Reader, Saved, Writer, saved_newtype, saved_struct};
 use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
 use crate::crowd::avoid::AvoidanceProfile;
 use crate::crowd::components::{Cancelling, LinkCrossing, MoveRequest, VelocityRequest};
@@ -71,41 +71,86 @@ saved_struct!(AvoidanceProfile {
     wall_time_horizon_s,
 });
 
+/// An id as its index and generation, each a variable-length number.
 impl Saved for AgentId {
-    const MIN_BYTES: usize = 8;
+    const MIN_BYTES: usize = 2;
     fn write(&self, out: &mut Writer) {
-        out.u64(self.to_bits());
+        out.u32(self.index());
+        out.u32(self.generation());
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        let bits = input.u64()?;
-        AgentId::from_bits(bits)
-            .ok_or_else(|| input.malformed(format!("agent id {bits:#x} (generation 0)")))
+        let (index, generation) = (input.u32()?, input.u32()?);
+        AgentId::from_bits(u64::from(generation) << 32 | u64::from(index))
+            .ok_or_else(|| input.malformed(format!("agent id {index} of generation 0")))
     }
 }
 
+/// A reference as its tile generation and its slot-and-polygon bits.
 impl Saved for PolyRef {
-    const MIN_BYTES: usize = 8;
+    const MIN_BYTES: usize = 2;
     fn write(&self, out: &mut Writer) {
-        out.u64(self.to_bits());
+        self.generation().write(out);
+        out.u32(self.tile_bits());
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        let bits = input.u64()?;
-        PolyRef::from_bits(bits)
-            .ok_or_else(|| input.malformed(format!("polygon reference {bits:#x}")))
+        let generation = TileGeneration::read(input)?;
+        let bits = input.u32()?;
+        PolyRef::from_tile_bits(generation, bits).ok_or_else(|| {
+            input.malformed(format!(
+                "polygon reference {bits:#x} of generation {}",
+                generation.0
+            ))
+        })
     }
 }
 
-impl Saved for AgentStatus {
-    const MIN_BYTES: usize = 1;
-    fn write(&self, out: &mut Writer) {
-        out.u8(*self as u8);
+impl LaneValue for AgentId {
+    type Raw = u64;
+    fn raw(&self, _out: &Writer) -> u64 {
+        self.to_bits()
     }
-    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        let byte = input.u8()?;
-        AgentStatus::ALL
-            .get(usize::from(byte))
-            .copied()
-            .ok_or_else(|| input.malformed(format!("agent status byte {byte}")))
+    fn from_raw(raw: u64, _input: &Reader) -> Option<Self> {
+        AgentId::from_bits(raw)
+    }
+}
+
+impl LaneValue for PolyRef {
+    type Raw = u64;
+    fn raw(&self, _out: &Writer) -> u64 {
+        self.to_bits()
+    }
+    fn from_raw(raw: u64, _input: &Reader) -> Option<Self> {
+        PolyRef::from_bits(raw)
+    }
+}
+
+impl LaneValue for AgentStatus {
+    type Raw = u8;
+    fn raw(&self, _out: &Writer) -> u8 {
+        *self as u8
+    }
+    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+        AgentStatus::ALL.get(usize::from(raw)).copied()
+    }
+}
+
+impl LaneValue for FilterId {
+    type Raw = u8;
+    fn raw(&self, _out: &Writer) -> u8 {
+        self.0
+    }
+    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+        Some(FilterId(raw))
+    }
+}
+
+impl LaneValue for ProfileId {
+    type Raw = u8;
+    fn raw(&self, _out: &Writer) -> u8 {
+        self.0
+    }
+    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+        Some(ProfileId(raw))
     }
 }
 

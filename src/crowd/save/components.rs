@@ -1,0 +1,206 @@
+//! The `AGNT` section: each agent's parameters and orders (the crowd's `hecs` components),
+//! written as columns in slot order.
+//!
+//! Stage: crowd runtime, save and restore. Layout: the five parameter columns; a column of
+//! which components each agent has (bit 0 a move order, 1 a cancel, 2 a velocity order, 3 a
+//! link crossing); the move orders of those that have one, as columns (target, order and
+//! query identities, flags); then the cancels, velocity orders and crossings of those that
+//! have them, value by value (few agents have one at a time).
+
+use super::RestoreError;
+use super::codec::{Reader, Saved, Writer};
+use crate::crowd::agent::{AgentId, AgentParams};
+use crate::crowd::components::{Cancelling, LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use crate::crowd::runtime::Crowd;
+use crate::crowd::scheduler::RequestId;
+
+const HAS_MOVE: u8 = 1;
+const HAS_CANCEL: u8 = 2;
+const HAS_VELOCITY: u8 = 4;
+const HAS_CROSSING: u8 = 8;
+
+/// One agent's components, gathered in slot order for writing.
+#[derive(Clone, Copy, Default)]
+struct Gathered {
+    params: Option<AgentParams>,
+    request: Option<MoveRequest>,
+    cancelling: Option<Cancelling>,
+    velocity: Option<VelocityRequest>,
+    crossing: Option<LinkCrossing>,
+}
+
+impl Crowd {
+    pub(super) fn write_components(&self, out: &mut Writer) {
+        let mut gathered = vec![Gathered::default(); self.lanes.len()];
+        let mut query = self.world.query::<(
+            &Slot,
+            &AgentParams,
+            Option<&MoveRequest>,
+            Option<&Cancelling>,
+            Option<&VelocityRequest>,
+            Option<&LinkCrossing>,
+        )>();
+        for (slot, params, request, cancelling, velocity, crossing) in query.iter() {
+            gathered[slot.0] = Gathered {
+                params: Some(*params),
+                request: request.copied(),
+                cancelling: cancelling.copied(),
+                velocity: velocity.copied(),
+                crossing: crossing.copied(),
+            };
+        }
+        let params: Vec<AgentParams> = gathered
+            .iter()
+            .map(|agent| agent.params.expect("every agent has its parameters"))
+            .collect();
+        out.column(&column(&params, |p| p.radius_m));
+        out.column(&column(&params, |p| p.height_m));
+        out.column(&column(&params, |p| p.max_speed_mps));
+        out.column(&column(&params, |p| p.preferred_speed_mps));
+        out.column(&column(&params, |p| p.max_acceleration_mps2));
+        let has: Vec<u8> = gathered
+            .iter()
+            .map(|agent| {
+                [
+                    (agent.request.is_some(), HAS_MOVE),
+                    (agent.cancelling.is_some(), HAS_CANCEL),
+                    (agent.velocity.is_some(), HAS_VELOCITY),
+                    (agent.crossing.is_some(), HAS_CROSSING),
+                ]
+                .into_iter()
+                .filter(|&(has, _)| has)
+                .fold(0, |bits, (_, bit)| bits | bit)
+            })
+            .collect();
+        out.column(&has);
+
+        let requests: Vec<MoveRequest> = gathered.iter().filter_map(|a| a.request).collect();
+        out.column(&column(&requests, |r| r.target.x));
+        out.column(&column(&requests, |r| r.target.y));
+        out.column(&column(&requests, |r| r.target.z));
+        for identity in [|r: &MoveRequest| r.order, |r: &MoveRequest| r.query] {
+            out.column(&column(&requests, |r| identity(r).logical));
+            out.column(&column(&requests, |r| identity(r).attempt));
+            out.column(&column(&requests, |r| identity(r).epoch));
+        }
+        out.column(&column(&requests, |r| r.awaiting));
+        out.column(&column(&requests, |r| r.attempts_since_adopted));
+        out.column(&column(&requests, |r| r.adopted_once));
+
+        for agent in &gathered {
+            agent.cancelling.iter().for_each(|c| c.write(out));
+        }
+        for agent in &gathered {
+            agent.velocity.iter().for_each(|v| v.write(out));
+        }
+        for agent in &gathered {
+            agent.crossing.iter().for_each(|c| c.write(out));
+        }
+    }
+
+    /// Reads what [`Crowd::write_components`] wrote and gives each agent of `ids` (in slot
+    /// order) its identity record with them.
+    pub(super) fn read_components(
+        &mut self,
+        input: &mut Reader,
+        ids: &[AgentId],
+    ) -> Result<(), RestoreError> {
+        let count = ids.len();
+        let radius_m: Vec<f32> = input.column(count)?;
+        let height_m: Vec<f32> = input.column(count)?;
+        let max_speed_mps: Vec<f32> = input.column(count)?;
+        let preferred_speed_mps: Vec<f32> = input.column(count)?;
+        let max_acceleration_mps2: Vec<f32> = input.column(count)?;
+        let has: Vec<u8> = input.column(count)?;
+        if let Some(slot) = has.iter().position(|&bits| bits > 15) {
+            return Err(input.malformed(format!("component bits {} of slot {slot}", has[slot])));
+        }
+        let requests = read_requests(input, has.iter().filter(|&&b| b & HAS_MOVE != 0).count())?;
+        let rows = |bit: u8| has.iter().filter(move |&&b| b & bit != 0).count();
+        let cancelling: Vec<Cancelling> = input.elements(rows(HAS_CANCEL))?;
+        let velocity: Vec<VelocityRequest> = input.elements(rows(HAS_VELOCITY))?;
+        let crossing: Vec<LinkCrossing> = input.elements(rows(HAS_CROSSING))?;
+        let (mut requests, mut cancelling, mut velocity, mut crossing) = (
+            requests.into_iter(),
+            cancelling.into_iter(),
+            velocity.into_iter(),
+            crossing.into_iter(),
+        );
+        for (slot, &agent) in ids.iter().enumerate() {
+            let params = AgentParams {
+                radius_m: radius_m[slot],
+                height_m: height_m[slot],
+                max_speed_mps: max_speed_mps[slot],
+                preferred_speed_mps: preferred_speed_mps[slot],
+                max_acceleration_mps2: max_acceleration_mps2[slot],
+            };
+            let entity = match has[slot] {
+                0 => self.world.spawn((Slot(slot), params)),
+                HAS_MOVE => {
+                    let request = requests.next().expect("counted from the same bits");
+                    self.world.spawn((Slot(slot), params, request))
+                }
+                bits => {
+                    let mut record = hecs::EntityBuilder::new();
+                    record.add(Slot(slot)).add(params);
+                    let take = |bit: u8| bits & bit != 0;
+                    if take(HAS_MOVE) {
+                        record.add(requests.next().expect("counted"));
+                    }
+                    if take(HAS_CANCEL) {
+                        record.add(cancelling.next().expect("counted"));
+                    }
+                    if take(HAS_VELOCITY) {
+                        record.add(velocity.next().expect("counted"));
+                    }
+                    if take(HAS_CROSSING) {
+                        record.add(crossing.next().expect("counted"));
+                    }
+                    self.world.spawn(record.build())
+                }
+            };
+            if !self.ids.revive(agent, entity) {
+                return Err(input.malformed(format!(
+                    "{agent} in slot {slot} is not a live id of the identity table"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One field of every item, as a column.
+fn column<T, F>(items: &[T], field: impl Fn(&T) -> F) -> Vec<F> {
+    items.iter().map(field).collect()
+}
+
+fn read_requests(input: &mut Reader, count: usize) -> Result<Vec<MoveRequest>, RestoreError> {
+    let target_x: Vec<f32> = input.column(count)?;
+    let target_y: Vec<f32> = input.column(count)?;
+    let target_z: Vec<f32> = input.column(count)?;
+    let mut identities = Vec::new();
+    for _ in 0..2 {
+        let logical: Vec<u64> = input.column(count)?;
+        let attempt: Vec<u32> = input.column(count)?;
+        let epoch: Vec<u32> = input.column(count)?;
+        identities.push((logical, attempt, epoch));
+    }
+    let awaiting: Vec<bool> = input.column(count)?;
+    let attempts_since_adopted: Vec<u32> = input.column(count)?;
+    let adopted_once: Vec<bool> = input.column(count)?;
+    let identity = |which: usize, index: usize| RequestId {
+        logical: identities[which].0[index],
+        attempt: identities[which].1[index],
+        epoch: identities[which].2[index],
+    };
+    Ok((0..count)
+        .map(|index| MoveRequest {
+            target: glam::Vec3::new(target_x[index], target_y[index], target_z[index]),
+            order: identity(0, index),
+            query: identity(1, index),
+            awaiting: awaiting[index],
+            attempts_since_adopted: attempts_since_adopted[index],
+            adopted_once: adopted_once[index],
+        })
+        .collect())
+}
