@@ -371,3 +371,112 @@ fn the_state_hash_is_the_same_for_the_same_run_at_any_thread_count() {
     assert_ne!(one, hash(&["--threads", "1", "--seed", "2"]));
     assert_ne!(one, hash(&["--threads", "1", "--frames", "91"]));
 }
+
+/// The state hash after a whole run of `frames` with `flags`, and after the same run saved
+/// at `save_at` and resumed for the rest, at `threads`.
+fn whole_and_resumed(
+    flags: &[&str],
+    frames: usize,
+    save_at: usize,
+    threads: &str,
+) -> (String, String) {
+    let state = std::env::temp_dir().join(format!(
+        "waymark_resume_{}_{threads}_{}.state",
+        std::process::id(),
+        flags.len()
+    ));
+    let state = state.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["crowd"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--json", "--skip-quality", "--threads", threads]);
+        args.extend_from_slice(extra);
+        json_of(&args)["state_hash"].as_str().unwrap().to_owned()
+    };
+    let (frames_text, save_text, rest_text) = (
+        frames.to_string(),
+        save_at.to_string(),
+        (frames - save_at).to_string(),
+    );
+    let whole = run(&[
+        "--frames",
+        &frames_text,
+        "--save-at",
+        &save_text,
+        "--state-out",
+        state,
+    ]);
+    let resumed = run(&["--frames", &rest_text, "--resume", state]);
+    // Resumed with other flags: refused, naming what differs.
+    let mut other = vec!["crowd"];
+    other.extend_from_slice(flags);
+    other.extend_from_slice(&["--frames", "1", "--node-budget", "7", "--resume", state]);
+    let refused = waymark(&other);
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("other crowd settings"), "{message}");
+    std::fs::remove_file(state).unwrap();
+    (whole, resumed)
+}
+
+#[test]
+fn a_run_saved_halfway_and_resumed_ends_in_the_same_state_on_the_dungeon() {
+    let dungeon = asset("dungeon.obj");
+    let agents = asset("dungeon_crowd_agents.csv");
+    let flags = [
+        dungeon.as_str(),
+        "--preset",
+        "recast",
+        "--agents-csv",
+        &agents,
+        "--agents",
+        "1000",
+    ];
+    for threads in ["1", "2"] {
+        let (whole, resumed) = whole_and_resumed(&flags, 300, 150, threads);
+        assert_eq!(resumed, whole, "{threads} threads");
+    }
+}
+
+#[test]
+fn a_run_saved_halfway_and_resumed_ends_in_the_same_state_on_the_city() {
+    // 2,000 agents here to keep the test quick; docs/benchmarks.md has the 10,000.
+    let flags = ["city", "--agents", "2000"];
+    let (whole, resumed) = whole_and_resumed(&flags, 200, 80, "2");
+    assert_eq!(resumed, whole);
+}
+
+#[test]
+fn a_save_frame_outside_the_run_and_a_state_file_that_is_not_one_are_refused() {
+    let output = waymark(&[
+        "crowd",
+        "--frames",
+        "10",
+        "--save-at",
+        "11",
+        "--state-out",
+        "/tmp/x",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("--save-at 11 is not a frame of this run (1 to 10)"),
+        "{message}"
+    );
+    let output = waymark(&["crowd", "--save-at", "5"]);
+    assert_eq!(output.status.code(), Some(2), "--save-at needs --state-out");
+    let not_a_state =
+        std::env::temp_dir().join(format!("waymark_not_a_state_{}", std::process::id()));
+    std::fs::write(&not_a_state, b"hello").unwrap();
+    let output = waymark(&[
+        "crowd",
+        "--frames",
+        "1",
+        "--resume",
+        not_a_state.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&not_a_state).unwrap();
+    assert!(!output.status.success());
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("not a saved run"), "{message}");
+}
