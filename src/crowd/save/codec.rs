@@ -89,6 +89,7 @@ impl<'a> Writer<'a> {
         }
     }
 
+    #[inline]
     pub fn u8(&mut self, value: u8) {
         self.bytes.push(value);
     }
@@ -99,6 +100,7 @@ impl<'a> Writer<'a> {
 
     /// A number as LEB128: seven bits a byte, low first, the high bit set on all but the
     /// last.
+    #[inline]
     pub fn varint(&mut self, mut value: u64) {
         if value < 0x80 {
             self.bytes.push(value as u8); // most of them
@@ -111,6 +113,7 @@ impl<'a> Writer<'a> {
         self.bytes.push(value as u8);
     }
 
+    #[inline]
     pub fn u32(&mut self, value: u32) {
         self.varint(u64::from(value));
     }
@@ -121,6 +124,7 @@ impl<'a> Writer<'a> {
 
     /// A signed difference, zigzagged (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) so small
     /// differences of either sign take one byte.
+    #[inline]
     pub fn signed(&mut self, value: i64) {
         self.varint(((value << 1) ^ (value >> 63)) as u64);
     }
@@ -139,14 +143,29 @@ impl<'a> Writer<'a> {
         T::write_column(values, self);
     }
 
-    fn raw_column<R: bytemuck::Pod>(&mut self, raw: &[R]) {
+    pub(crate) fn raw_column<R: bytemuck::Pod>(&mut self, raw: &[R]) {
         let bytes: &[u8] = bytemuck::cast_slice(raw);
         let size = size_of::<R>();
         let first = &bytes[..size.min(bytes.len())];
         // Compared as bytes, so -0.0 and 0.0 differ and NaNs compare by their bits.
-        if raw.len() > 1 && bytes.chunks_exact(size).all(|value| value == first) {
+        let differ = |value: &&[u8]| *value != first;
+        let exceptions = bytes.chunks_exact(size).filter(differ).count();
+        if raw.len() > 1 && exceptions == 0 {
             self.u8(COLUMN_SAME);
             self.bytes.extend_from_slice(first);
+        } else if exceptions * (size + 2) < bytes.len() / 2 {
+            // Mostly the first agent's value (no slope ahead, not stalled, on flat ground).
+            self.u8(COLUMN_MOSTLY);
+            self.bytes.extend_from_slice(first);
+            self.len(exceptions);
+            let mut previous = 0;
+            for (slot, value) in bytes.chunks_exact(size).enumerate() {
+                if value != first {
+                    self.len(slot - previous);
+                    self.bytes.extend_from_slice(value);
+                    previous = slot;
+                }
+            }
         } else {
             self.u8(COLUMN_EACH);
             self.bytes.extend_from_slice(bytes);
@@ -237,6 +256,7 @@ impl<'a> Reader<'a> {
         Ok(bytes)
     }
 
+    #[inline]
     pub fn u8(&mut self) -> Result<u8, RestoreError> {
         Ok(self.take::<1>()?[0])
     }
@@ -245,27 +265,29 @@ impl<'a> Reader<'a> {
         Ok(u16::from_le_bytes(self.take()?))
     }
 
+    #[inline]
     pub fn varint(&mut self) -> Result<u64, RestoreError> {
-        if let Some(&byte) = self.bytes.get(self.at) {
-            if byte < 0x80 {
-                self.at += 1; // most of them
-                return Ok(u64::from(byte));
-            }
-        }
         let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = self.u8()?;
-            value |= u64::from(byte & 0x7f) << shift;
+        // At most ten bytes hold 64 bits; the tenth may carry only the top bit.
+        for (index, &byte) in self.bytes[self.at..].iter().take(10).enumerate() {
+            value |= u64::from(byte & 0x7f) << (7 * index);
             if byte & 0x80 == 0 {
-                if shift == 63 && byte > 1 {
-                    break; // past 64 bits
+                if index == 9 && byte > 1 {
+                    break;
                 }
+                self.at += index + 1;
                 return Ok(value);
             }
         }
-        Err(self.malformed("a variable-length number past 64 bits"))
+        Err(self.bad_varint())
     }
 
+    #[cold]
+    fn bad_varint(&self) -> RestoreError {
+        self.malformed("a variable-length number past 64 bits or past the end")
+    }
+
+    #[inline]
     pub fn u32(&mut self) -> Result<u32, RestoreError> {
         let value = self.varint()?;
         u32::try_from(value).map_err(|_| self.malformed(format!("{value} past a 32-bit field")))
@@ -275,6 +297,7 @@ impl<'a> Reader<'a> {
         self.varint()
     }
 
+    #[inline]
     pub fn signed(&mut self) -> Result<i64, RestoreError> {
         let value = self.varint()?;
         Ok((value >> 1) as i64 ^ -((value & 1) as i64))
@@ -287,26 +310,53 @@ impl<'a> Reader<'a> {
     /// A column of `count` values (see [`Writer::column`]), each checked by
     /// [`LaneValue::from_raw`].
     pub fn column<T: LaneValue>(&mut self, count: usize) -> Result<Vec<T>, RestoreError> {
-        let size = size_of::<T::Raw>();
-        let raw: Vec<T::Raw> = match self.u8()? {
+        T::read_column(self, count)
+    }
+
+    /// A column of plain values as [`Writer::raw_column`] wrote it.
+    pub(crate) fn raw_column<R: bytemuck::Pod>(
+        &mut self,
+        count: usize,
+    ) -> Result<Vec<R>, RestoreError> {
+        let size = size_of::<R>();
+        match self.u8()? {
             COLUMN_SAME => {
                 let value = bytemuck::pod_read_unaligned(self.bytes_of(size)?);
-                vec![value; count]
+                Ok(vec![value; count])
+            }
+            COLUMN_MOSTLY => {
+                let value = bytemuck::pod_read_unaligned(self.bytes_of(size)?);
+                let mut raw = vec![value; count];
+                let exceptions = self.len(size + 1)?;
+                let mut slot = 0usize;
+                for _ in 0..exceptions {
+                    slot = slot.saturating_add(self.len(0)?);
+                    let value = bytemuck::pod_read_unaligned(self.bytes_of(size)?);
+                    match raw.get_mut(slot) {
+                        Some(place) => *place = value,
+                        None => {
+                            return Err(self.malformed(format!(
+                                "an exception at slot {slot} of a column of {count}"
+                            )));
+                        }
+                    }
+                }
+                Ok(raw)
             }
             COLUMN_EACH => {
                 let bytes = self.bytes_of(
                     size.checked_mul(count)
                         .ok_or_else(|| self.malformed(format!("a column of {count} values")))?,
                 )?;
-                let mut raw = vec![<T::Raw as bytemuck::Zeroable>::zeroed(); count];
-                bytemuck::cast_slice_mut::<T::Raw, u8>(&mut raw).copy_from_slice(bytes);
-                raw
+                let mut raw = vec![<R as bytemuck::Zeroable>::zeroed(); count];
+                bytemuck::cast_slice_mut::<R, u8>(&mut raw).copy_from_slice(bytes);
+                Ok(raw)
             }
-            other => return Err(self.malformed(format!("column mode {other}"))),
-        };
-        T::from_raw_column(raw, self)
+            other => Err(self.malformed(format!("column mode {other}"))),
+        }
     }
 
+    #[inline]
     fn bytes_of(&mut self, len: usize) -> Result<&'a [u8], RestoreError> {
         let end = self
             .at
@@ -487,6 +537,8 @@ impl Saved for Arc<Corridor> {
 const COLUMN_SAME: u8 = 1;
 /// Column mode: each agent's value.
 const COLUMN_EACH: u8 = 0;
+/// Column mode: the first agent's value for all but a few, listed by slot.
+const COLUMN_MOSTLY: u8 = 2;
 
 /// A per-agent value with a plain-bytes form for [`Writer::column`].
 pub(crate) trait LaneValue: Sized {
@@ -500,6 +552,12 @@ pub(crate) trait LaneValue: Sized {
     fn write_column(values: &[Self], out: &mut Writer) {
         let raw: Vec<Self::Raw> = values.iter().map(|value| value.raw(out)).collect();
         out.raw_column(&raw);
+    }
+
+    /// Reads a column [`LaneValue::write_column`] wrote.
+    fn read_column(input: &mut Reader, count: usize) -> Result<Vec<Self>, RestoreError> {
+        let raw = input.raw_column::<Self::Raw>(count)?;
+        Self::from_raw_column(raw, input)
     }
 
     /// The values of a column of plain forms, each checked.

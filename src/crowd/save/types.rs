@@ -104,6 +104,7 @@ impl Saved for PolyRef {
     }
 }
 
+/// A column of ids as two: the indices, then the generations (mostly 1, so mostly one value).
 impl LaneValue for AgentId {
     type Raw = u64;
     fn raw(&self, _out: &Writer) -> u64 {
@@ -112,8 +113,17 @@ impl LaneValue for AgentId {
     fn from_raw(raw: u64, _input: &Reader) -> Option<Self> {
         AgentId::from_bits(raw)
     }
+    fn write_column(values: &[Self], out: &mut Writer) {
+        write_halves(values.iter().map(|id| id.to_bits()), values.len(), out);
+    }
+    fn read_column(input: &mut Reader, count: usize) -> Result<Vec<Self>, RestoreError> {
+        let bits = read_halves(input, count)?;
+        Self::from_raw_column(bits, input)
+    }
 }
 
+/// A column of polygon references as two: the slot-and-polygon bits, then the tile
+/// generations (one value while no tile has been rebuilt).
 impl LaneValue for PolyRef {
     type Raw = u64;
     fn raw(&self, _out: &Writer) -> u64 {
@@ -122,6 +132,37 @@ impl LaneValue for PolyRef {
     fn from_raw(raw: u64, _input: &Reader) -> Option<Self> {
         PolyRef::from_bits(raw)
     }
+    fn write_column(values: &[Self], out: &mut Writer) {
+        write_halves(
+            values.iter().map(|polygon| polygon.to_bits()),
+            values.len(),
+            out,
+        );
+    }
+    fn read_column(input: &mut Reader, count: usize) -> Result<Vec<Self>, RestoreError> {
+        let bits = read_halves(input, count)?;
+        Self::from_raw_column(bits, input)
+    }
+}
+
+/// 64-bit values as a column of their low halves, then one of their high halves.
+fn write_halves(values: impl Iterator<Item = u64> + Clone, count: usize, out: &mut Writer) {
+    let mut half = Vec::with_capacity(count);
+    half.extend(values.clone().map(|value| value as u32));
+    out.raw_column(&half);
+    half.clear();
+    half.extend(values.map(|value| (value >> 32) as u32));
+    out.raw_column(&half);
+}
+
+fn read_halves(input: &mut Reader, count: usize) -> Result<Vec<u64>, RestoreError> {
+    let low: Vec<u32> = input.raw_column(count)?;
+    let high: Vec<u32> = input.raw_column(count)?;
+    Ok(low
+        .into_iter()
+        .zip(high)
+        .map(|(low, high)| u64::from(high) << 32 | u64::from(low))
+        .collect())
 }
 
 impl LaneValue for AgentStatus {
