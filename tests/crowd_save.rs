@@ -201,7 +201,7 @@ fn a_restored_crowd_continues_exactly_as_the_uninterrupted_one() {
 }
 
 #[test]
-fn h5_a_restored_query_is_the_next_attempt_in_a_new_epoch_and_keeps_its_place() {
+fn h5_interrupted_before_query_return_the_query_is_the_next_attempt_in_a_new_epoch_in_its_place() {
     let mesh = proving_ground_mesh();
     let config = tight_config();
     let plans = random_plans(&mesh, 240, 1, 11);
@@ -441,4 +441,80 @@ fn a_save_against_a_changed_mesh_is_refused_naming_the_tile_or_link_and_both_ver
         other => panic!("{other}"),
     }
     let _ = door;
+}
+
+/// Steps both crowds `frames` frames, asserting the same events (epochs aside) each frame
+/// and the same agents at the end; returns the events.
+fn step_alike(whole: &mut Crowd, restored: &mut Crowd, frames: usize) -> Vec<CrowdEvent> {
+    let mut all = Vec::new();
+    for _ in 0..frames {
+        let expected = whole.step(DT, &mut KinematicController).unwrap();
+        let found = restored.step(DT, &mut KinematicController).unwrap();
+        assert_eq!(
+            found.iter().map(epoch_zero).collect::<Vec<_>>(),
+            expected.iter().map(epoch_zero).collect::<Vec<_>>(),
+            "frame {}",
+            whole.frame()
+        );
+        all.extend(expected);
+    }
+    assert_eq!(views(restored), views(whole));
+    all
+}
+
+#[test]
+fn h5_interrupted_at_move_admission_the_order_keeps_its_identity_and_runs_as_it_would_have() {
+    let (mesh, _) = rooms();
+    let config = CrowdConfig::default();
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let agent = crowd.add_agent(Vec3::new(2.0, 0.0, 3.0), PARAMS).unwrap();
+    crowd.step(DT, &mut KinematicController).unwrap();
+    // Admitted, not yet ingested: the save holds the order and its pending request.
+    let order = crowd.request_move(agent, Vec3::new(8.0, 0.0, 3.0)).unwrap();
+    let mut restored = Crowd::restore(&mesh, config, &crowd.save()).unwrap();
+    assert_eq!(restored.request(agent).unwrap(), Some(order));
+    let query = restored.query(agent).unwrap().unwrap();
+    assert_eq!(
+        (query.logical, query.attempt, query.epoch),
+        (order.logical, 1, 1)
+    );
+    let events = step_alike(&mut crowd, &mut restored, 120);
+    assert!(events.contains(&CrowdEvent::Arrived {
+        agent,
+        request: order
+    }));
+}
+
+#[test]
+fn h5_interrupted_before_a_cancel_receipt_the_receipt_carries_the_same_record() {
+    let (mesh, _) = rooms();
+    let config = CrowdConfig::default();
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let agent = crowd.add_agent(Vec3::new(2.0, 0.0, 3.0), PARAMS).unwrap();
+    let order = crowd.request_move(agent, Vec3::new(8.0, 0.0, 3.0)).unwrap();
+    for _ in 0..20 {
+        crowd.step(DT, &mut KinematicController).unwrap();
+    }
+    let record = crowd.cancel(agent).unwrap();
+    assert_eq!(record.order, Some(order));
+    crowd.step(DT, &mut KinematicController).unwrap();
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Cancelling);
+    let mut restored = Crowd::restore(&mesh, config, &crowd.save()).unwrap();
+    assert_eq!(restored.status(agent).unwrap(), AgentStatus::Cancelling);
+    assert_eq!(
+        restored.cancel(agent).unwrap(),
+        record,
+        "the same record after the restore"
+    );
+    assert_eq!(
+        restored.request_move(agent, Vec3::new(1.0, 0.0, 1.0)),
+        crowd.request_move(agent, Vec3::new(1.0, 0.0, 1.0)),
+        "the mover stays held until the receipt"
+    );
+    let events = step_alike(&mut crowd, &mut restored, 30);
+    let receipts: Vec<&CrowdEvent> = events
+        .iter()
+        .filter(|event| matches!(event, CrowdEvent::Cancelled { .. }))
+        .collect();
+    assert_eq!(receipts, [&CrowdEvent::Cancelled { agent, record }]);
 }
