@@ -692,12 +692,18 @@ fn read_deltas<T: TryFrom<i64>>(input: &mut Reader) -> Result<Vec<T>, RestoreErr
 impl CorridorCache {
     /// Writes the cache's entries (by key, so the same cache writes the same bytes; each
     /// corridor by its place in the save's corridor table), its next sweep and counters.
-    /// `entries` are [`CorridorCache::sorted_entries`].
-    pub(crate) fn write_state(&self, out: &mut Writer, entries: &[(&CorridorKey, &Arc<Corridor>)]) {
+    /// `entries` are [`CorridorCache::sorted_entries`], `places` their corridors' places
+    /// in the save's corridor table.
+    pub(crate) fn write_state(
+        &self,
+        out: &mut Writer,
+        entries: &[(CorridorKey, &Arc<Corridor>)],
+        places: &[u32],
+    ) {
         out.len(entries.len());
-        for (key, corridor) in entries {
-            (*key).write(out);
-            corridor.write(out);
+        for ((key, _), &place) in entries.iter().zip(places) {
+            key.write(out);
+            out.u32(place);
         }
         out.u64(self.sweep_at as u64);
         for counter in [self.hits, self.misses, self.evictions, self.released] {
@@ -706,8 +712,13 @@ impl CorridorCache {
     }
 
     /// The entries in key order.
-    pub(crate) fn sorted_entries(&self) -> Vec<(&CorridorKey, &Arc<Corridor>)> {
-        let mut entries: Vec<(&CorridorKey, &Arc<Corridor>)> = self.entries.iter().collect();
+    pub(crate) fn sorted_entries(&self) -> Vec<(CorridorKey, &Arc<Corridor>)> {
+        // Keys copied out in the table's order (one stream of memory) before sorting.
+        let mut entries: Vec<(CorridorKey, &Arc<Corridor>)> = self
+            .entries
+            .iter()
+            .map(|(key, corridor)| (*key, corridor))
+            .collect();
         entries.sort_unstable_by_key(|(key, _)| key.order());
         entries
     }

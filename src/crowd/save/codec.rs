@@ -28,23 +28,44 @@ pub(crate) struct CorridorTable {
     pub corridors: Vec<Arc<Corridor>>,
     /// By address (as a number, so the table is shared between threads).
     places: HashMap<usize, u32, BuildHasherDefault<AddressHasher>>,
+    /// The place of each agent's corridor, by slot (`u32::MAX`: none), found as the table
+    /// was gathered: the lanes' corridor column is written from it.
+    pub lane_places: Vec<u32>,
+    /// The place of each cached corridor, in the order the cache is written.
+    pub cache_places: Vec<u32>,
 }
 
 impl CorridorTable {
-    /// The table of `corridors` in the order met, each kept once.
-    pub fn gather<'a>(corridors: impl Iterator<Item = &'a Arc<Corridor>>) -> CorridorTable {
+    /// The table of the agents' corridors (by slot) and the cache's (in the order it is
+    /// written), each corridor kept once, in the order met.
+    pub fn gather<'a>(
+        lanes: &[Option<Arc<Corridor>>],
+        cached: impl Iterator<Item = &'a Arc<Corridor>>,
+    ) -> CorridorTable {
         let mut table = CorridorTable {
             corridors: Vec::new(),
             places: HashMap::default(),
+            lane_places: Vec::with_capacity(lanes.len()),
+            cache_places: Vec::new(),
         };
-        for corridor in corridors {
-            let next = table.corridors.len() as u32;
-            table.places.entry(address(corridor)).or_insert_with(|| {
-                table.corridors.push(corridor.clone());
-                next
-            });
+        for corridor in lanes {
+            let place = corridor.as_ref().map_or(u32::MAX, |c| table.place_of(c));
+            table.lane_places.push(place);
+        }
+        for corridor in cached {
+            let place = table.place_of(corridor);
+            table.cache_places.push(place);
         }
         table
+    }
+
+    /// The corridor's place, given the next one if it is new.
+    fn place_of(&mut self, corridor: &Arc<Corridor>) -> u32 {
+        let next = self.corridors.len() as u32;
+        *self.places.entry(address(corridor)).or_insert_with(|| {
+            self.corridors.push(corridor.clone());
+            next
+        })
     }
 }
 
@@ -621,6 +642,12 @@ impl LaneValue for Option<Arc<Corridor>> {
         self.as_ref()
             .map_or(u32::MAX, |corridor| out.corridor_place(corridor))
     }
+    /// The lanes' corridor column, from the places the table found for it.
+    fn write_column(values: &[Self], out: &mut Writer) {
+        let table = out.table;
+        debug_assert_eq!(values.len(), table.lane_places.len());
+        out.raw_column(&table.lane_places);
+    }
     fn from_raw(raw: u32, input: &Reader) -> Option<Self> {
         if raw == u32::MAX {
             return Some(None);
@@ -673,7 +700,7 @@ mod tests {
 
     #[test]
     fn values_read_back_as_written_and_a_short_input_is_refused_by_section() {
-        let table = CorridorTable::gather(std::iter::empty());
+        let table = CorridorTable::gather(&[], std::iter::empty());
         let mut out = Writer::new(&table);
         out.tag(b"TEST");
         (7u8, 0x1234_5678u32).write(&mut out);
@@ -709,7 +736,7 @@ mod tests {
 
     #[test]
     fn a_count_larger_than_the_bytes_left_is_refused_before_allocating() {
-        let table = CorridorTable::gather(std::iter::empty());
+        let table = CorridorTable::gather(&[], std::iter::empty());
         let mut out = Writer::new(&table);
         out.u32(u32::MAX);
         let mut input = Reader::new(&out.bytes);

@@ -174,10 +174,12 @@ impl Crowd {
     /// buffer instead of mapping fresh memory for each save.
     pub fn save_into(&self, bytes: &mut Vec<u8>) {
         let cached = self.cache.sorted_entries();
-        let held = self.lanes.corridor.iter().flatten();
         // Every corridor once: the agents' in slot order, then the cache's by key (so the
         // same crowd writes the same bytes).
-        let table = CorridorTable::gather(held.chain(cached.iter().map(|(_, corridor)| *corridor)));
+        let table = CorridorTable::gather(
+            &self.lanes.corridor,
+            cached.iter().map(|(_, corridor)| *corridor),
+        );
         let mut out = Writer::new(&table);
         out.bytes = std::mem::take(bytes);
         out.bytes.clear();
@@ -222,7 +224,7 @@ impl Crowd {
         &self,
         out: &mut Writer,
         table: &CorridorTable,
-        cached: &[(&CorridorKey, &Arc<Corridor>)],
+        cached: &[(CorridorKey, &Arc<Corridor>)],
     ) {
         out.tag(b"MESH");
         write_mesh(out, &self.snapshot);
@@ -264,7 +266,7 @@ impl Crowd {
         self.scheduler.write_state(out);
 
         out.tag(b"CACH");
-        self.cache.write_state(out, cached);
+        self.cache.write_state(out, cached, &table.cache_places);
     }
 
     fn read_payload(&mut self, input: &mut Reader) -> Result<(), RestoreError> {
