@@ -133,6 +133,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     let mut controller = KinematicController;
     let (mut jumps, mut landings, mut arrivals) = (0, 0, 0);
+    let mut outcomes: std::collections::BTreeMap<String, usize> = Default::default();
     let mut arrival_times = Vec::new();
     let (mut replanned, mut rebuilt, mut blocked, mut invalidated) = (0, 0, 0, 0);
     for frame in 0..FRAMES {
@@ -194,6 +195,12 @@ fn main() -> Result<(), Box<dyn Error>> {
                     println!("frame {frame}: {} reports {event:?}", character.name);
                     continue;
                 }
+                // Each order's one outcome: what a decision layer would act on (here every
+                // character has one order, which succeeds with its arrival).
+                CrowdEvent::OrderEnded { outcome, .. } => {
+                    *outcomes.entry(format!("{outcome:?}")).or_insert(0) += 1;
+                    continue;
+                }
             };
             let entity = character_of[&agent];
             game.get::<&mut Character>(entity)?.animation = animation;
@@ -227,6 +234,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!(
         "arrived: {arrivals} (the last after {last:.1} s); idle characters: {idle}; jumps played: {jumps} started, {landings} landed; re-planned when the door closed: {replanned}; held up (blocked events): {blocked}; routes reported invalidated: {invalidated}"
     );
+    println!("orders ended: {outcomes:?}");
     if !still_walking.is_empty() {
         println!("still on their way: {}", still_walking.join(", "));
     }

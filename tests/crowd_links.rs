@@ -133,6 +133,7 @@ fn kinds(events: &[CrowdEvent]) -> Vec<&'static str> {
             CrowdEvent::Cancelled { .. } => "cancelled",
             CrowdEvent::CancelFault { .. } => "cancel fault",
             CrowdEvent::RouteInvalidated { .. } => "route invalidated",
+            CrowdEvent::OrderEnded { .. } => "ended",
         })
         .collect()
 }

@@ -540,9 +540,10 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
             | CrowdEvent::PartialArrived { agent: entity, .. }
             | CrowdEvent::Blocked { agent: entity, .. }
             | CrowdEvent::NoPath { agent: entity, .. } => *entity,
-            // The dungeon has no off-mesh links.
-            // The dungeon has no off-mesh links; nothing is cancelled here.
-            CrowdEvent::LinkStarted { .. }
+            // The dungeon has no off-mesh links; nothing is cancelled here; an ended
+            // order is counted by its arrival or failure event.
+            CrowdEvent::OrderEnded { .. }
+            | CrowdEvent::LinkStarted { .. }
             | CrowdEvent::LinkFinished { .. }
             | CrowdEvent::Cancelled { .. }
             | CrowdEvent::CancelFault { .. }

@@ -100,7 +100,8 @@ fn epoch_zero(event: &CrowdEvent) -> CrowdEvent {
         | CrowdEvent::PartialArrived { request, .. }
         | CrowdEvent::Blocked { request, .. }
         | CrowdEvent::RouteInvalidated { request, .. }
-        | CrowdEvent::NoPath { request, .. } => request.epoch = 0,
+        | CrowdEvent::NoPath { request, .. }
+        | CrowdEvent::OrderEnded { order: request, .. } => request.epoch = 0,
         CrowdEvent::Cancelled { record, .. } | CrowdEvent::CancelFault { record, .. } => {
             if let Some(order) = &mut record.order {
                 order.epoch = 0;

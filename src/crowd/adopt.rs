@@ -12,11 +12,11 @@ use glam::Vec3;
 
 use super::agent::AgentId;
 use super::components::MoveRequest;
-use super::events::CrowdEvent;
+use super::events::{CrowdEvent, FailureCondition, Outcome};
 use super::lanes::AgentStatus;
 use super::passes::rejoin;
 use super::runtime::Crowd;
-use super::scheduler::{Finished, Job, Outcome, RequestId};
+use super::scheduler::{Answer, Finished, Job, RequestId};
 use crate::query::{Validity, nearest_polygon};
 
 /// Attempts in a row without an adopted corridor after which a request is given up.
@@ -61,6 +61,11 @@ impl Crowd {
             events.push(CrowdEvent::NoPath {
                 agent,
                 request: request.order,
+            });
+            events.push(CrowdEvent::OrderEnded {
+                agent,
+                order: request.order,
+                outcome: Outcome::Failure(FailureCondition::NoPath),
             });
         }
         self.lanes.status[slot] = AgentStatus::Failed;
@@ -149,13 +154,13 @@ impl Crowd {
                 continue;
             };
             let corridor = match outcome {
-                Outcome::NoGoal => {
+                Answer::NoGoal => {
                     self.fail(job.agent, slot, events);
                     continue;
                 }
-                Outcome::Retry => None,
-                Outcome::Corridor(corridor) => Some(corridor),
-                Outcome::HeadStart(corridor) => {
+                Answer::Retry => None,
+                Answer::Corridor(corridor) => Some(corridor),
+                Answer::HeadStart(corridor) => {
                     self.adopt_head_start(slot, &corridor, current.target);
                     continue;
                 }

@@ -10,8 +10,8 @@ use glam::Vec3;
 
 use super::agent::{AgentId, AgentParams, FilterId, ProfileId, TABLE_ENTRIES_MAX};
 use super::avoid::AvoidanceProfile;
-use super::components::{Cancelling, LinkCrossing, MoveRequest, Slot, VelocityRequest};
-use super::events::{CancelRecord, CrowdError};
+use super::components::{Cancelling, Ending, LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
 use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
 use super::passes::PortalWindow;
@@ -65,8 +65,22 @@ impl Crowd {
                 moved_slot.0 = slot;
             }
         }
-        // Its queued jobs and pending request are dropped lazily: the scheduler and the
-        // ingest pass skip entities that are gone.
+        // Its order ends here (cancelled), with the next step's events, whether it walked
+        // or braked; its queued jobs and pending request are dropped lazily: the scheduler
+        // and the ingest pass skip agents that are gone.
+        self.end_replaced_order(agent);
+        let braking = self
+            .world
+            .get::<&Cancelling>(self.ids.entity(agent))
+            .ok()
+            .map(|c| c.record);
+        if let Some(order) = braking.and_then(|record| record.order) {
+            self.deferred_events.push(CrowdEvent::OrderEnded {
+                agent,
+                order,
+                outcome: Outcome::Cancelled,
+            });
+        }
         self.world
             .despawn(self.ids.entity(agent))
             .expect("a known agent");
@@ -74,9 +88,41 @@ impl Crowd {
         Ok(())
     }
 
-    /// Asks the agent to move to `target`; replaces any current request (its results, if
-    /// any arrive, are rejected at adoption by their request id).
+    /// Asks the agent to move to `target`; replaces any current order (which ends
+    /// [`Outcome::Cancelled`](crate::crowd::Outcome::Cancelled); its results, if any
+    /// arrive, are rejected at adoption by their request id). The order ends once, in a
+    /// [`CrowdEvent::OrderEnded`](crate::crowd::CrowdEvent::OrderEnded).
     pub fn request_move(&mut self, agent: AgentId, target: Vec3) -> Result<RequestId, CrowdError> {
+        self.order_move(agent, target, None)
+    }
+
+    /// [`Crowd::request_move`] with a deadline: an order not ended by the step that starts
+    /// at [`Crowd::frame`] `deadline_frame` fails there
+    /// ([`FailureCondition::DeadlinePassed`](crate::crowd::FailureCondition::DeadlinePassed)):
+    /// the agent brakes to a stop as after a cancel, takes no new order meanwhile, and the
+    /// outcome is reported once it stands. A deadline not after the current frame is
+    /// refused by value.
+    pub fn request_move_by(
+        &mut self,
+        agent: AgentId,
+        target: Vec3,
+        deadline_frame: u64,
+    ) -> Result<RequestId, CrowdError> {
+        if deadline_frame <= self.frame {
+            return Err(CrowdError::PastDeadline {
+                deadline_frame,
+                frame: self.frame,
+            });
+        }
+        self.order_move(agent, target, Some(deadline_frame))
+    }
+
+    fn order_move(
+        &mut self,
+        agent: AgentId,
+        target: Vec3,
+        deadline_frame: Option<u64>,
+    ) -> Result<RequestId, CrowdError> {
         let slot = self.slot(agent)?;
         self.check_not_cancelling(agent)?;
         if !target.is_finite() {
@@ -94,6 +140,7 @@ impl Crowd {
         let _ = self
             .world
             .remove_one::<VelocityRequest>(self.ids.entity(agent));
+        self.end_replaced_order(agent);
         self.world
             .insert_one(
                 self.ids.entity(agent),
@@ -104,9 +151,13 @@ impl Crowd {
                     awaiting: true,
                     attempts_since_adopted: 0,
                     adopted_once: false,
+                    deadline_frame,
                 },
             )
             .expect("a known agent");
+        if let Some(deadline) = deadline_frame {
+            self.deadlines.push((deadline, agent, request));
+        }
         // An older job of this agent is skipped by the scheduler (its request id no longer
         // matches); one pending entry per agent is enough.
         if !self.lanes.ingest_pending[slot] {
@@ -125,6 +176,18 @@ impl Crowd {
         Ok(request)
     }
 
+    /// Ends the agent's current move order, if any, as cancelled (replaced by a newer
+    /// order, or its agent removed), reported with the next step's events.
+    fn end_replaced_order(&mut self, agent: AgentId) {
+        if let Ok(request) = self.world.remove_one::<MoveRequest>(self.ids.entity(agent)) {
+            self.deferred_events.push(CrowdEvent::OrderEnded {
+                agent,
+                order: request.order,
+                outcome: Outcome::Cancelled,
+            });
+        }
+    }
+
     /// Cancels the agent's order (spec 001: cancel is a state with a receipt, not a flag):
     /// the agent enters `Cancelling` and brakes to a stop (an agent crossing a link lands
     /// first); once it stands, a
@@ -136,8 +199,19 @@ impl Crowd {
     /// stays cancelling.
     pub fn cancel(&mut self, agent: AgentId) -> Result<CancelRecord, CrowdError> {
         let slot = self.slot(agent)?;
+        Ok(self.start_braking(agent, slot, Ending::Cancel))
+    }
+
+    /// Takes the agent's mover from its order and brakes it to a stop (a cancel, or a
+    /// deadline passed): the record of a braking already under way, else a new one.
+    pub(super) fn start_braking(
+        &mut self,
+        agent: AgentId,
+        slot: usize,
+        ending: Ending,
+    ) -> CancelRecord {
         if let Ok(cancelling) = self.world.get::<&Cancelling>(self.ids.entity(agent)) {
-            return Ok(cancelling.record);
+            return cancelling.record;
         }
         let order = self
             .world
@@ -156,6 +230,7 @@ impl Crowd {
                 self.ids.entity(agent),
                 Cancelling {
                     record,
+                    ending,
                     waited_s: 0.0,
                     faulted: false,
                 },
@@ -166,7 +241,7 @@ impl Crowd {
             self.lanes.corridor[slot] = None;
             self.lanes.on_head_start[slot] = false;
         }
-        Ok(record)
+        record
     }
 
     /// Refuses a new order while the agent's cancel waits for its receipt.
@@ -327,7 +402,7 @@ impl Crowd {
                 value: horizontal.length(),
             });
         }
-        let _ = self.world.remove_one::<MoveRequest>(self.ids.entity(agent));
+        self.end_replaced_order(agent);
         self.world
             .insert_one(self.ids.entity(agent), VelocityRequest(horizontal))
             .expect("a known agent");

@@ -31,16 +31,29 @@ pub(crate) struct MoveRequest {
     /// Whether a searched corridor has been adopted for this request (a head start does
     /// not count): false while the order still waits for its first path.
     pub adopted_once: bool,
+    /// The crowd frame by which the order must have ended (`None`: no deadline).
+    pub deadline_frame: Option<u64>,
 }
 
 /// An agent whose cancel waits for its receipt (a hecs component): it brakes to a stop.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cancelling {
     pub record: super::events::CancelRecord,
+    /// What stopped the agent: the outcome its order gets once it stands.
+    pub ending: Ending,
     /// Seconds since the cancel.
     pub waited_s: f32,
     /// Whether the fault was reported.
     pub faulted: bool,
+}
+
+/// Why a braking agent brakes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The host cancelled: the receipt, then the order (if any) ends `Cancelled`.
+    Cancel,
+    /// The order's deadline passed: it ends `Failure(DeadlinePassed)`, without a receipt.
+    Deadline,
 }
 
 /// An agent moving at a velocity its host asked for (a hecs component), horizontal, m/s.

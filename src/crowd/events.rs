@@ -82,6 +82,43 @@ pub enum CrowdEvent {
         /// The request.
         request: RequestId,
     },
+    /// A move order's one terminal outcome (spec 001): every order given by
+    /// `request_move` or `request_move_by` ends exactly once, in the step it ends in (an
+    /// order replaced or whose agent was removed: in the next step). The other events say
+    /// what the agent did; this one is what a decision layer waits for.
+    OrderEnded {
+        /// The agent (removed by now, if its removal ended the order).
+        agent: AgentId,
+        /// The order, as `request_move` returned it.
+        order: RequestId,
+        /// How it ended.
+        outcome: Outcome,
+    },
+}
+
+/// How a move order ended ([`CrowdEvent::OrderEnded`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The agent reached the target and stopped.
+    Success,
+    /// The order failed, for this reason; the agent stands.
+    Failure(FailureCondition),
+    /// The order was cancelled: by `cancel` (once the agent stopped: with the receipt), by a
+    /// newer move or velocity order that replaced it, or by removing its agent.
+    Cancelled,
+}
+
+/// Why a move order failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureCondition {
+    /// The target is unreachable: the agent stopped at the end of a partial path, the
+    /// reachable point nearest the target.
+    Unreachable,
+    /// No walkable polygon near the target.
+    NoPath,
+    /// The order's deadline (`request_move_by`) came before it ended: the agent braked to
+    /// a stop, through the same path as a cancel, and is reported once it stands.
+    DeadlinePassed,
 }
 
 /// What `Crowd::cancel` returns, the same for every repeated call until the receipt
@@ -173,6 +210,14 @@ pub enum CrowdError {
         agent: AgentId,
         /// Its cancel.
         record: CancelRecord,
+    },
+    /// A deadline that is not after the crowd's current frame.
+    #[error("deadline frame {deadline_frame} is not after the crowd's frame {frame}")]
+    PastDeadline {
+        /// The deadline asked for.
+        deadline_frame: u64,
+        /// The crowd's frame ([`Crowd::frame`](crate::crowd::Crowd::frame)).
+        frame: u64,
     },
     /// More agents than a crowd can hold ([`AGENTS_MAX`]).
     #[error("{requested} agents exceed a crowd's limit of {AGENTS_MAX}")]

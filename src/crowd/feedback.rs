@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use glam::Vec2;
 
 use super::components::MoveRequest;
-use super::events::CrowdEvent;
+use super::events::{CrowdEvent, FailureCondition, Outcome};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, track_progress};
 use super::runtime::Crowd;
@@ -97,6 +97,15 @@ impl Crowd {
                         CrowdEvent::Arrived { agent, request }
                     } else {
                         CrowdEvent::PartialArrived { agent, request }
+                    });
+                    events.push(CrowdEvent::OrderEnded {
+                        agent,
+                        order: request,
+                        outcome: if complete {
+                            Outcome::Success
+                        } else {
+                            Outcome::Failure(FailureCondition::Unreachable)
+                        },
                     });
                 }
             }

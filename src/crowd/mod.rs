@@ -110,7 +110,9 @@ pub use controller::{
 };
 pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
 pub use crossing::CrossingState;
-pub use events::{CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent};
+pub use events::{
+    CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition, Outcome,
+};
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use lanes::AgentStatus;
 pub use runtime::Crowd;

@@ -47,6 +47,9 @@ pub struct Crowd {
     pub(super) next_logical: u64,
     /// Agents whose request must be (re)issued at the next ingest, in request order.
     pub(super) pending: Vec<AgentId>,
+    /// Move orders with a deadline: (deadline frame, agent, order), in the order given; an
+    /// entry whose order has ended is dropped when its deadline comes.
+    pub(super) deadlines: Vec<(u64, AgentId, RequestId)>,
     pub(super) last_stats: StepStats,
     /// The neighbours of every agent, rebuilt each step (avoidance on).
     pub(super) neighbour_grid: NeighbourGrid,
@@ -84,6 +87,7 @@ impl Crowd {
             epoch: 0,
             next_logical: 0,
             pending: Vec::new(),
+            deadlines: Vec::new(),
             last_stats: StepStats::default(),
             neighbour_grid: NeighbourGrid::default(),
             scratch: StepScratch::default(),

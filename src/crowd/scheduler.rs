@@ -161,7 +161,7 @@ pub(crate) struct Job {
 }
 
 /// What a finished job produced.
-pub(crate) enum Outcome {
+pub(crate) enum Answer {
     /// A corridor (shared if it came from the cache).
     Corridor(Arc<Corridor>),
     /// A head start to walk while the request stays queued for its path.
@@ -182,7 +182,7 @@ struct Done {
 /// A finished job, waiting for adoption.
 pub(crate) struct Finished {
     pub job: Job,
-    pub outcome: Outcome,
+    pub outcome: Answer,
 }
 
 /// Searches open at once. They share each round's budget equally (the first ones get the
@@ -318,7 +318,7 @@ impl Scheduler {
             if let Some(corridor) = corridor {
                 finished.push(Finished {
                     job,
-                    outcome: Outcome::HeadStart(corridor),
+                    outcome: Answer::HeadStart(corridor),
                 });
             }
             self.queue.push_back(job);
@@ -382,7 +382,7 @@ impl Scheduler {
                     self.waits.record(frame - job.queued_frame);
                     finished.push(Finished {
                         job,
-                        outcome: Outcome::NoGoal,
+                        outcome: Answer::NoGoal,
                     });
                     stats.finished += 1;
                     continue;
@@ -394,7 +394,7 @@ impl Scheduler {
                     self.waits.record(frame - job.queued_frame);
                     finished.push(Finished {
                         job,
-                        outcome: Outcome::Corridor(corridor),
+                        outcome: Answer::Corridor(corridor),
                     });
                     stats.cache_hits += 1;
                     stats.finished += 1;
@@ -420,7 +420,7 @@ impl Scheduler {
                         self.waits.record(frame - job.queued_frame);
                         finished.push(Finished {
                             job,
-                            outcome: Outcome::Retry,
+                            outcome: Answer::Retry,
                         });
                         stats.finished += 1;
                     }
@@ -493,9 +493,9 @@ impl Scheduler {
                     Some(corridor) => {
                         let filter = &filters[job.filter.index()];
                         cache.insert(Self::key(&job, goal, filter), corridor.clone());
-                        Outcome::Corridor(corridor)
+                        Answer::Corridor(corridor)
                     }
-                    None => Outcome::Retry,
+                    None => Answer::Retry,
                 };
                 self.waits.record(frame - job.queued_frame);
                 finished.push(Finished { job, outcome });

@@ -20,9 +20,9 @@ use rayon::prelude::*;
 
 use super::agent::AgentId;
 use super::avoid::{avoid_pass, gather_bodies};
-use super::components::{Cancelling, MoveRequest, Slot, VelocityRequest};
+use super::components::{Cancelling, Ending, MoveRequest, Slot, VelocityRequest};
 use super::controller::Controller;
-use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent};
+use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent, FailureCondition, Outcome};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{follow_pass, slope_pass};
 use super::runtime::Crowd;
@@ -214,6 +214,7 @@ impl Crowd {
     ) -> Result<Vec<CrowdEvent>, CrowdError> {
         let mut stats = StepStats::default();
         let mut events = std::mem::take(&mut self.deferred_events);
+        self.expire_deadlines();
 
         // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
         // spreads over frames instead of stretching one. The rest waits, in order.
@@ -413,6 +414,32 @@ impl Crowd {
         self.apply_velocity_requests();
     }
 
+    /// Orders whose deadline has come and that have not ended fail: their agents brake
+    /// to a stop as after a cancel (the outcome comes once they stand).
+    fn expire_deadlines(&mut self) {
+        if self.deadlines.is_empty() {
+            return;
+        }
+        let frame = self.frame;
+        let mut due = Vec::new();
+        self.deadlines.retain(|&entry| {
+            let (deadline, _, _) = entry;
+            if deadline <= frame {
+                due.push(entry);
+            }
+            deadline > frame
+        });
+        for (_, agent, order) in due {
+            let current = self
+                .world
+                .get::<&MoveRequest>(self.ids.entity(agent))
+                .is_ok_and(|request| request.order == order);
+            if let (true, Ok(slot)) = (current, self.slot(agent)) {
+                self.start_braking(agent, slot, Ending::Deadline);
+            }
+        }
+    }
+
     /// Cancels whose agents have stopped get their receipt and free the mover; those not
     /// stopped in time are reported once as faults. In slot order.
     fn confirm_cancels(&mut self, dt: f32, events: &mut Vec<CrowdEvent>) {
@@ -441,10 +468,23 @@ impl Crowd {
                     .remove_one::<Cancelling>(self.ids.entity(agent))
                     .expect("listed above");
                 lanes.status[slot] = AgentStatus::Idle;
-                events.push(CrowdEvent::Cancelled {
-                    agent,
-                    record: state.record,
-                });
+                let outcome = match state.ending {
+                    Ending::Cancel => {
+                        events.push(CrowdEvent::Cancelled {
+                            agent,
+                            record: state.record,
+                        });
+                        Outcome::Cancelled
+                    }
+                    Ending::Deadline => Outcome::Failure(FailureCondition::DeadlinePassed),
+                };
+                if let Some(order) = state.record.order {
+                    events.push(CrowdEvent::OrderEnded {
+                        agent,
+                        order,
+                        outcome,
+                    });
+                }
                 continue;
             }
             let mut state = self

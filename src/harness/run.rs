@@ -327,7 +327,8 @@ fn run_frames(
                 | CrowdEvent::LinkFinished { .. }
                 | CrowdEvent::Cancelled { .. }
                 | CrowdEvent::CancelFault { .. }
-                | CrowdEvent::RouteInvalidated { .. } => continue,
+                | CrowdEvent::RouteInvalidated { .. }
+                | CrowdEvent::OrderEnded { .. } => continue,
             };
             ended.push(agent);
         }

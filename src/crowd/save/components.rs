@@ -4,7 +4,7 @@
 //! Stage: crowd runtime, save and restore. Layout: the five parameter columns; a column of
 //! which components each agent has (bit 0 a move order, 1 a cancel, 2 a velocity order, 3 a
 //! link crossing); the move orders of those that have one, as columns (target, order and
-//! query identities, flags); then the cancels, velocity orders and crossings of those that
+//! query identities, flags, deadline); then the cancels, velocity orders and crossings of those that
 //! have them, value by value (few agents have one at a time).
 
 use super::RestoreError;
@@ -18,6 +18,9 @@ const HAS_MOVE: u8 = 1;
 const HAS_CANCEL: u8 = 2;
 const HAS_VELOCITY: u8 = 4;
 const HAS_CROSSING: u8 = 8;
+
+/// A move order's deadline column's value for "none".
+const NO_DEADLINE: u64 = u64::MAX;
 
 /// One agent's components, gathered in slot order for writing.
 #[derive(Clone, Copy, Default)]
@@ -86,6 +89,9 @@ impl Crowd {
         out.column(&column(&requests, |r| r.awaiting));
         out.column(&column(&requests, |r| r.attempts_since_adopted));
         out.column(&column(&requests, |r| r.adopted_once));
+        out.column(&column(&requests, |r| {
+            r.deadline_frame.unwrap_or(NO_DEADLINE)
+        }));
 
         for agent in &gathered {
             agent.cancelling.iter().for_each(|c| c.write(out));
@@ -138,6 +144,7 @@ impl Crowd {
                 0 => self.world.spawn((Slot(slot), params)),
                 HAS_MOVE => {
                     let request = requests.next().expect("counted from the same bits");
+                    self.note_deadline(agent, &request);
                     self.world.spawn((Slot(slot), params, request))
                 }
                 bits => {
@@ -145,7 +152,9 @@ impl Crowd {
                     record.add(Slot(slot)).add(params);
                     let take = |bit: u8| bits & bit != 0;
                     if take(HAS_MOVE) {
-                        record.add(requests.next().expect("counted"));
+                        let request = requests.next().expect("counted");
+                        self.note_deadline(agent, &request);
+                        record.add(request);
                     }
                     if take(HAS_CANCEL) {
                         record.add(cancelling.next().expect("counted"));
@@ -169,6 +178,15 @@ impl Crowd {
     }
 }
 
+impl Crowd {
+    /// Lists a restored order's deadline, as `request_move_by` did.
+    fn note_deadline(&mut self, agent: AgentId, request: &MoveRequest) {
+        if let Some(deadline) = request.deadline_frame {
+            self.deadlines.push((deadline, agent, request.order));
+        }
+    }
+}
+
 /// One field of every item, as a column.
 fn column<T, F>(items: &[T], field: impl Fn(&T) -> F) -> Vec<F> {
     items.iter().map(field).collect()
@@ -188,6 +206,7 @@ fn read_requests(input: &mut Reader, count: usize) -> Result<Vec<MoveRequest>, R
     let awaiting: Vec<bool> = input.column(count)?;
     let attempts_since_adopted: Vec<u32> = input.column(count)?;
     let adopted_once: Vec<bool> = input.column(count)?;
+    let deadline_frame: Vec<u64> = input.column(count)?;
     let identity = |which: usize, index: usize| RequestId {
         logical: identities[which].0[index],
         attempt: identities[which].1[index],
@@ -201,6 +220,7 @@ fn read_requests(input: &mut Reader, count: usize) -> Result<Vec<MoveRequest>, R
             awaiting: awaiting[index],
             attempts_since_adopted: attempts_since_adopted[index],
             adopted_once: adopted_once[index],
+            deadline_frame: Some(deadline_frame[index]).filter(|&frame| frame != NO_DEADLINE),
         })
         .collect())
 }

@@ -10,8 +10,8 @@ use super::RestoreError;
 use super::codec::{LaneValue, Reader, Saved, Writer, saved_newtype, saved_struct};
 use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
 use crate::crowd::avoid::AvoidanceProfile;
-use crate::crowd::components::{Cancelling, LinkCrossing, MoveRequest, VelocityRequest};
-use crate::crowd::events::{CancelRecord, CrowdEvent};
+use crate::crowd::components::{Cancelling, Ending, LinkCrossing, MoveRequest, VelocityRequest};
+use crate::crowd::events::{CancelRecord, CrowdEvent, FailureCondition, Outcome};
 use crate::crowd::lanes::AgentStatus;
 use crate::crowd::scheduler::RequestId;
 use crate::ids::{AreaId, CostVersion, FilterVersion};
@@ -43,9 +43,11 @@ saved_struct!(MoveRequest {
     awaiting,
     attempts_since_adopted,
     adopted_once,
+    deadline_frame,
 });
 saved_struct!(Cancelling {
     record,
+    ending,
     waited_s,
     faulted
 });
@@ -274,6 +276,15 @@ impl Saved for CrowdEvent {
                 out.u8(8);
                 (agent, request).write(out);
             }
+            CrowdEvent::OrderEnded {
+                agent,
+                order,
+                outcome,
+            } => {
+                out.u8(9);
+                (agent, order).write(out);
+                outcome.write(out);
+            }
         }
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -317,6 +328,11 @@ impl Saved for CrowdEvent {
                 agent,
                 request: Saved::read(input)?,
             },
+            9 => CrowdEvent::OrderEnded {
+                agent,
+                order: Saved::read(input)?,
+                outcome: Saved::read(input)?,
+            },
             other => return Err(input.malformed(format!("event tag {other}"))),
         })
     }
@@ -347,5 +363,45 @@ impl Saved for QueryFilter {
             version: Saved::read(input)?,
             cost_version: Saved::read(input)?,
         })
+    }
+}
+
+impl Saved for Outcome {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        out.u8(match self {
+            Outcome::Success => 0,
+            Outcome::Cancelled => 1,
+            Outcome::Failure(FailureCondition::Unreachable) => 2,
+            Outcome::Failure(FailureCondition::NoPath) => 3,
+            Outcome::Failure(FailureCondition::DeadlinePassed) => 4,
+        });
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(match input.u8()? {
+            0 => Outcome::Success,
+            1 => Outcome::Cancelled,
+            2 => Outcome::Failure(FailureCondition::Unreachable),
+            3 => Outcome::Failure(FailureCondition::NoPath),
+            4 => Outcome::Failure(FailureCondition::DeadlinePassed),
+            other => return Err(input.malformed(format!("outcome tag {other}"))),
+        })
+    }
+}
+
+impl Saved for Ending {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        out.u8(match self {
+            Ending::Cancel => 0,
+            Ending::Deadline => 1,
+        });
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        match input.u8()? {
+            0 => Ok(Ending::Cancel),
+            1 => Ok(Ending::Deadline),
+            other => Err(input.malformed(format!("braking cause {other}"))),
+        }
     }
 }
