@@ -1,16 +1,18 @@
 //! Every move order ends exactly once, in one of Success, Failure { condition } or
 //! Cancelled (spec 001, issue 22 item 5), whatever ends it: arrival, an unreachable or
 //! unsnappable target, a cancel, a newer order, a velocity order, the agent's removal, a
-//! deadline.
+//! deadline, a block past the crowd's policy. Blocked is a status with what holds the
+//! agent and a policy (wait, re-plan, fail after a time).
 
 mod common;
 
 use common::rooms;
 use glam::Vec3;
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdError, CrowdEvent,
-    FailureCondition, KinematicController, Outcome, RequestId,
+    AgentId, AgentParams, AgentStatus, AvoidanceProfile, BlockedBy, BlockedPolicy, Crowd,
+    CrowdConfig, CrowdError, CrowdEvent, FailureCondition, KinematicController, Outcome, RequestId,
 };
+use waymark::mesh::WalkablePolygon;
 
 const DT: f32 = 1.0 / 30.0;
 
@@ -244,4 +246,145 @@ fn a_deadline_is_kept_across_a_save_and_restore() {
             .collect::<Vec<_>>(),
         [Outcome::Failure(FailureCondition::DeadlinePassed)]
     );
+}
+
+/// A 12 m x 1 m corridor (hand-built, for bodies of 0.4 m), a walker at its west end and a
+/// body that does not negotiate standing in its middle: the walker cannot pass. The crowd
+/// never lets a held walker through here, so it stays blocked.
+fn blocked_corridor(policy: BlockedPolicy) -> (Crowd, AgentId, RequestId) {
+    let strip = WalkablePolygon::ground(vec![
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(12.0, 0.0, 0.0),
+        Vec3::new(12.0, 0.0, 1.0),
+        Vec3::new(0.0, 0.0, 1.0),
+    ]);
+    let mesh = common::mesh_of(&[strip], 0.4, 1.5);
+    let mut config = CrowdConfig {
+        blocked_policy: policy,
+        ..CrowdConfig::default()
+    };
+    config.avoidance.pass_through_after_s = 0.0;
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let wall_of_one = crowd
+        .add_avoidance_profile(AvoidanceProfile {
+            negotiates: false,
+            ..AvoidanceProfile::of(&config.avoidance)
+        })
+        .unwrap();
+    let blocker = crowd.add_agent(Vec3::new(6.0, 0.0, 0.5), PARAMS).unwrap();
+    crowd.set_avoidance_profile(blocker, wall_of_one).unwrap();
+    let walker = crowd.add_agent(Vec3::new(1.0, 0.0, 0.5), PARAMS).unwrap();
+    let order = crowd
+        .request_move(walker, Vec3::new(11.0, 0.0, 0.5))
+        .unwrap();
+    (crowd, walker, order)
+}
+
+/// The walker's events of `frames` steps, with their frames.
+fn walker_events(crowd: &mut Crowd, walker: AgentId, frames: usize) -> Vec<(u64, CrowdEvent)> {
+    let mut seen = Vec::new();
+    for _ in 0..frames {
+        let frame = crowd.frame();
+        for event in crowd.step(DT, &mut KinematicController).unwrap() {
+            let agent = match event {
+                CrowdEvent::Blocked { agent, .. } | CrowdEvent::OrderEnded { agent, .. } => agent,
+                _ => continue,
+            };
+            if agent == walker {
+                seen.push((frame, event));
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn h2_a_blocked_walker_waits_by_default_reported_with_what_holds_it() {
+    let (mut crowd, walker, order) = blocked_corridor(BlockedPolicy::Wait);
+    let seen = walker_events(&mut crowd, walker, 300);
+    assert!(!seen.is_empty());
+    for (_, event) in &seen {
+        assert_eq!(
+            *event,
+            CrowdEvent::Blocked {
+                agent: walker,
+                request: order,
+                by: BlockedBy::Crowd
+            }
+        );
+    }
+    assert!(
+        crowd.position(walker).unwrap().x < 6.0,
+        "never past the body in its way"
+    );
+    assert_eq!(
+        crowd.request(walker).unwrap(),
+        Some(order),
+        "the order still stands"
+    );
+}
+
+#[test]
+fn a_walker_held_past_the_policy_s_time_fails_its_order_through_braking() {
+    let (mut crowd, walker, order) = blocked_corridor(BlockedPolicy::FailAfter { seconds: 2.0 });
+    let seen = walker_events(&mut crowd, walker, 300);
+    let ended: Vec<_> = seen
+        .iter()
+        .filter_map(|&(frame, event)| match event {
+            CrowdEvent::OrderEnded { order, outcome, .. } => Some((frame, order, outcome)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended.len(), 1, "{seen:?}");
+    let (frame, ended_order, outcome) = ended[0];
+    assert_eq!(ended_order, order);
+    assert_eq!(
+        outcome,
+        Outcome::Failure(FailureCondition::Blocked(BlockedBy::Crowd))
+    );
+    // Held from about 1.5 s in (5 m at 3.5 m/s), failed 2 s of no progress later.
+    let seconds = frame as f32 * DT;
+    assert!((3.0..6.0).contains(&seconds), "failed after {seconds} s");
+    assert_eq!(crowd.status(walker).unwrap(), AgentStatus::Idle);
+    assert_eq!(crowd.request(walker).unwrap(), None);
+    assert!(crowd.position(walker).unwrap().x < 6.0);
+}
+
+#[test]
+fn a_walker_blocked_under_replan_computes_its_route_again_as_a_new_query() {
+    let (mut crowd, walker, order) = blocked_corridor(BlockedPolicy::Replan);
+    let mut queries = std::collections::BTreeSet::new();
+    let mut blocks = 0;
+    for _ in 0..300 {
+        for event in crowd.step(DT, &mut KinematicController).unwrap() {
+            blocks +=
+                usize::from(matches!(event, CrowdEvent::Blocked { agent, .. } if agent == walker));
+        }
+        queries.insert(crowd.query(walker).unwrap().unwrap().logical);
+    }
+    assert!(blocks > 0);
+    assert_eq!(crowd.request(walker).unwrap(), Some(order));
+    assert!(
+        queries.len() > blocks,
+        "{} queries for {blocks} blocks: a new one for each",
+        queries.len()
+    );
+}
+
+#[test]
+fn a_fail_after_time_shorter_than_a_stall_is_refused_by_value() {
+    let (mesh, _) = rooms();
+    for seconds in [0.1, f32::NAN, f32::INFINITY] {
+        let config = CrowdConfig {
+            blocked_policy: BlockedPolicy::FailAfter { seconds },
+            ..CrowdConfig::default()
+        };
+        match Crowd::new(&mesh, config) {
+            Err(CrowdError::BadConfig { field, value }) => {
+                assert_eq!(field, "blocked_policy.FailAfter.seconds");
+                assert!(value.to_bits() == seconds.to_bits());
+            }
+            other => panic!("{seconds}: {:?}", other.err()),
+        }
+    }
 }

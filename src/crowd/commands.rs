@@ -169,7 +169,7 @@ impl Crowd {
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
         }
         self.lanes.on_head_start[slot] = false;
-        self.lanes.blocked[slot] = false;
+        self.lanes.blocked[slot] = None;
         self.lanes.stalled_s[slot] = 0.0;
         self.lanes.progress_m[slot] = 0.0;
         self.lanes.unprogressed_s[slot] = 0.0;
@@ -358,7 +358,7 @@ impl Crowd {
         lanes.patch_hint[slot] = u32::MAX;
         lanes.corner_age[slot] = u8::MAX;
         lanes.velocity_valid[slot] = true;
-        lanes.blocked[slot] = false;
+        lanes.blocked[slot] = None;
         lanes.support[slot] = 0;
         self.portal_windows[slot] = PortalWindow::EMPTY;
         self.drop_corridor(slot);
@@ -411,7 +411,7 @@ impl Crowd {
             self.lanes.status[slot] = AgentStatus::VelocityControlled;
             self.drop_corridor(slot);
         }
-        self.lanes.blocked[slot] = false;
+        self.lanes.blocked[slot] = None;
         self.lanes.stalled_s[slot] = 0.0;
         Ok(())
     }

@@ -54,6 +54,9 @@ pub(crate) enum Ending {
     Cancel,
     /// The order's deadline passed: it ends `Failure(DeadlinePassed)`, without a receipt.
     Deadline,
+    /// The agent stayed blocked too long (`BlockedPolicy::FailAfter`): it ends
+    /// `Failure(Blocked(by))`, without a receipt.
+    Blocked(super::events::BlockedBy),
 }
 
 /// An agent moving at a velocity its host asked for (a hecs component), horizontal, m/s.

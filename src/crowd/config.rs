@@ -36,6 +36,29 @@ pub struct CrowdConfig {
     /// Corridors the cache keeps before it drops those no agent holds (see
     /// [`CorridorCache`]).
     pub corridor_cache_capacity: usize,
+    /// What a blocked agent's order does (spec 001: Blocked is a status with a policy).
+    pub blocked_policy: BlockedPolicy,
+}
+
+/// What a blocked agent's order does ([`CrowdEvent::Blocked`](crate::crowd::CrowdEvent::Blocked)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BlockedPolicy {
+    /// Keep the order and wait: the crowd's own escalation (a walker held long enough
+    /// passes through the agents in its way, [`AvoidanceConfig::pass_through_after_s`](crate::crowd::AvoidanceConfig::pass_through_after_s))
+    /// works on it. What games with crowds of peers usually want.
+    Wait,
+    /// Compute the route again from where the agent stands, once per stall, as a new
+    /// query (a local way round a jam or an obstacle the corridor ran into).
+    Replan,
+    /// Fail the order once the agent has gone this long without progress along its
+    /// corridor (however much it is jostled meanwhile; at least the half second that makes
+    /// an agent blocked): the agent brakes as after a cancel and the order ends
+    /// `Failure(FailureCondition::Blocked(by))`. For agents that must not queue forever
+    /// (a guard sent to an alarm takes another task).
+    FailAfter {
+        /// Seconds without progress.
+        seconds: f32,
+    },
 }
 
 impl Default for CrowdConfig {
@@ -52,6 +75,7 @@ impl Default for CrowdConfig {
             use_links: true,
             keep_workers_awake: true,
             corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
+            blocked_policy: BlockedPolicy::Wait,
         }
     }
 }
@@ -83,6 +107,11 @@ impl CrowdConfig {
         }
         if !finite_at_least(self.heuristic_weight, 1.0) {
             return Some(("heuristic_weight", self.heuristic_weight));
+        }
+        if let BlockedPolicy::FailAfter { seconds } = self.blocked_policy {
+            if !finite_at_least(seconds, super::passes::STALL_S) {
+                return Some(("blocked_policy.FailAfter.seconds", seconds));
+            }
         }
         self.avoidance.invalid_field()
     }

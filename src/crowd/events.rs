@@ -25,12 +25,16 @@ pub enum CrowdEvent {
         /// The request.
         request: RequestId,
     },
-    /// 0.5 s of non-zero requests without 0.05 m of progress (spec 001, h2).
+    /// 0.5 s of non-zero requests without 0.05 m of progress (spec 001, h2), reported once
+    /// per stall; what happens next is the crowd's
+    /// [`BlockedPolicy`](crate::crowd::BlockedPolicy).
     Blocked {
         /// The agent.
         agent: AgentId,
         /// The request.
         request: RequestId,
+        /// What holds it.
+        by: BlockedBy,
     },
     /// The agent reached the entry of an off-mesh link on its path and starts crossing it
     /// (the host plays the link's action; the crowd carries the agent to the exit).
@@ -119,6 +123,21 @@ pub enum FailureCondition {
     /// The order's deadline (`request_move_by`) came before it ended: the agent braked to
     /// a stop, through the same path as a cancel, and is reported once it stands.
     DeadlinePassed,
+    /// The agent stayed blocked longer than the crowd's
+    /// [`BlockedPolicy::FailAfter`](crate::crowd::BlockedPolicy::FailAfter) allows; it
+    /// braked, as for a deadline.
+    Blocked(BlockedBy),
+}
+
+/// What holds a blocked agent ([`CrowdEvent::Blocked`], [`Crowd::blocked`](crate::crowd::Crowd::blocked)).
+/// (A closed link never blocks: the route through it is invalidated and computed again,
+/// and an order with no other way ends `Failure(Unreachable)` at the nearest point.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockedBy {
+    /// Other agents: the way is walkable but taken.
+    Crowd,
+    /// The edge of walkable space: the controller's step ran into a wall.
+    Wall,
 }
 
 /// What `Crowd::cancel` returns, the same for every repeated call until the receipt

@@ -9,8 +9,10 @@ use rayon::prelude::*;
 
 use glam::Vec2;
 
+use super::components::Ending;
 use super::components::MoveRequest;
-use super::events::{CrowdEvent, FailureCondition, Outcome};
+use super::config::BlockedPolicy;
+use super::events::{BlockedBy, CrowdEvent, FailureCondition, Outcome};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{feedback_velocities, track_progress};
 use super::runtime::Crowd;
@@ -27,12 +29,16 @@ impl Crowd {
     ) {
         let tolerance = self.config.arrive_tolerance_m;
         let stop_speed = self.config.stop_speed_mps;
+        let fail_after_s = match self.config.blocked_policy {
+            BlockedPolicy::FailAfter { seconds } => seconds,
+            BlockedPolicy::Wait | BlockedPolicy::Replan => f32::INFINITY,
+        };
         let snapshot = &self.snapshot;
         let marks = FeedbackLanes::new(&mut self.lanes)
             .into_pieces(super::parallel::LIGHT_AGENTS_PER_TASK)
             .map(|view| {
                 let steps = &feedback[view.first..view.first + view.len];
-                feedback_run(view, steps, snapshot, tolerance, stop_speed)
+                feedback_run(view, steps, snapshot, tolerance, stop_speed, fail_after_s)
             })
             .reduce(Vec::new, |mut left, right| {
                 left.extend(right);
@@ -50,7 +56,15 @@ impl Crowd {
                 continue;
             };
             match mark {
-                FeedbackMark::Blocked => events.push(CrowdEvent::Blocked { agent, request }),
+                FeedbackMark::Blocked(by) => {
+                    events.push(CrowdEvent::Blocked { agent, request, by });
+                    if self.config.blocked_policy == BlockedPolicy::Replan {
+                        self.reissue(agent);
+                    }
+                }
+                FeedbackMark::BlockedTooLong(by) => {
+                    self.start_braking(agent, slot, Ending::Blocked(by));
+                }
                 FeedbackMark::HeadStartEnd => {
                     // The end of a head start, the path not yet come: walk on, greedily,
                     // from here, or stop and wait where no neighbour brings it nearer.
@@ -130,7 +144,7 @@ lane_view! {
             stalled_s: f32,
             anchor_x: f32,
             anchor_z: f32,
-            blocked: bool,
+            blocked: Option<BlockedBy>,
             progress_m: f32,
             unprogressed_s: f32,
         }
@@ -152,7 +166,9 @@ lane_view! {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum FeedbackMark {
     /// The agent has stalled (h2): reported once per stall.
-    Blocked,
+    Blocked(BlockedBy),
+    /// The agent has been blocked as long as `BlockedPolicy::FailAfter` allows.
+    BlockedTooLong(BlockedBy),
     /// The agent is within the tolerance of its goal, stopped, and the goal's tile is
     /// still there.
     AtGoal,
@@ -185,6 +201,7 @@ fn feedback_run(
     snapshot: &crate::mesh::Snapshot,
     tolerance: f32,
     stop_speed: f32,
+    fail_after_s: f32,
 ) -> Vec<(usize, FeedbackMark)> {
     let mut marks = Vec::new();
     for (offset, step) in steps.iter().enumerate() {
@@ -233,11 +250,23 @@ fn feedback_run(
         view.anchor_x[offset] = anchor.x;
         view.anchor_z[offset] = anchor.y;
         view.stalled_s[offset] = stalled_s;
-        if stalled && !view.blocked[offset] {
-            view.blocked[offset] = true;
-            marks.push((slot, FeedbackMark::Blocked));
+        // A wall the controller ran into, else the crowd in the way.
+        let by = match step.blocked {
+            Some(_) => BlockedBy::Wall,
+            None => BlockedBy::Crowd,
+        };
+        if stalled && view.blocked[offset].is_none() {
+            view.blocked[offset] = Some(by);
+            marks.push((slot, FeedbackMark::Blocked(by)));
         } else if !stalled && stalled_s == 0.0 {
-            view.blocked[offset] = false;
+            view.blocked[offset] = None;
+        } else if stalled {
+            view.blocked[offset] = Some(by);
+        }
+        // Held without progress along its corridor (jostled or not) as long as the policy
+        // allows: its order fails.
+        if view.unprogressed_s[offset] >= fail_after_s {
+            marks.push((slot, FeedbackMark::BlockedTooLong(by)));
         }
         let goal = Vec2::new(view.goal_x[offset], view.goal_z[offset]);
         if view.on_head_start[offset] {

@@ -149,7 +149,7 @@ pub struct AgentLanes {
     /// Progress anchor, z.
     pub(crate) anchor_z: Vec<f32>,
     /// Whether the current stall was reported.
-    pub(crate) blocked: Vec<bool>,
+    pub(crate) blocked: Vec<Option<super::events::BlockedBy>>,
     /// Progress along the corridor (toward the next corner) since the last
     /// [`PROGRESS_STEP_M`](super::flow::PROGRESS_STEP_M), metres; a step back counts against it.
     pub(crate) progress_m: Vec<f32>,
@@ -432,7 +432,7 @@ impl AgentLanes {
         self.stalled_s.push(0.0);
         self.anchor_x.push(agent.position.x);
         self.anchor_z.push(agent.position.z);
-        self.blocked.push(false);
+        self.blocked.push(None);
         self.progress_m.push(0.0);
         self.unprogressed_s.push(0.0);
         self.on_head_start.push(false);

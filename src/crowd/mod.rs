@@ -103,7 +103,7 @@ pub use agent::{
     AGENTS_MAX, AgentId, AgentParams, AgentView, FilterId, ProfileId, TABLE_ENTRIES_MAX,
 };
 pub use avoid::{AvoidanceConfig, AvoidanceProfile, ContactModel};
-pub use config::CrowdConfig;
+pub use config::{BlockedPolicy, CrowdConfig};
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
     move_foot,
@@ -111,7 +111,7 @@ pub use controller::{
 pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
 pub use crossing::CrossingState;
 pub use events::{
-    CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition, Outcome,
+    BlockedBy, CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition, Outcome,
 };
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use lanes::AgentStatus;

@@ -272,6 +272,12 @@ impl Crowd {
             .map_err(|_| CrowdError::UnknownAgent(agent))
     }
 
+    /// What holds the agent, if it is blocked (spec 001: Blocked is a status with its
+    /// reason; it walks on as soon as it makes progress again).
+    pub fn blocked(&self, agent: AgentId) -> Result<Option<super::events::BlockedBy>, CrowdError> {
+        Ok(self.lanes.blocked[self.slot(agent)?])
+    }
+
     /// The agent's slot in the lanes. Slots are not stable handles: removing an agent
     /// moves the last one into its slot, and with avoidance on a step puts every agent's
     /// slot in the neighbour grid's cell order every few dozen frames. Ask again after a step;

@@ -477,6 +477,7 @@ impl Crowd {
                         Outcome::Cancelled
                     }
                     Ending::Deadline => Outcome::Failure(FailureCondition::DeadlinePassed),
+                    Ending::Blocked(by) => Outcome::Failure(FailureCondition::Blocked(by)),
                 };
                 if let Some(order) = state.record.order {
                     events.push(CrowdEvent::OrderEnded {

@@ -11,7 +11,7 @@ use super::codec::{LaneValue, Reader, Saved, Writer, saved_newtype, saved_struct
 use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
 use crate::crowd::avoid::AvoidanceProfile;
 use crate::crowd::components::{Cancelling, Ending, LinkCrossing, MoveRequest, VelocityRequest};
-use crate::crowd::events::{CancelRecord, CrowdEvent, FailureCondition, Outcome};
+use crate::crowd::events::{BlockedBy, CancelRecord, CrowdEvent, FailureCondition, Outcome};
 use crate::crowd::lanes::AgentStatus;
 use crate::crowd::scheduler::RequestId;
 use crate::ids::{AreaId, CostVersion, FilterVersion};
@@ -243,9 +243,10 @@ impl Saved for CrowdEvent {
                 out.u8(1);
                 (agent, request).write(out);
             }
-            CrowdEvent::Blocked { agent, request } => {
+            CrowdEvent::Blocked { agent, request, by } => {
                 out.u8(2);
                 (agent, request).write(out);
+                by.write(out);
             }
             CrowdEvent::LinkStarted { agent, link } => {
                 out.u8(3);
@@ -302,6 +303,7 @@ impl Saved for CrowdEvent {
             2 => CrowdEvent::Blocked {
                 agent,
                 request: Saved::read(input)?,
+                by: Saved::read(input)?,
             },
             3 => CrowdEvent::LinkStarted {
                 agent,
@@ -375,6 +377,8 @@ impl Saved for Outcome {
             Outcome::Failure(FailureCondition::Unreachable) => 2,
             Outcome::Failure(FailureCondition::NoPath) => 3,
             Outcome::Failure(FailureCondition::DeadlinePassed) => 4,
+            Outcome::Failure(FailureCondition::Blocked(BlockedBy::Crowd)) => 5,
+            Outcome::Failure(FailureCondition::Blocked(BlockedBy::Wall)) => 6,
         });
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -384,6 +388,8 @@ impl Saved for Outcome {
             2 => Outcome::Failure(FailureCondition::Unreachable),
             3 => Outcome::Failure(FailureCondition::NoPath),
             4 => Outcome::Failure(FailureCondition::DeadlinePassed),
+            5 => Outcome::Failure(FailureCondition::Blocked(BlockedBy::Crowd)),
+            6 => Outcome::Failure(FailureCondition::Blocked(BlockedBy::Wall)),
             other => return Err(input.malformed(format!("outcome tag {other}"))),
         })
     }
@@ -395,13 +401,54 @@ impl Saved for Ending {
         out.u8(match self {
             Ending::Cancel => 0,
             Ending::Deadline => 1,
+            Ending::Blocked(BlockedBy::Crowd) => 2,
+            Ending::Blocked(BlockedBy::Wall) => 3,
         });
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         match input.u8()? {
             0 => Ok(Ending::Cancel),
             1 => Ok(Ending::Deadline),
+            2 => Ok(Ending::Blocked(BlockedBy::Crowd)),
+            3 => Ok(Ending::Blocked(BlockedBy::Wall)),
             other => Err(input.malformed(format!("braking cause {other}"))),
+        }
+    }
+}
+
+impl Saved for BlockedBy {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        out.u8(match self {
+            BlockedBy::Crowd => 0,
+            BlockedBy::Wall => 1,
+        });
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        match input.u8()? {
+            0 => Ok(BlockedBy::Crowd),
+            1 => Ok(BlockedBy::Wall),
+            other => Err(input.malformed(format!("blocked-by tag {other}"))),
+        }
+    }
+}
+
+/// A blocked lane: 0 not blocked, 1 by the crowd, 2 by a wall.
+impl LaneValue for Option<BlockedBy> {
+    type Raw = u8;
+    fn raw(&self, _out: &Writer) -> u8 {
+        match self {
+            None => 0,
+            Some(BlockedBy::Crowd) => 1,
+            Some(BlockedBy::Wall) => 2,
+        }
+    }
+    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+        match raw {
+            0 => Some(None),
+            1 => Some(Some(BlockedBy::Crowd)),
+            2 => Some(Some(BlockedBy::Wall)),
+            _ => None,
         }
     }
 }
