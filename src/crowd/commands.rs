@@ -199,7 +199,13 @@ impl Crowd {
     /// stays cancelling.
     pub fn cancel(&mut self, agent: AgentId) -> Result<CancelRecord, CrowdError> {
         let slot = self.slot(agent)?;
-        Ok(self.start_braking(agent, slot, Ending::Cancel))
+        let record = self.start_braking(agent, slot, Ending::Cancel);
+        // Braking for a deadline or a block already: the host's cancel is owed its receipt
+        // all the same (the order's outcome stays what stopped it).
+        if let Ok(mut braking) = self.world.get::<&mut Cancelling>(self.ids.entity(agent)) {
+            braking.receipt_owed = true;
+        }
+        Ok(record)
     }
 
     /// Takes the agent's mover from its order and brakes it to a stop (a cancel, or a
@@ -231,6 +237,7 @@ impl Crowd {
                 Cancelling {
                     record,
                     ending,
+                    receipt_owed: false,
                     waited_s: 0.0,
                     faulted: false,
                 },
@@ -364,6 +371,14 @@ impl Crowd {
         self.drop_corridor(slot);
         let status = &mut self.lanes.status[slot];
         if self
+            .world
+            .get::<&Cancelling>(self.ids.entity(agent))
+            .is_ok()
+        {
+            // Braking still: the mover stays held until the receipt (teleported mid-link,
+            // it has landed, so its braking counts from here).
+            *status = AgentStatus::Cancelling;
+        } else if self
             .world
             .get::<&VelocityRequest>(self.ids.entity(agent))
             .is_ok()

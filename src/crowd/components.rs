@@ -41,6 +41,9 @@ pub(crate) struct Cancelling {
     pub record: super::events::CancelRecord,
     /// What stopped the agent: the outcome its order gets once it stands.
     pub ending: Ending,
+    /// Whether the host asked to cancel (with this record): the receipt is owed, also when
+    /// a deadline or a block started the braking.
+    pub receipt_owed: bool,
     /// Seconds since the cancel.
     pub waited_s: f32,
     /// Whether the fault was reported.

@@ -468,14 +468,14 @@ impl Crowd {
                     .remove_one::<Cancelling>(self.ids.entity(agent))
                     .expect("listed above");
                 lanes.status[slot] = AgentStatus::Idle;
+                if state.receipt_owed {
+                    events.push(CrowdEvent::Cancelled {
+                        agent,
+                        record: state.record,
+                    });
+                }
                 let outcome = match state.ending {
-                    Ending::Cancel => {
-                        events.push(CrowdEvent::Cancelled {
-                            agent,
-                            record: state.record,
-                        });
-                        Outcome::Cancelled
-                    }
+                    Ending::Cancel => Outcome::Cancelled,
                     Ending::Deadline => Outcome::Failure(FailureCondition::DeadlinePassed),
                     Ending::Blocked(by) => Outcome::Failure(FailureCondition::Blocked(by)),
                 };

@@ -48,6 +48,7 @@ saved_struct!(MoveRequest {
 saved_struct!(Cancelling {
     record,
     ending,
+    receipt_owed,
     waited_s,
     faulted
 });
