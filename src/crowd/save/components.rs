@@ -132,6 +132,11 @@ impl Crowd {
             velocity.into_iter(),
             crossing.into_iter(),
         );
+        // Agents with parameters only, or with a move order besides, are spawned in two
+        // batches (one archetype each, no per-agent lookup); the few with more one by one.
+        let (mut standing, mut standing_records) = (Vec::new(), Vec::new());
+        let (mut walking, mut walking_records) = (Vec::new(), Vec::new());
+        let mut spawned = Vec::new();
         for (slot, &agent) in ids.iter().enumerate() {
             let params = AgentParams {
                 radius_m: radius_m[slot],
@@ -140,12 +145,16 @@ impl Crowd {
                 preferred_speed_mps: preferred_speed_mps[slot],
                 max_acceleration_mps2: max_acceleration_mps2[slot],
             };
-            let entity = match has[slot] {
-                0 => self.world.spawn((Slot(slot), params)),
+            match has[slot] {
+                0 => {
+                    standing.push(agent);
+                    standing_records.push((Slot(slot), params));
+                }
                 HAS_MOVE => {
                     let request = requests.next().expect("counted from the same bits");
                     self.note_deadline(agent, &request);
-                    self.world.spawn((Slot(slot), params, request))
+                    walking.push(agent);
+                    walking_records.push((Slot(slot), params, request));
                 }
                 bits => {
                     let mut record = hecs::EntityBuilder::new();
@@ -165,12 +174,24 @@ impl Crowd {
                     if take(HAS_CROSSING) {
                         record.add(crossing.next().expect("counted"));
                     }
-                    self.world.spawn(record.build())
+                    spawned.push((agent, self.world.spawn(record.build())));
                 }
-            };
+            }
+        }
+        spawned.extend(
+            standing
+                .into_iter()
+                .zip(self.world.spawn_batch(standing_records)),
+        );
+        spawned.extend(
+            walking
+                .into_iter()
+                .zip(self.world.spawn_batch(walking_records)),
+        );
+        for (agent, entity) in spawned {
             if !self.ids.revive(agent, entity) {
                 return Err(input.malformed(format!(
-                    "{agent} in slot {slot} is not a live id of the identity table"
+                    "{agent} is not a live id of the identity table, or is in two slots"
                 )));
             }
         }

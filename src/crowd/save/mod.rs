@@ -316,17 +316,17 @@ impl Crowd {
         }
         self.portal_windows = vec![PortalWindow::EMPTY; lanes.len()];
         self.lanes = lanes;
+        // The path queue, the cache and the per-step buffers sized for the crowd, as
+        // `reserve` sizes them for agents about to be added (before the queue and the cache
+        // are filled, so neither grows as it is read).
+        self.reserve(0).map_err(RestoreError::Config)?;
 
         input.section("scheduler", b"SCHD")?;
         self.scheduler
             .read_state(input, &self.snapshot, &self.filters)?;
 
         input.section("cache", b"CACH")?;
-        self.cache.read_state(input)?;
-
-        // The path queue, the cache and the per-step buffers sized for the crowd, as
-        // `reserve` sizes them for agents about to be added.
-        self.reserve(0).map_err(RestoreError::Config)
+        self.cache.read_state(input)
     }
 
     /// Refuses lanes whose values would send a pass out of range: a corridor cursor past
