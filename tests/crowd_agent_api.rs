@@ -7,7 +7,8 @@ mod common;
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AvoidanceProfile, CANCEL_CONFIRM_S, Crowd, CrowdConfig,
-    CrowdError, CrowdEvent, FilterId, KinematicController, ProfileId, TABLE_ENTRIES_MAX,
+    CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, ProfileId,
+    TABLE_ENTRIES_MAX,
 };
 use waymark::ids::AreaId;
 use waymark::mesh::{NavMesh, WalkablePolygon};
@@ -92,7 +93,7 @@ fn a_removed_or_never_issued_id_is_refused_by_name() {
                 .request_move(stale, Vec3::new(5.0, 0.0, 5.0))
                 .map(drop),
         );
-        refused(crowd.request_velocity(stale, Vec3::X));
+        refused(crowd.request_velocity(stale, Vec3::X).map(|_| ()));
         refused(crowd.teleport(stale, Vec3::new(3.0, 0.0, 3.0)));
         refused(crowd.set_params(stale, WALKER));
         refused(crowd.set_filter(stale, FilterId::DEFAULT));
@@ -240,12 +241,16 @@ fn a_requested_velocity_moves_the_agent_until_cancelled() {
     let mesh = grid(6, 3, None);
     let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
     let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 3.0), WALKER).unwrap();
-    crowd.request_move(agent, Vec3::new(1.0, 0.0, 5.0)).unwrap();
-    // Direct control replaces the move order.
-    crowd
+    let walk = crowd.request_move(agent, Vec3::new(1.0, 0.0, 5.0)).unwrap();
+    // Direct control replaces the move order (which ends, cancelled) and owns the mover.
+    let steer = crowd
         .request_velocity(agent, Vec3::new(1.5, 0.0, 0.0))
         .unwrap();
+    assert_ne!(steer, walk);
     assert_eq!(crowd.request(agent), Ok(None));
+    let owner = crowd.owner(agent).unwrap().unwrap();
+    assert_eq!(owner.action, MoverAction::Velocity(steer));
+    assert_eq!(owner.handoff, 2, "the move order, then the velocity order");
     assert_eq!(crowd.status(agent), Ok(AgentStatus::VelocityControlled));
     run(&mut crowd, 60);
     // 2 s at 1.5 m/s, less the 0.14 s spent reaching it at 8 m/s²: 2.86 m.
@@ -272,7 +277,11 @@ fn a_requested_velocity_moves_the_agent_until_cancelled() {
     ));
     // Cancelled: it brakes and stands, and the receipt says so.
     let record = crowd.cancel(agent).unwrap();
-    assert_eq!(record.order, None, "velocity control is no move order");
+    assert_eq!(record.order, Some(steer), "the velocity order is cancelled");
+    assert_eq!(
+        crowd.owner(agent).unwrap().map(|owner| owner.action),
+        Some(MoverAction::Braking(record))
+    );
     let events = run(&mut crowd, 15);
     assert!(
         events
@@ -282,6 +291,15 @@ fn a_requested_velocity_moves_the_agent_until_cancelled() {
     );
     assert_eq!(crowd.status(agent), Ok(AgentStatus::Idle));
     assert!(crowd.velocity(agent).unwrap().length() < 0.005);
+    assert_eq!(crowd.owner(agent), Ok(None), "released with the receipt");
+    let ended: Vec<_> = events
+        .iter()
+        .filter_map(|event| match *event {
+            CrowdEvent::OrderEnded { order, outcome, .. } => Some((order, outcome)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended, [(steer, Outcome::Cancelled)]);
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! - every move order ends exactly once (`OrderEnded`), and one that has not ended is
 //!   still its agent's order or the order its agent's braking holds;
 //! - no mover has two owners: an agent with a move order is not braking nor under velocity
-//!   control;
+//!   control, and an order not ended is its agent's mover's owner (or the order its braking
+//!   holds); a change of owner counts a handoff;
 //! - a cancel asked again before its receipt returns the same record, and the receipt
 //!   carries it;
 //! - removed agents' ids are refused.
@@ -21,7 +22,7 @@ use common::{rooms, rooms_door};
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, CancelRecord, Crowd, CrowdConfig, CrowdError, CrowdEvent,
-    KinematicController, RequestId,
+    KinematicController, MoverAction, RequestId,
 };
 use waymark::harness::state_hash;
 use waymark::mesh::{LinkId, NavMesh};
@@ -73,6 +74,8 @@ struct Ledger {
     /// Agents removed.
     removed: Vec<AgentId>,
     ended: usize,
+    /// Each agent's last seen owner token: (handoff, action).
+    owners: HashMap<AgentId, (u32, Option<MoverAction>)>,
 }
 
 /// One random command (or none) on a random agent.
@@ -130,7 +133,10 @@ fn command(
             ledger.cancels.entry(agent).or_insert(record);
         }
         6 => match crowd.request_velocity(agent, Vec3::new(0.5, 0.0, 0.2)) {
-            Ok(()) | Err(CrowdError::Cancelling { .. }) => {}
+            Ok(order) => {
+                ledger.open.insert(order, agent);
+            }
+            Err(CrowdError::Cancelling { .. }) => {}
             Err(other) => panic!("{other}"),
         },
         7 => {
@@ -202,18 +208,37 @@ fn check(crowd: &Crowd, events: &[CrowdEvent], agents: &[AgentId], ledger: &mut 
             );
         }
     }
-    // An order not ended is its agent's, or held by its agent's braking.
+    // An order not ended owns its agent's mover, or is the order its braking holds.
     for (&order, &agent) in &ledger.open {
-        if let Ok(status) = crowd.status(agent) {
-            let current = crowd.request(agent).unwrap() == Some(order);
-            let braking =
-                status == AgentStatus::Cancelling || crowd.crossing(agent).unwrap().is_some();
+        if let Ok(owner) = crowd.owner(agent) {
+            let action = owner.map(|owner| owner.action);
+            let holds = match action {
+                Some(MoverAction::Move(owning) | MoverAction::Velocity(owning)) => owning == order,
+                Some(MoverAction::Braking(record)) => record.order == Some(order),
+                None => false,
+            };
             assert!(
-                current || braking,
-                "{order:?} of {agent} neither runs nor ended: {status:?}, its order {:?}, frame {}",
-                crowd.request(agent),
-                crowd.frame()
+                holds,
+                "{order:?} of {agent} neither runs nor ended: {action:?}"
             );
+        }
+    }
+    // The handoff count only grows, and grows with every change of owner.
+    for &agent in agents {
+        let owner = crowd.owner(agent).unwrap();
+        let handoff = owner.map(|owner| owner.handoff);
+        if let (Some(now), Some(&(before, then))) = (handoff, ledger.owners.get(&agent)) {
+            if owner.map(|owner| owner.action) != then {
+                assert!(
+                    now > before,
+                    "{agent}: owner changed, handoff {before} -> {now}"
+                );
+            }
+        }
+        if let Some(owner) = owner {
+            ledger
+                .owners
+                .insert(agent, (owner.handoff, Some(owner.action)));
         }
     }
     for &removed in &ledger.removed {

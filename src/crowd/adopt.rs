@@ -58,6 +58,7 @@ impl Crowd {
 
     pub(super) fn fail(&mut self, agent: AgentId, slot: usize, events: &mut Vec<CrowdEvent>) {
         if let Ok(request) = self.world.remove_one::<MoveRequest>(self.ids.entity(agent)) {
+            self.count_handoff(slot);
             events.push(CrowdEvent::NoPath {
                 agent,
                 request: request.order,

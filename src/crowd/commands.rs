@@ -123,24 +123,16 @@ impl Crowd {
         target: Vec3,
         deadline_frame: Option<u64>,
     ) -> Result<RequestId, CrowdError> {
-        let slot = self.slot(agent)?;
-        self.check_not_cancelling(agent)?;
-        if !target.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "move target",
-                value: target,
-            });
-        }
-        let request = RequestId {
-            logical: self.next_logical,
-            attempt: 0,
-            epoch: self.epoch,
-        };
-        self.next_logical += 1;
-        let _ = self
-            .world
-            .remove_one::<VelocityRequest>(self.ids.entity(agent));
-        self.end_replaced_order(agent);
+        let (slot, request) = self.admit(agent, |_, _| {
+            if target.is_finite() {
+                Ok(())
+            } else {
+                Err(CrowdError::NotFinite {
+                    what: "move target",
+                    value: target,
+                })
+            }
+        })?;
         self.world
             .insert_one(
                 self.ids.entity(agent),
@@ -176,18 +168,6 @@ impl Crowd {
         Ok(request)
     }
 
-    /// Ends the agent's current move order, if any, as cancelled (replaced by a newer
-    /// order, or its agent removed), reported with the next step's events.
-    fn end_replaced_order(&mut self, agent: AgentId) {
-        if let Ok(request) = self.world.remove_one::<MoveRequest>(self.ids.entity(agent)) {
-            self.deferred_events.push(CrowdEvent::OrderEnded {
-                agent,
-                order: request.order,
-                outcome: Outcome::Cancelled,
-            });
-        }
-    }
-
     /// Cancels the agent's order (spec 001: cancel is a state with a receipt, not a flag):
     /// the agent enters `Cancelling` and brakes to a stop (an agent crossing a link lands
     /// first); once it stands, a
@@ -219,18 +199,22 @@ impl Crowd {
         if let Ok(cancelling) = self.world.get::<&Cancelling>(self.ids.entity(agent)) {
             return cancelling.record;
         }
-        let order = self
+        let entity = self.ids.entity(agent);
+        let moving = self
             .world
-            .remove_one::<MoveRequest>(self.ids.entity(agent))
+            .remove_one::<MoveRequest>(entity)
             .ok()
-            .map(|request| request.order);
-        let _ = self
+            .map(|r| r.order);
+        let steering = self
             .world
-            .remove_one::<VelocityRequest>(self.ids.entity(agent));
+            .remove_one::<VelocityRequest>(entity)
+            .ok()
+            .map(|v| v.order);
         let record = CancelRecord {
-            order,
+            order: moving.or(steering),
             frame: self.frame,
         };
+        self.count_handoff(slot);
         self.world
             .insert_one(
                 self.ids.entity(agent),
@@ -249,17 +233,6 @@ impl Crowd {
             self.lanes.on_head_start[slot] = false;
         }
         record
-    }
-
-    /// Refuses a new order while the agent's cancel waits for its receipt.
-    fn check_not_cancelling(&self, agent: AgentId) -> Result<(), CrowdError> {
-        match self.world.get::<&Cancelling>(self.ids.entity(agent)) {
-            Ok(cancelling) => Err(CrowdError::Cancelling {
-                agent,
-                record: cancelling.record,
-            }),
-            Err(_) => Ok(()),
-        }
     }
 
     /// Starts a new epoch (after a restore): every result of a query made before it is
@@ -400,26 +373,39 @@ impl Crowd {
     /// order: its move request, if any, is dropped, and avoidance still adjusts the
     /// velocity around its neighbours (DetourCrowd's `requestMoveVelocity`). A speed above
     /// the agent's `max_speed_mps` or a non-finite velocity is refused by value.
-    /// `Vec3::ZERO` holds the agent in place; [`Crowd::cancel`] ends the control.
-    pub fn request_velocity(&mut self, agent: AgentId, velocity: Vec3) -> Result<(), CrowdError> {
-        let slot = self.slot(agent)?;
-        self.check_not_cancelling(agent)?;
-        if !velocity.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "requested velocity",
-                value: velocity,
-            });
-        }
+    /// `Vec3::ZERO` holds the agent in place; [`Crowd::cancel`] ends the control. Returns
+    /// the order's identity: it owns the agent's mover ([`Crowd::owner`]) and ends, like a
+    /// move order, in one [`CrowdEvent::OrderEnded`](crate::crowd::CrowdEvent::OrderEnded)
+    /// (cancelled, or replaced by a newer order).
+    pub fn request_velocity(
+        &mut self,
+        agent: AgentId,
+        velocity: Vec3,
+    ) -> Result<RequestId, CrowdError> {
         let horizontal = glam::Vec2::new(velocity.x, velocity.z);
-        if horizontal.length() > self.lanes.max_speed[slot] {
-            return Err(CrowdError::BadParameter {
-                field: "requested speed (above max_speed_mps)",
-                value: horizontal.length(),
-            });
-        }
-        self.end_replaced_order(agent);
+        let (slot, order) = self.admit(agent, |crowd, slot| {
+            if !velocity.is_finite() {
+                return Err(CrowdError::NotFinite {
+                    what: "requested velocity",
+                    value: velocity,
+                });
+            }
+            if horizontal.length() > crowd.lanes.max_speed[slot] {
+                return Err(CrowdError::BadParameter {
+                    field: "requested speed (above max_speed_mps)",
+                    value: horizontal.length(),
+                });
+            }
+            Ok(())
+        })?;
         self.world
-            .insert_one(self.ids.entity(agent), VelocityRequest(horizontal))
+            .insert_one(
+                self.ids.entity(agent),
+                VelocityRequest {
+                    velocity: horizontal,
+                    order,
+                },
+            )
             .expect("a known agent");
         if self.lanes.status[slot] != AgentStatus::CrossingLink {
             // (A crossing agent lands first.)
@@ -428,7 +414,7 @@ impl Crowd {
         }
         self.lanes.blocked[slot] = None;
         self.lanes.stalled_s[slot] = 0.0;
-        Ok(())
+        Ok(order)
     }
 
     /// Registers a query filter (area costs and exclusions) agents can be given with

@@ -62,9 +62,14 @@ pub(crate) enum Ending {
     Blocked(super::events::BlockedBy),
 }
 
-/// An agent moving at a velocity its host asked for (a hecs component), horizontal, m/s.
+/// An agent moving at a velocity its host asked for (a hecs component).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct VelocityRequest(pub glam::Vec2);
+pub(crate) struct VelocityRequest {
+    /// Horizontal, m/s.
+    pub velocity: glam::Vec2,
+    /// The order's identity, as `request_velocity` returned it.
+    pub order: RequestId,
+}
 
 /// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the
 /// crossing's state stays out of the lanes).

@@ -86,8 +86,8 @@ pub enum CrowdEvent {
         /// The request.
         request: RequestId,
     },
-    /// A move order's one terminal outcome (spec 001): every order given by
-    /// `request_move` or `request_move_by` ends exactly once, in the step it ends in (an
+    /// An order's one terminal outcome (spec 001): every order given by `request_move`,
+    /// `request_move_by` or `request_velocity` ends exactly once, in the step it ends in (an
     /// order replaced or whose agent was removed: in the next step). The other events say
     /// what the agent did; this one is what a decision layer waits for.
     OrderEnded {
@@ -144,7 +144,7 @@ pub enum BlockedBy {
 /// ([`CrowdEvent::Cancelled`]) carries it back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CancelRecord {
-    /// The order cancelled, if the agent had one.
+    /// The order cancelled (a move or a velocity order), if the agent had one.
     pub order: Option<RequestId>,
     /// The frame (`Crowd::frame`) at which the cancel was asked.
     pub frame: u64,

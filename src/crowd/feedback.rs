@@ -107,6 +107,7 @@ impl Crowd {
                     lanes.desired_x[slot] = 0.0;
                     lanes.desired_z[slot] = 0.0;
                     let _ = self.world.remove_one::<MoveRequest>(self.ids.entity(agent));
+                    self.count_handoff(slot);
                     events.push(if complete {
                         CrowdEvent::Arrived { agent, request }
                     } else {

@@ -170,6 +170,8 @@ pub struct AgentLanes {
     pub(crate) filter: Vec<FilterId>,
     /// The agent's avoidance profile (its place in the crowd's table).
     pub(crate) profile: Vec<ProfileId>,
+    /// How many times the agent's mover has changed owner (spec 001's handoff step).
+    pub(crate) handoff: Vec<u32>,
 }
 
 /// Calls `$action!(lane, lane, ...)` with every lane's name: the one list of lanes behind
@@ -227,7 +229,8 @@ macro_rules! every_lane {
             status,
             ingest_pending,
             filter,
-            profile
+            profile,
+            handoff
         )
     };
 }
@@ -440,6 +443,7 @@ impl AgentLanes {
         self.ingest_pending.push(false);
         self.filter.push(FilterId::DEFAULT);
         self.profile.push(ProfileId::DEFAULT);
+        self.handoff.push(0);
         self.id.len() - 1
     }
 
@@ -608,6 +612,7 @@ mod tests {
             ingest_pending,
             filter,
             profile,
+            handoff,
         } = lanes;
         vec![
             id.len(),
@@ -659,6 +664,7 @@ mod tests {
             ingest_pending.len(),
             filter.len(),
             profile.len(),
+            handoff.len(),
         ]
     }
 

@@ -71,6 +71,7 @@ mod flow;
 mod funnel;
 mod lanes;
 mod neighbours;
+mod owner;
 mod parallel;
 mod passes;
 mod runtime;
@@ -115,6 +116,7 @@ pub use events::{
 };
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use lanes::AgentStatus;
+pub use owner::{MoverAction, MoverOwner};
 pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};

@@ -467,6 +467,7 @@ impl Crowd {
                     .world
                     .remove_one::<Cancelling>(self.ids.entity(agent))
                     .expect("listed above");
+                lanes.handoff[slot] = lanes.handoff[slot].wrapping_add(1);
                 lanes.status[slot] = AgentStatus::Idle;
                 if state.receipt_owed {
                     events.push(CrowdEvent::Cancelled {
@@ -512,7 +513,7 @@ impl Crowd {
             if lanes.status[slot] != AgentStatus::VelocityControlled {
                 continue; // (crossing a link: it lands first)
             }
-            let wanted = request.0.clamp_length_max(lanes.speed_limit[slot]);
+            let wanted = request.velocity.clamp_length_max(lanes.speed_limit[slot]);
             lanes.desired_x[slot] = wanted.x;
             lanes.desired_z[slot] = wanted.y;
         }

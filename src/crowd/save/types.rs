@@ -27,7 +27,6 @@ saved_newtype!(
     TileGeneration(u32),
     FilterVersion(u64),
     CostVersion(u64),
-    VelocityRequest(glam::Vec2),
 );
 
 saved_struct!(RequestId {
@@ -36,6 +35,7 @@ saved_struct!(RequestId {
     epoch
 });
 saved_struct!(CancelRecord { order, frame });
+saved_struct!(VelocityRequest { velocity, order });
 saved_struct!(MoveRequest {
     target,
     order,

@@ -1,0 +1,118 @@
+//! The owner of an agent's mover (spec 001): the movement resource has one owner at a time,
+//! named by a token, and changes hands at one entry.
+//!
+//! Stage: crowd runtime, between steps. The owner is the agent's move order, its velocity
+//! order, or its braking (after a cancel, a deadline or a block) until it stands; an agent
+//! with none is idle. [`Crowd::owner`] reads the token: the action and the handoff step, a
+//! per-agent count of owner changes. Every new action is admitted by `Crowd::admit`, which
+//! checks together that no braking holds the mover (its receipt not given yet) and the new
+//! action's own preconditions, then ends the old owner's order (`Cancelled`) and counts the
+//! handoff. Invariant: whatever an old owner's results or events do later (a search
+//! answering, an arrival reported), they never touch the new owner: results are matched to
+//! the current query's identity, and an ended order's events only report.
+
+use super::agent::AgentId;
+use super::components::{Cancelling, MoveRequest, VelocityRequest};
+use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
+use super::runtime::Crowd;
+use super::scheduler::RequestId;
+
+/// What holds an agent's mover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MoverAction {
+    /// A move order (`request_move`, `request_move_by`).
+    Move(RequestId),
+    /// A velocity order (`request_velocity`).
+    Velocity(RequestId),
+    /// Braking to a stop (a cancel, a deadline passed, a block past the policy), until the
+    /// agent stands.
+    Braking(CancelRecord),
+}
+
+/// The owner token of an agent's mover ([`Crowd::owner`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MoverOwner {
+    /// What holds the mover.
+    pub action: MoverAction,
+    /// The handoff step at which it took it: the count of the agent's owner changes so
+    /// far (an order, a velocity order, a braking, a release each count one).
+    pub handoff: u32,
+}
+
+impl Crowd {
+    /// The owner of the agent's mover, `None` when it is idle (no order, not braking).
+    pub fn owner(&self, agent: AgentId) -> Result<Option<MoverOwner>, CrowdError> {
+        let slot = self.slot(agent)?;
+        let entity = self.ids.entity(agent);
+        let action = if let Ok(braking) = self.world.get::<&Cancelling>(entity) {
+            MoverAction::Braking(braking.record)
+        } else if let Ok(request) = self.world.get::<&MoveRequest>(entity) {
+            MoverAction::Move(request.order)
+        } else if let Ok(velocity) = self.world.get::<&VelocityRequest>(entity) {
+            MoverAction::Velocity(velocity.order)
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(MoverOwner {
+            action,
+            handoff: self.lanes.handoff[slot],
+        }))
+    }
+
+    /// The one entry by which a new action takes the agent's mover: refused while a
+    /// braking holds it (until its receipt), then by the action's own `preconditions`; once
+    /// admitted, the old owner's order ends `Cancelled` (reported with the next step's
+    /// events), the handoff is counted, and the new order's identity is returned for the
+    /// caller to install.
+    pub(super) fn admit(
+        &mut self,
+        agent: AgentId,
+        preconditions: impl FnOnce(&Crowd, usize) -> Result<(), CrowdError>,
+    ) -> Result<(usize, RequestId), CrowdError> {
+        let slot = self.slot(agent)?;
+        if let Ok(braking) = self.world.get::<&Cancelling>(self.ids.entity(agent)) {
+            return Err(CrowdError::Cancelling {
+                agent,
+                record: braking.record,
+            });
+        }
+        preconditions(self, slot)?;
+        let order = RequestId {
+            logical: self.next_logical,
+            attempt: 0,
+            epoch: self.epoch,
+        };
+        self.next_logical += 1;
+        self.end_replaced_order(agent);
+        self.count_handoff(slot);
+        Ok((slot, order))
+    }
+
+    /// Ends the agent's current move or velocity order, if any, as cancelled (replaced by
+    /// a newer order, or its agent removed), reported with the next step's events.
+    pub(super) fn end_replaced_order(&mut self, agent: AgentId) {
+        let entity = self.ids.entity(agent);
+        let moving = self
+            .world
+            .remove_one::<MoveRequest>(entity)
+            .ok()
+            .map(|r| r.order);
+        let steering = self
+            .world
+            .remove_one::<VelocityRequest>(entity)
+            .ok()
+            .map(|v| v.order);
+        for order in moving.into_iter().chain(steering) {
+            self.deferred_events.push(CrowdEvent::OrderEnded {
+                agent,
+                order,
+                outcome: Outcome::Cancelled,
+            });
+        }
+    }
+
+    /// Counts one change of the owner of the mover in `slot`.
+    pub(super) fn count_handoff(&mut self, slot: usize) {
+        self.lanes.handoff[slot] = self.lanes.handoff[slot].wrapping_add(1);
+    }
+}
