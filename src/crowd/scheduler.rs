@@ -261,6 +261,15 @@ impl Scheduler {
     /// Makes room in the queue for one request per agent and a margin, so a burst of
     /// requests (every agent told to move at once) does not regrow it inside a step: a
     /// doubling would copy the whole queue at once.
+    /// Whether a query of the same identity (logical id, attempt and epoch, for the same
+    /// agent) is searching now or among `answered` (this step's answers): dispatch is
+    /// deduplicated by identity, so a query queued twice is searched once (spec 001).
+    fn dispatched(&self, job: &Job, answered: &[Finished]) -> bool {
+        let same = |other: &Job| other.request == job.request && other.agent == job.agent;
+        self.in_flight.iter().any(|(open, _)| same(open))
+            || answered.iter().any(|done| same(&done.job))
+    }
+
     pub fn try_reserve_for_agents(
         &mut self,
         agents: usize,
@@ -352,6 +361,8 @@ impl Scheduler {
     ) -> ScheduleStats {
         let mut stats = ScheduleStats::default();
         self.head_starts(snapshot, filters, budget.head_starts, is_current, finished);
+        // This step's answers start here (the head starts before them are no answers).
+        let answers_from = finished.len();
         let mut remaining = budget.node_expansions;
         let clock = std::time::Instant::now();
         let out_of_time = || {
@@ -367,6 +378,9 @@ impl Scheduler {
                 };
                 if !is_current(&job) {
                     continue; // superseded, cancelled or removed since it was queued
+                }
+                if self.dispatched(&job, &finished[answers_from..]) {
+                    continue; // the same query (logical id and attempt) is served already
                 }
                 // From where the agent stands now: it may have walked a head start.
                 if let Some((start, position)) = standing(&job) {
@@ -748,6 +762,74 @@ mod tests {
             histogram.percentile(1.5).unwrap_err().to_string(),
             "percentile fraction 1.5 is not within 0 to 1"
         );
+    }
+
+    #[test]
+    fn a_query_queued_twice_is_searched_once() {
+        use crate::mesh::{TileData, WalkablePolygon};
+        // A strip of 30 quads: a search from the first to the last takes many nodes.
+        let quads: Vec<WalkablePolygon> = (0..30)
+            .map(|i| {
+                let (x0, x1) = (i as f32, i as f32 + 1.0);
+                WalkablePolygon::ground(vec![
+                    Vec3::new(x0, 0.0, 0.0),
+                    Vec3::new(x1, 0.0, 0.0),
+                    Vec3::new(x1, 0.0, 1.0),
+                    Vec3::new(x0, 0.0, 1.0),
+                ])
+            })
+            .collect();
+        let mut mesh = NavMesh::new(BakeParams::default());
+        mesh.add_tiles(vec![TileData::from_walkable_polygons(&quads).unwrap()])
+            .unwrap();
+        let snapshot = mesh.snapshot();
+        let filters = [QueryFilter::new()];
+        let start = snapshot.poly_ref(TileSlot(0), 0).unwrap();
+        let job = Job {
+            agent: AgentId::from_bits(1 << 32).unwrap(),
+            filter: FilterId::DEFAULT,
+            request: RequestId {
+                logical: 7,
+                attempt: 0,
+                epoch: 0,
+            },
+            start,
+            start_position: Vec3::new(0.5, 0.0, 0.5),
+            target: Vec3::new(29.5, 0.0, 0.5),
+            goal: None,
+            queued_frame: 0,
+        };
+        let mut scheduler = Scheduler::new(1.0, Vec3::ONE, &snapshot);
+        scheduler.enqueue(job);
+        scheduler.enqueue(job);
+        let mut cache = CorridorCache::default();
+        let budget = FrameBudget {
+            node_expansions: 40,
+            head_starts: 0,
+            search_time_ms: 0.0,
+        };
+        let mut finished = Vec::new();
+        let mut answers = 0;
+        for frame in 0..10 {
+            finished.clear();
+            scheduler.run(
+                &snapshot,
+                &filters,
+                &mut cache,
+                budget,
+                frame,
+                &|_| true,
+                &|_| None,
+                &mut finished,
+            );
+            assert!(
+                scheduler.in_flight.len() <= 1,
+                "one search open for the query"
+            );
+            answers += finished.len();
+        }
+        assert_eq!(answers, 1, "answered once");
+        assert_eq!(scheduler.depth(), 0);
     }
 
     #[test]
