@@ -199,19 +199,8 @@ impl Crowd {
         if let Ok(cancelling) = self.world.get::<&Cancelling>(self.ids.entity(agent)) {
             return cancelling.record;
         }
-        let entity = self.ids.entity(agent);
-        let moving = self
-            .world
-            .remove_one::<MoveRequest>(entity)
-            .ok()
-            .map(|r| r.order);
-        let steering = self
-            .world
-            .remove_one::<VelocityRequest>(entity)
-            .ok()
-            .map(|v| v.order);
         let record = CancelRecord {
-            order: moving.or(steering),
+            order: self.take_order(agent),
             frame: self.frame,
         };
         self.count_handoff(slot);

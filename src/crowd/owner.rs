@@ -91,24 +91,28 @@ impl Crowd {
     /// Ends the agent's current move or velocity order, if any, as cancelled (replaced by
     /// a newer order, or its agent removed), reported with the next step's events.
     pub(super) fn end_replaced_order(&mut self, agent: AgentId) {
-        let entity = self.ids.entity(agent);
-        let moving = self
-            .world
-            .remove_one::<MoveRequest>(entity)
-            .ok()
-            .map(|r| r.order);
-        let steering = self
-            .world
-            .remove_one::<VelocityRequest>(entity)
-            .ok()
-            .map(|v| v.order);
-        for order in moving.into_iter().chain(steering) {
+        if let Some(order) = self.take_order(agent) {
             self.deferred_events.push(CrowdEvent::OrderEnded {
                 agent,
                 order,
                 outcome: Outcome::Cancelled,
             });
         }
+    }
+
+    /// Takes the agent's move or velocity order from its mover (it has at most one: the
+    /// admission replaces the old), returning the order's identity.
+    pub(super) fn take_order(&mut self, agent: AgentId) -> Option<RequestId> {
+        let entity = self.ids.entity(agent);
+        let moving = self.world.remove_one::<MoveRequest>(entity).ok();
+        let steering = self.world.remove_one::<VelocityRequest>(entity).ok();
+        debug_assert!(
+            moving.is_none() || steering.is_none(),
+            "one owner at a time"
+        );
+        moving
+            .map(|request| request.order)
+            .or(steering.map(|velocity| velocity.order))
     }
 
     /// Counts one change of the owner of the mover in `slot`.
