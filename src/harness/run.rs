@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use super::resume::{ResumeError, RunState, settings_fingerprint};
+use super::resume::{Fnv, ResumeError, RunState, settings_fingerprint};
 use super::scenario::measure_quality;
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
@@ -526,13 +526,8 @@ fn schedule_ms() -> Option<[f64; 2]> {
 pub fn state_hash(crowd: &Crowd) -> u64 {
     let mut agents: Vec<_> = crowd.agents().collect();
     agents.sort_by_key(|view| view.id);
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    let mut mix = |value: u64| {
-        for byte in value.to_le_bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
+    let mut hash = Fnv::default();
+    let mut mix = |value: u64| hash.mix(value);
     for view in agents {
         mix(view.id.to_bits());
         for value in [view.position, view.velocity] {
@@ -545,5 +540,5 @@ pub fn state_hash(crowd: &Crowd) -> u64 {
             mix(identity.ok().flatten().map_or(u64::MAX, |id| id.logical));
         }
     }
-    hash
+    hash.0
 }

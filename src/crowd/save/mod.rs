@@ -42,12 +42,13 @@
 //! (`u32`), the payload's length (`u64`) and its CRC-32 (`u32`, IEEE). Then the payload,
 //! in sections each opening with a four-byte tag: `MESH` (the tile generations and link
 //! versions of the crowd's snapshot), `CRWD` (counters, tables, pending orders and
-//! events), `IDS ` (the identity table), `CORR` (the corridor table), `LANE` (the agent
-//! count, then each lane's values in slot order, lane after lane, in the order
-//! `lanes.rs` lists them), `AGNT` (per slot: parameters and orders), `SCHD` (the path
-//! queue and open searches), `CACH` (the corridor cache by key). Collections are a `u32`
-//! count and their items; enums a tag byte and their fields; corridors by their place in
-//! the table. docs/architecture.md gives the layout field by field.
+//! events), `IDS ` (the identity table), `CORR` (the corridor table, in parts of 1,024
+//! corridors, each part's length first), `LANE` (the agent count, then each lane as a
+//! column, in the order `lanes.rs` lists them), `AGNT` (parameters and orders as columns,
+//! `components.rs`), `SCHD` (the path queue and open searches), `CACH` (the corridor
+//! cache by key). A column is a mode byte and one value, one value and its exceptions by
+//! slot, or every agent's value (`codec.rs`); other integers are LEB128, counts included;
+//! enums a tag byte and their fields; corridors are named by their place in the table.
 
 pub(crate) mod codec;
 mod components;
