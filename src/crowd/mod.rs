@@ -11,8 +11,10 @@
 //! epoch; velocity requests; link crossings; parameters) live in a `hecs::World`, one
 //! entity per agent, found from its [`AgentId`] through the crowd's own table of issued
 //! ids (so a restored crowd reissues exactly the ids the game would have got); the hot
-//! per-frame state lives in dense
-//! struct-of-arrays lanes indexed by slot. [`Crowd::step`] runs the passes in the order
+//! per-frame state lives in dense struct-of-arrays lanes indexed by slot. Each agent's
+//! mover has one owner at a time ([`Crowd::owner`]: its move order, its velocity order or
+//! its braking), taken at one admission entry (`owner.rs`), and every order ends exactly
+//! once in a [`CrowdEvent::OrderEnded`] with its [`Outcome`]. [`Crowd::step`] runs the passes in the order
 //! written once in `step.rs`: ingest -> schedule -> adopt -> follow -> slope -> avoid ->
 //! move -> separate -> feedback, each timed and counted in [`StepStats`]. The avoid pass
 //! (`avoid/`) negotiates velocities between neighbours found by a per-frame grid
@@ -21,7 +23,7 @@
 //! of the files.
 //!
 //! Invariants: an agent is never lost (a failed step leaves it where it was, with a
-//! reason); a path result is adopted only at the adopt pass, and only if its request id,
+//! reason); no mover has two owners, and no order ends twice or not at all; a path result is adopted only at the adopt pass, and only if its request id,
 //! attempt and epoch still match the agent's request and its read set is still valid;
 //! parallel passes write only their own outputs and results are collected in slot order, so
 //! the same inputs give the same lanes and events at any thread count.
