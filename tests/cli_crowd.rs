@@ -168,6 +168,18 @@ fn avoidance_cuts_the_overlaps_of_the_shared_dungeon_agents_and_delivers() {
     }
     assert!(report["pass_ms"]["avoid"].as_f64().unwrap() > 0.0);
     assert!(report["pass_ms"]["neighbours"].as_f64().unwrap() > 0.0);
+    // Each order's one outcome: successes are the arrivals, unreachable targets the ends
+    // of partial paths, nothing cancelled or failed otherwise in this run.
+    let outcomes = &report["order_outcomes"];
+    assert_eq!(outcomes["success"], report["arrivals"], "{report}");
+    assert_eq!(
+        outcomes["unreachable"], report["partial_arrivals"],
+        "{report}"
+    );
+    assert_eq!(outcomes["no_path"], report["no_path"], "{report}");
+    for never in ["deadline_passed", "blocked", "cancelled"] {
+        assert_eq!(outcomes[never], 0, "{never}: {report}");
+    }
     // The starts overlap (the CSV packs a body on 1.6 m² of floor); avoidance spreads them
     // out: at most a quarter of the 4,572 overlapping pairs per frame native DetourCrowd
     // leaves on the same agents (measured 1,043 with walkers held for 1.1 s passing through).

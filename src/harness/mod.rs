@@ -12,8 +12,8 @@ mod scenario;
 
 pub use resume::ResumeError;
 pub use run::{
-    AgentPlan, AgentsCsvError, RunOptions, RunReport, median, random_plans, read_agents_csv,
-    resume_crowd, run_crowd, state_hash,
+    AgentPlan, AgentsCsvError, OutcomeCounts, RunOptions, RunReport, median, random_plans,
+    read_agents_csv, resume_crowd, run_crowd, state_hash,
 };
 
 pub use scenario::{

@@ -19,8 +19,8 @@ use super::resume::{Fnv, ResumeError, RunState, settings_fingerprint};
 use super::scenario::measure_quality;
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
-    AgentId, AgentParams, Crowd, CrowdConfig, CrowdError, CrowdEvent, FlowMeter, FlowReport,
-    KinematicController, PathWaits, StepStats,
+    AgentId, AgentParams, Crowd, CrowdConfig, CrowdError, CrowdEvent, FailureCondition, FlowMeter,
+    FlowReport, KinematicController, Outcome, PathWaits, StepStats,
 };
 use crate::mesh::NavMesh;
 use crate::query::{QueryFilter, random_points};
@@ -106,9 +106,43 @@ pub struct RunReport {
     pub first_arrival_frames: Vec<usize>,
     /// Whether every agent arrived (once) before the run ended.
     pub all_arrived: bool,
+    /// How the orders that ended in the measured frames ended.
+    pub outcomes: OutcomeCounts,
     /// The run saved at [`RunOptions::save_at_frame`] (the crowd's bytes and each agent's
     /// place in its plan), for [`resume_crowd`].
     pub saved_state: Option<Vec<u8>>,
+}
+
+/// Orders ended, by outcome ([`CrowdEvent::OrderEnded`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutcomeCounts {
+    /// Ended in `Success`.
+    pub success: usize,
+    /// Ended in `Failure(Unreachable)`: at a partial path's end.
+    pub unreachable: usize,
+    /// Ended in `Failure(NoPath)`.
+    pub no_path: usize,
+    /// Ended in `Failure(DeadlinePassed)`.
+    pub deadline_passed: usize,
+    /// Ended in `Failure(Blocked(_))`.
+    pub blocked: usize,
+    /// Ended `Cancelled` (a cancel, a newer order, a removal).
+    pub cancelled: usize,
+}
+
+impl OutcomeCounts {
+    /// Counts one ended order.
+    pub fn count(&mut self, outcome: Outcome) {
+        let counter = match outcome {
+            Outcome::Success => &mut self.success,
+            Outcome::Failure(FailureCondition::Unreachable) => &mut self.unreachable,
+            Outcome::Failure(FailureCondition::NoPath) => &mut self.no_path,
+            Outcome::Failure(FailureCondition::DeadlinePassed) => &mut self.deadline_passed,
+            Outcome::Failure(FailureCondition::Blocked(_)) => &mut self.blocked,
+            Outcome::Cancelled => &mut self.cancelled,
+        };
+        *counter += 1;
+    }
 }
 
 impl RunReport {
@@ -327,8 +361,13 @@ fn run_frames(
                 | CrowdEvent::LinkFinished { .. }
                 | CrowdEvent::Cancelled { .. }
                 | CrowdEvent::CancelFault { .. }
-                | CrowdEvent::RouteInvalidated { .. }
-                | CrowdEvent::OrderEnded { .. } => continue,
+                | CrowdEvent::RouteInvalidated { .. } => continue,
+                CrowdEvent::OrderEnded { outcome, .. } => {
+                    if measured {
+                        report.outcomes.count(outcome);
+                    }
+                    continue;
+                }
             };
             ended.push(agent);
         }

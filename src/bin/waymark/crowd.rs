@@ -407,6 +407,16 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         // (agents re-planning after a push off their corridor wait a frame or two).
         report["oldest_path_wait_frames"] = json!(run.report.last.scheduler.oldest_wait_frames);
         report["waiting_for_first_path"] = json!(run.report.waiting_for_first_path);
+        // Each order's one outcome over the measured frames (success matches arrivals).
+        let outcomes = run.report.outcomes;
+        report["order_outcomes"] = json!({
+            "success": outcomes.success,
+            "unreachable": outcomes.unreachable,
+            "no_path": outcomes.no_path,
+            "deadline_passed": outcomes.deadline_passed,
+            "blocked": outcomes.blocked,
+            "cancelled": outcomes.cancelled,
+        });
         // Every agent's position, velocity, status and identities after the last frame, as
         // one number (hexadecimal): two runs compare by it.
         report["state_hash"] = json!(format!("{:016x}", state_hash(&run.crowd)));
