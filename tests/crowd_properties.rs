@@ -11,7 +11,11 @@
 //!   carries it;
 //! - removed agents' ids are refused.
 //!
-//! And a run restored from a save at a random frame ends in the state of the run that was
+//! - every corridor adopted read only what still held on the mesh the step ran on (checked
+//!   from the ordered log).
+//!
+//! And a replay of each run's ordered log ends in the run's state, its paths read from the
+//! log; a run restored from a save at a random frame ends in the state of the run that was
 //! not (checked on every tenth seed).
 
 mod common;
@@ -22,10 +26,12 @@ use common::{rooms, rooms_door};
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, CancelRecord, Crowd, CrowdConfig, CrowdError, CrowdEvent,
-    KinematicController, MoverAction, RequestId,
+    Decision, FrameBudget, KinematicController, LogEntry, LogRecord, LoggedAnswer, LoggedResult,
+    MoverAction, Replay, RequestId,
 };
 use waymark::harness::state_hash;
 use waymark::mesh::{LinkId, NavMesh};
+use waymark::query::{QueryFilter, Validity};
 
 const DT: f32 = 1.0 / 30.0;
 const SEEDS: u64 = 1_000;
@@ -248,22 +254,59 @@ fn check(crowd: &Crowd, events: &[CrowdEvent], agents: &[AgentId], ledger: &mut 
     }
 }
 
+/// The crowd's settings: the ordered log kept, and a node budget small enough that
+/// searches run over several steps, so doors change under results in flight.
+fn config() -> CrowdConfig {
+    CrowdConfig {
+        ordered_log: true,
+        budget: FrameBudget {
+            node_expansions: 24,
+            ..FrameBudget::default()
+        },
+        ..CrowdConfig::default()
+    }
+}
+
 fn setup() -> (NavMesh, LinkId, Crowd) {
     let (mut mesh, _) = rooms();
     let door = mesh.add_link(rooms_door(true)).unwrap();
-    let crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let crowd = Crowd::new(&mesh, config()).unwrap();
     (mesh, door, crowd)
 }
 
+/// Every corridor the step adopted read only what still held on the mesh it ran on.
+fn check_adoptions(log: &[LogEntry], mesh: &NavMesh) {
+    let snapshot = mesh.snapshot();
+    // The crowd's default filter, made as the crowd makes it.
+    let mut filter = QueryFilter::new();
+    filter.set_links_allowed(true);
+    for entry in log {
+        if let LogRecord::Result(LoggedResult {
+            decision: Decision::Adopted,
+            answer: LoggedAnswer::Corridor(corridor),
+            ..
+        }) = &entry.record
+        {
+            assert_eq!(
+                corridor.reads.still_valid_in(&snapshot, &filter),
+                Validity::Valid,
+                "entry {}",
+                entry.sequence
+            );
+        }
+    }
+}
+
 /// Runs one seed; with `restore_at`, the crowd is saved and replaced by its restore before
-/// that step. Returns the final state hash.
-fn run(seed: u64, restore_at: Option<u64>) -> (u64, usize) {
+/// that step. Returns the final state hash, the orders ended and the log.
+fn run(seed: u64, restore_at: Option<u64>) -> (u64, usize, Vec<LogEntry>) {
     let (mut mesh, door, mut crowd) = setup();
     let mut random = Random(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let mut agents: Vec<AgentId> = (0..4)
         .map(|i| crowd.add_agent(TARGETS[i % 3], PARAMS).unwrap())
         .collect();
     let mut ledger = Ledger::default();
+    let mut log = Vec::new();
     for step in 0..STEPS {
         for _ in 0..random.below(3) {
             command(
@@ -276,20 +319,41 @@ fn run(seed: u64, restore_at: Option<u64>) -> (u64, usize) {
             );
         }
         if restore_at == Some(step) {
-            crowd = Crowd::restore(&mesh, CrowdConfig::default(), &crowd.save()).unwrap();
+            crowd = Crowd::restore(&mesh, config(), &crowd.save()).unwrap();
         }
         let events = crowd.step(DT, &mut KinematicController).unwrap();
         check(&crowd, &events, &agents, &mut ledger);
+        let stepped = log.len();
+        crowd.drain_log(&mut log);
+        check_adoptions(&log[stepped..], &mesh);
     }
-    (state_hash(&crowd), ledger.ended)
+    (state_hash(&crowd), ledger.ended, log)
+}
+
+/// Replays `log` on a new crowd (the door toggled where the log changed the mesh);
+/// returns the final state hash.
+fn replay(log: Vec<LogEntry>) -> u64 {
+    let (mut mesh, door, mut crowd) = setup();
+    let mut replay = Replay::start(&mut crowd, log).unwrap();
+    for _ in 0..STEPS {
+        replay
+            .step(&mut crowd, DT, &mut KinematicController, &mut |crowd, _| {
+                let open = mesh.snapshot().link(door).unwrap().open;
+                mesh.set_link_open(door, !open).unwrap();
+                crowd.set_mesh(&mesh);
+            })
+            .unwrap();
+    }
+    state_hash(&crowd)
 }
 
 #[test]
-fn every_order_ends_once_no_mover_has_two_owners_and_a_restore_changes_nothing() {
+fn every_order_ends_once_no_mover_has_two_owners_a_restore_changes_nothing_and_the_log_replays() {
     let mut ended = 0;
     for seed in 0..SEEDS {
-        let (hash, ended_here) = run(seed, None);
+        let (hash, ended_here, log) = run(seed, None);
         ended += ended_here;
+        assert_eq!(replay(log), hash, "seed {seed}, replayed from its log");
         if seed % 10 == 0 {
             let restore_at = 1 + seed % (STEPS - 1);
             assert_eq!(

@@ -4,14 +4,14 @@
 
 mod common;
 
-use common::{rooms, rooms_door};
+use common::{Game, rooms, rooms_door};
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AgentView, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
     KinematicController, RestoreError, SAVE_FORMAT_VERSION,
 };
-use waymark::harness::{AgentPlan, random_plans, state_hash};
+use waymark::harness::{random_plans, state_hash};
 use waymark::mesh::{LinkId, LinkVersion, NavMesh, TileGeneration};
 use waymark::scene::proving_ground::proving_ground;
 
@@ -23,73 +23,6 @@ const PARAMS: AgentParams = AgentParams {
     height_m: 1.5,
     ..AgentParams::DETOUR_REFERENCE
 };
-
-/// The game's side of a run: its agents with their plans, and which target each walks to
-/// next (a game saves this itself, beside the crowd's bytes).
-#[derive(Clone)]
-struct Game {
-    agents: Vec<AgentId>,
-    plans: Vec<AgentPlan>,
-    next_target: Vec<usize>,
-}
-
-impl Game {
-    fn start(crowd: &mut Crowd, plans: Vec<AgentPlan>) -> Game {
-        let mut agents = Vec::new();
-        for plan in &plans {
-            let agent = crowd.add_agent(plan.start, PARAMS).unwrap();
-            crowd.request_move(agent, plan.targets[0]).unwrap();
-            agents.push(agent);
-        }
-        let next_target = vec![1; plans.len()];
-        Game {
-            agents,
-            plans,
-            next_target,
-        }
-    }
-
-    /// One frame: the game's orders for this frame, then the step; arrivals take their
-    /// next targets. Returns the step's events.
-    fn frame(&mut self, crowd: &mut Crowd) -> Vec<CrowdEvent> {
-        let frame = crowd.frame();
-        // Orders at fixed frames, so both runs give the same ones.
-        match frame {
-            160 => {
-                crowd.cancel(self.agents[3]).unwrap();
-            }
-            170 => {
-                crowd.remove_agent(self.agents[5]).unwrap();
-                let added = crowd.add_agent(self.plans[5].start, PARAMS).unwrap();
-                crowd.request_move(added, self.plans[5].targets[1]).unwrap();
-                self.agents[5] = added;
-            }
-            180 => {
-                let target = self.plans[9].targets[2];
-                crowd.teleport(self.agents[7], self.plans[7].start).unwrap();
-                crowd.request_move(self.agents[7], target).unwrap();
-                crowd
-                    .request_velocity(self.agents[11], Vec3::new(1.0, 0.0, 0.5))
-                    .unwrap();
-            }
-            _ => {}
-        }
-        let events = crowd.step(DT, &mut KinematicController).unwrap();
-        for event in &events {
-            if let CrowdEvent::Arrived { agent, .. } | CrowdEvent::PartialArrived { agent, .. } =
-                *event
-            {
-                if let Some(index) = self.agents.iter().position(|&a| a == agent) {
-                    let plan = &self.plans[index];
-                    let target = plan.targets[self.next_target[index] % plan.targets.len()];
-                    self.next_target[index] += 1;
-                    crowd.request_move(agent, target).unwrap();
-                }
-            }
-        }
-        events
-    }
-}
 
 /// The event with its request's epoch set to 0: orders given after a restore are of the
 /// restored crowd's epoch (1 here), the same orders of the uninterrupted run of epoch 0.
@@ -149,7 +82,7 @@ fn a_restored_crowd_continues_exactly_as_the_uninterrupted_one() {
     let plans = random_plans(&mesh, 240, 4, 7);
 
     let mut whole = Crowd::new(&mesh, config).unwrap();
-    let mut whole_game = Game::start(&mut whole, plans);
+    let mut whole_game = Game::start(&mut whole, plans, PARAMS, 160);
     for _ in 0..SAVE_FRAME {
         whole_game.frame(&mut whole);
     }
@@ -176,8 +109,8 @@ fn a_restored_crowd_continues_exactly_as_the_uninterrupted_one() {
 
     let mut events_compared = 0;
     for _ in SAVE_FRAME..300 {
-        let expected = whole_game.frame(&mut whole);
-        let found = restored_game.frame(&mut restored);
+        let expected = whole_game.frame(&mut whole).0;
+        let found = restored_game.frame(&mut restored).0;
         assert_eq!(
             found.iter().map(epoch_zero).collect::<Vec<_>>(),
             expected,
@@ -207,7 +140,7 @@ fn h5_interrupted_before_query_return_the_query_is_the_next_attempt_in_a_new_epo
     let config = tight_config();
     let plans = random_plans(&mesh, 240, 1, 11);
     let mut crowd = Crowd::new(&mesh, config).unwrap();
-    let game = Game::start(&mut crowd, plans);
+    let game = Game::start(&mut crowd, plans, PARAMS, 160);
     for _ in 0..3 {
         crowd.step(DT, &mut KinematicController).unwrap();
     }

@@ -8,15 +8,20 @@
 //! as a new attempt, and after a few failed attempts it fails with an event. A head start
 //! is walked while the request keeps its place in the queue.
 
+use std::sync::Arc;
+
 use glam::Vec3;
 
 use super::agent::AgentId;
 use super::components::MoveRequest;
+use super::corridor::Corridor;
 use super::events::{CrowdEvent, FailureCondition, Outcome};
 use super::lanes::AgentStatus;
+use super::log::{Decision, LogRecord, LoggedAnswer, LoggedResult, Rejection};
 use super::passes::rejoin;
 use super::runtime::Crowd;
 use super::scheduler::{Answer, Finished, Job, RequestId};
+use crate::mesh::PolyRef;
 use crate::query::{Validity, nearest_polygon};
 
 /// Attempts in a row without an adopted corridor after which a request is given up.
@@ -121,6 +126,9 @@ impl Crowd {
             };
             self.lanes.polygon[slot] = start;
             self.lanes.status[slot] = AgentStatus::WaitingForPath;
+            if self.replaying() {
+                continue; // its results come from the log
+            }
             self.scheduler.enqueue(Job {
                 agent,
                 filter: self.lanes.filter[slot],
@@ -134,144 +142,268 @@ impl Crowd {
         }
     }
 
-    /// Adopt: the one commit point. Returns how many results were rejected.
+    /// Adopt: the one commit point. Each result is judged, the result and the decision
+    /// logged, then the decision applied. In replay mode the results are the log's and
+    /// each decision must come out as logged. Returns how many results were rejected.
     pub(super) fn adopt(&mut self, finished: Vec<Finished>, events: &mut Vec<CrowdEvent>) -> u32 {
+        let logged = self.logged_results();
+        // Each result as the commit point reads it, the log's in replay mode.
+        let results: Vec<Candidate> = if self.replaying() {
+            logged
+                .iter()
+                .map(|(_, result)| Candidate {
+                    agent: result.agent,
+                    query: result.query,
+                    goal: result.goal,
+                    answer: match &result.answer {
+                        LoggedAnswer::Corridor(corridor) => Answer::Corridor(corridor.clone()),
+                        LoggedAnswer::HeadStart(corridor) => Answer::HeadStart(corridor.clone()),
+                        LoggedAnswer::Retry => Answer::Retry,
+                        LoggedAnswer::NoGoal => Answer::NoGoal,
+                    },
+                })
+                .collect()
+        } else {
+            finished
+                .into_iter()
+                .map(|Finished { job, outcome }| Candidate {
+                    agent: job.agent,
+                    query: job.request,
+                    goal: job.goal,
+                    answer: outcome,
+                })
+                .collect()
+        };
         let mut rejected = 0;
-        for Finished { job, outcome } in finished {
-            let Ok(slot) = self.slot(job.agent) else {
-                continue;
+        for (index, candidate) in results.into_iter().enumerate() {
+            let Candidate {
+                agent,
+                query,
+                goal,
+                answer: outcome,
+            } = candidate;
+            let Ok(slot) = self.slot(agent) else {
+                continue; // removed since its search was queued: nothing to decide
             };
             let current = self
                 .world
-                .get::<&MoveRequest>(self.ids.entity(job.agent))
+                .get::<&MoveRequest>(self.ids.entity(agent))
                 .ok()
-                .map(|m| *m);
-            // The result's query must be the agent's current one, of the current epoch.
-            let current = current.filter(|m| {
-                m.awaiting && m.query == job.request && job.request.epoch == self.epoch
-            });
-            let Some(current) = current else {
-                rejected += 1; // superseded, expired, cancelled or from an old epoch
-                continue;
+                .map(|m| *m)
+                // The result's query must be the agent's current one, of the current epoch.
+                .filter(|m| m.awaiting && m.query == query && query.epoch == self.epoch);
+            let verdict = match current {
+                None => Verdict::Reject(Rejection::NotCurrent),
+                Some(current) => self.judge(goal, &outcome, slot, current.target),
             };
-            let corridor = match outcome {
-                Answer::NoGoal => {
-                    self.fail(job.agent, slot, events);
-                    continue;
+            let decision = verdict.decision();
+            if let Some((sequence, result)) = logged.get(index) {
+                self.check_decision(*sequence, result.decision, decision);
+            }
+            self.log(|| {
+                LogRecord::Result(LoggedResult {
+                    agent,
+                    query,
+                    goal,
+                    answer: match &outcome {
+                        Answer::Corridor(corridor) => LoggedAnswer::Corridor(corridor.clone()),
+                        Answer::HeadStart(corridor) => LoggedAnswer::HeadStart(corridor.clone()),
+                        Answer::Retry => LoggedAnswer::Retry,
+                        Answer::NoGoal => LoggedAnswer::NoGoal,
+                    },
+                    decision,
+                })
+            });
+            match verdict {
+                Verdict::Reject(Rejection::NotCurrent) => rejected += 1,
+                Verdict::Reject(_) => {
+                    rejected += 1;
+                    self.reissue(agent);
                 }
-                Answer::Retry => None,
-                Answer::Corridor(corridor) => Some(corridor),
-                Answer::HeadStart(corridor) => {
-                    self.adopt_head_start(slot, &corridor, current.target);
-                    continue;
+                Verdict::Fail => self.fail(agent, slot, events),
+                Verdict::HeadStartSkipped => {}
+                Verdict::HeadStart { goal, last } => {
+                    let Answer::HeadStart(corridor) = outcome else {
+                        unreachable!("judged a head start")
+                    };
+                    self.put_on_head_start(slot, corridor, goal, last);
                 }
-            };
-            let usable = corridor.filter(|c| {
-                c.reads.still_valid_in(&self.snapshot, self.filter_of(slot)) == Validity::Valid
-            });
-            let Some(corridor) = usable else {
-                rejected += 1;
-                self.reissue(job.agent);
-                continue;
-            };
-            let (goal_polygon_snapped, goal_position) = job.goal.expect("a corridor has a goal");
-            // The agent kept moving while it waited: it must still be on the corridor, or
-            // beside it (the follow pass walks it back in).
-            let polygon = self.lanes.polygon[slot];
-            let cursor = corridor.find_near(0, polygon, 0, 16).or_else(|| {
-                rejoin(&self.snapshot, &corridor, 0, polygon).map(|(cursor, _)| cursor)
-            });
-            let Some(cursor) = cursor else {
-                rejected += 1;
-                self.reissue(job.agent);
-                continue;
-            };
-            let goal = if corridor.complete {
-                goal_position
-            } else {
-                corridor
-                    .last_polygon(&self.snapshot)
-                    .and_then(|last| {
-                        let tile = self.snapshot.tile(last)?;
-                        Some(tile.closest_point(last.polygon(), current.target).0)
-                    })
-                    .unwrap_or(goal_position)
-            };
-            let goal_polygon = if corridor.complete {
-                goal_polygon_snapped
-            } else {
-                // Adopted corridors passed the read-set check: their tiles are live.
-                corridor
-                    .last_polygon(&self.snapshot)
-                    .unwrap_or(goal_polygon_snapped)
-            };
-            let lanes = &mut self.lanes;
-            lanes.goal_x[slot] = goal.x;
-            lanes.goal_y[slot] = goal.y;
-            lanes.goal_z[slot] = goal.z;
-            lanes.goal_polygon[slot] = goal_polygon;
-            lanes.corridor[slot] = Some(corridor);
-            lanes.cursor[slot] = cursor as u32;
-            lanes.corner_age[slot] = u8::MAX;
-            lanes.status[slot] = AgentStatus::Moving;
-            lanes.on_head_start[slot] = false;
-            if let Ok(mut request) = self
-                .world
-                .get::<&mut MoveRequest>(self.ids.entity(job.agent))
-            {
-                request.awaiting = false;
-                request.attempts_since_adopted = 0;
-                request.adopted_once = true;
+                Verdict::Adopt {
+                    cursor,
+                    goal,
+                    goal_polygon,
+                } => {
+                    let Answer::Corridor(corridor) = outcome else {
+                        unreachable!("judged a corridor")
+                    };
+                    let lanes = &mut self.lanes;
+                    lanes.goal_x[slot] = goal.x;
+                    lanes.goal_y[slot] = goal.y;
+                    lanes.goal_z[slot] = goal.z;
+                    lanes.goal_polygon[slot] = goal_polygon;
+                    lanes.corridor[slot] = Some(corridor);
+                    lanes.cursor[slot] = cursor as u32;
+                    lanes.corner_age[slot] = u8::MAX;
+                    lanes.status[slot] = AgentStatus::Moving;
+                    lanes.on_head_start[slot] = false;
+                    if let Ok(mut request) =
+                        self.world.get::<&mut MoveRequest>(self.ids.entity(agent))
+                    {
+                        request.awaiting = false;
+                        request.attempts_since_adopted = 0;
+                        request.adopted_once = true;
+                    }
+                }
             }
         }
         rejected
     }
 
-    /// An agent still waiting for its path walks `corridor`, a head start toward
-    /// `target`, if the mesh it read is unchanged and the agent still stands at its start;
-    /// its request stays queued. Otherwise the agent just waits.
-    fn adopt_head_start(
-        &mut self,
+    /// What the commit point makes of a current result for the agent in `slot` (its
+    /// order's target `target`), changing nothing.
+    fn judge(
+        &self,
+        goal: Option<(PolyRef, Vec3)>,
+        outcome: &Answer,
         slot: usize,
-        corridor: &std::sync::Arc<super::corridor::Corridor>,
         target: Vec3,
-    ) {
-        if self.lanes.status[slot] != AgentStatus::WaitingForPath {
-            return;
+    ) -> Verdict {
+        let corridor = match outcome {
+            Answer::NoGoal => return Verdict::Fail,
+            Answer::Retry => return Verdict::Reject(Rejection::NoCorridor),
+            Answer::HeadStart(corridor) => {
+                if self.lanes.status[slot] != AgentStatus::WaitingForPath {
+                    return Verdict::HeadStartSkipped;
+                }
+                return match self.head_start_fits(slot, corridor, target) {
+                    Some((goal, last)) => Verdict::HeadStart { goal, last },
+                    None => Verdict::HeadStartSkipped,
+                };
+            }
+            Answer::Corridor(corridor) => corridor,
+        };
+        let validity = corridor
+            .reads
+            .still_valid_in(&self.snapshot, self.filter_of(slot));
+        if validity != Validity::Valid {
+            return Verdict::Reject(Rejection::Stale(validity));
         }
-        self.walk_head_start(slot, corridor, target);
+        let (goal_polygon_snapped, goal_position) = goal.expect("a corridor has a goal");
+        // The agent kept moving while it waited: it must still be on the corridor, or
+        // beside it (the follow pass walks it back in).
+        let polygon = self.lanes.polygon[slot];
+        let cursor = corridor
+            .find_near(0, polygon, 0, 16)
+            .or_else(|| rejoin(&self.snapshot, corridor, 0, polygon).map(|(cursor, _)| cursor));
+        let Some(cursor) = cursor else {
+            return Verdict::Reject(Rejection::OffCorridor);
+        };
+        if corridor.complete {
+            return Verdict::Adopt {
+                cursor,
+                goal: goal_position,
+                goal_polygon: goal_polygon_snapped,
+            };
+        }
+        // Partial: the goal is the point of its last polygon nearest the target (adopted
+        // corridors passed the read-set check, so their tiles are live).
+        let last = corridor.last_polygon(&self.snapshot);
+        let goal = last
+            .and_then(|last| {
+                let tile = self.snapshot.tile(last)?;
+                Some(tile.closest_point(last.polygon(), target).0)
+            })
+            .unwrap_or(goal_position);
+        Verdict::Adopt {
+            cursor,
+            goal,
+            goal_polygon: last.unwrap_or(goal_polygon_snapped),
+        }
     }
 
     /// Puts the agent on `corridor`, a head start toward `target`, if the mesh it read is
     /// unchanged and the agent stands at its start.
-    pub(super) fn walk_head_start(
+    pub(super) fn walk_head_start(&mut self, slot: usize, corridor: &Arc<Corridor>, target: Vec3) {
+        if let Some((goal, last)) = self.head_start_fits(slot, corridor, target) {
+            self.put_on_head_start(slot, corridor.clone(), goal, last);
+        }
+    }
+
+    /// Where a head start along `corridor` would lead the agent in `slot` (the point of
+    /// its last polygon nearest `target`, and that polygon), if the mesh it read is
+    /// unchanged and the agent stands at its start.
+    fn head_start_fits(
+        &self,
+        slot: usize,
+        corridor: &Corridor,
+        target: Vec3,
+    ) -> Option<(Vec3, PolyRef)> {
+        let filter = self.filter_of(slot);
+        if corridor.reads.still_valid_in(&self.snapshot, filter) != Validity::Valid
+            || corridor
+                .find_near(0, self.lanes.polygon[slot], 0, 1)
+                .is_none()
+        {
+            return None;
+        }
+        let last = corridor.last_polygon(&self.snapshot)?;
+        let tile = self.snapshot.tile(last)?;
+        Some((tile.closest_point(last.polygon(), target).0, last))
+    }
+
+    fn put_on_head_start(
         &mut self,
         slot: usize,
-        corridor: &std::sync::Arc<super::corridor::Corridor>,
-        target: Vec3,
+        corridor: Arc<Corridor>,
+        goal: Vec3,
+        last: PolyRef,
     ) {
         let lanes = &mut self.lanes;
-        let filter = &self.filters[lanes.filter[slot].index()];
-        if corridor.reads.still_valid_in(&self.snapshot, filter) != Validity::Valid
-            || corridor.find_near(0, lanes.polygon[slot], 0, 1).is_none()
-        {
-            return;
-        }
-        let Some(last) = corridor.last_polygon(&self.snapshot) else {
-            return;
-        };
-        let Some(tile) = self.snapshot.tile(last) else {
-            return;
-        };
-        let goal = tile.closest_point(last.polygon(), target).0;
         lanes.goal_x[slot] = goal.x;
         lanes.goal_y[slot] = goal.y;
         lanes.goal_z[slot] = goal.z;
         lanes.goal_polygon[slot] = last;
-        lanes.corridor[slot] = Some(corridor.clone());
+        lanes.corridor[slot] = Some(corridor);
         lanes.cursor[slot] = 0;
         lanes.corner_age[slot] = u8::MAX;
         lanes.status[slot] = AgentStatus::Moving;
         lanes.on_head_start[slot] = true;
+    }
+}
+
+/// A result at the commit point: the agent, the query it answers, the goal its search
+/// snapped the target to, and what the search produced.
+struct Candidate {
+    agent: AgentId,
+    query: RequestId,
+    goal: Option<(PolyRef, Vec3)>,
+    answer: Answer,
+}
+
+/// The commit point's judgement of one result, with what applying it needs.
+enum Verdict {
+    Reject(Rejection),
+    Fail,
+    HeadStart {
+        goal: Vec3,
+        last: PolyRef,
+    },
+    HeadStartSkipped,
+    Adopt {
+        cursor: usize,
+        goal: Vec3,
+        goal_polygon: PolyRef,
+    },
+}
+
+impl Verdict {
+    fn decision(&self) -> Decision {
+        match *self {
+            Verdict::Reject(rejection) => Decision::Rejected(rejection),
+            Verdict::Fail => Decision::Failed,
+            Verdict::HeadStart { .. } => Decision::HeadStartWalked,
+            Verdict::HeadStartSkipped => Decision::HeadStartSkipped,
+            Verdict::Adopt { .. } => Decision::Adopted,
+        }
     }
 }

@@ -14,6 +14,7 @@ use super::components::{Cancelling, Ending, LinkCrossing, MoveRequest, Slot, Vel
 use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
 use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
+use super::log::{Command, LogRecord};
 use super::passes::PortalWindow;
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
@@ -53,12 +54,20 @@ impl Crowd {
         self.world
             .insert(entity, (Slot(slot), params))
             .expect("the entity was just spawned");
+        self.log(|| {
+            LogRecord::Command(Command::AddAgent {
+                agent,
+                position,
+                params,
+            })
+        });
         Ok(agent)
     }
 
     /// Removes an agent; its pending searches are dropped.
     pub fn remove_agent(&mut self, agent: AgentId) -> Result<(), CrowdError> {
         let slot = self.slot(agent)?;
+        self.log(|| LogRecord::Command(Command::RemoveAgent { agent }));
         self.portal_windows.swap_remove(slot);
         if let Some(moved) = self.lanes.swap_remove(slot) {
             if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(self.ids.entity(moved)) {
@@ -133,6 +142,14 @@ impl Crowd {
                 })
             }
         })?;
+        self.log(|| {
+            LogRecord::Command(Command::Move {
+                agent,
+                order: request,
+                target,
+                deadline_frame,
+            })
+        });
         self.world
             .insert_one(
                 self.ids.entity(agent),
@@ -180,6 +197,7 @@ impl Crowd {
     pub fn cancel(&mut self, agent: AgentId) -> Result<CancelRecord, CrowdError> {
         let slot = self.slot(agent)?;
         let record = self.start_braking(agent, slot, Ending::Cancel);
+        self.log(|| LogRecord::Command(Command::Cancel { agent, record }));
         // Braking for a deadline or a block already: the host's cancel is owed its receipt
         // all the same (the order's outcome stays what stopped it).
         if let Ok(mut braking) = self.world.get::<&mut Cancelling>(self.ids.entity(agent)) {
@@ -229,6 +247,8 @@ impl Crowd {
     /// new epoch with the same logical id and the next attempt (spec 001: a registered query
     /// not yet answered continues; its old attempt's results are stale).
     pub fn bump_epoch(&mut self) {
+        let epoch = self.epoch + 1;
+        self.log(|| LogRecord::Command(Command::BumpEpoch { epoch }));
         self.epoch += 1;
         let epoch = self.epoch;
         let mut resumed = Vec::new();
@@ -268,6 +288,7 @@ impl Crowd {
     pub fn set_params(&mut self, agent: AgentId, params: AgentParams) -> Result<(), CrowdError> {
         let slot = self.slot(agent)?;
         self.check_params(&params)?;
+        self.log(|| LogRecord::Command(Command::SetParams { agent, params }));
         let lanes = &mut self.lanes;
         // The patch limits are the surface limits over the patch's k: scaled with them, they
         // hold on the patch the agent stands on until the slope pass refreshes them.
@@ -298,6 +319,7 @@ impl Crowd {
             });
         }
         let nearest = self.snap(position, self.lanes.filter[slot])?;
+        self.log(|| LogRecord::Command(Command::Teleport { agent, position }));
         let _ = self
             .world
             .remove_one::<LinkCrossing>(self.ids.entity(agent));
@@ -387,6 +409,13 @@ impl Crowd {
             }
             Ok(())
         })?;
+        self.log(|| {
+            LogRecord::Command(Command::Velocity {
+                agent,
+                order,
+                velocity,
+            })
+        });
         self.world
             .insert_one(
                 self.ids.entity(agent),
@@ -418,11 +447,18 @@ impl Crowd {
                 entries: TABLE_ENTRIES_MAX,
             });
         }
+        let id = FilterId(self.filters.len() as u8);
+        self.log(|| {
+            LogRecord::Command(Command::AddFilter {
+                filter: id,
+                query_filter: Box::new(filter.clone()),
+            })
+        });
         if !self.config.use_links {
             filter.set_links_allowed(false);
         }
         self.filters.push(filter);
-        Ok(FilterId((self.filters.len() - 1) as u8))
+        Ok(id)
     }
 
     /// The agent walks under `filter` from now on: its corridor is dropped and a move order
@@ -432,6 +468,7 @@ impl Crowd {
         if filter.index() >= self.filters.len() {
             return Err(CrowdError::UnknownFilter(filter));
         }
+        self.log(|| LogRecord::Command(Command::SetFilter { agent, filter }));
         if self.lanes.filter[slot] == filter {
             return Ok(());
         }
@@ -470,8 +507,15 @@ impl Crowd {
                 entries: TABLE_ENTRIES_MAX,
             });
         }
+        let id = ProfileId(self.profiles.len() as u8);
+        self.log(|| {
+            LogRecord::Command(Command::AddAvoidanceProfile {
+                profile: id,
+                avoidance: profile,
+            })
+        });
         self.profiles.push(profile);
-        Ok(ProfileId((self.profiles.len() - 1) as u8))
+        Ok(id)
     }
 
     /// The agent avoids by `profile` from the next step on.
@@ -484,6 +528,7 @@ impl Crowd {
         if profile.index() >= self.profiles.len() {
             return Err(CrowdError::UnknownProfile(profile));
         }
+        self.log(|| LogRecord::Command(Command::SetAvoidanceProfile { agent, profile }));
         self.lanes.profile[slot] = profile;
         Ok(())
     }

@@ -38,6 +38,12 @@ pub struct CrowdConfig {
     pub corridor_cache_capacity: usize,
     /// What a blocked agent's order does (spec 001: Blocked is a status with a policy).
     pub blocked_policy: BlockedPolicy,
+    /// Whether the crowd writes the ordered log (`log.rs`): every accepted command, every
+    /// result at the commit point with its decision, every outcome, drained by the host
+    /// with [`Crowd::drain_log`](crate::crowd::Crowd::drain_log) and replayable with
+    /// [`Replay`](crate::crowd::Replay). Off by default: a logged result holds its corridor
+    /// (shared, not copied) until the host drains it.
+    pub ordered_log: bool,
 }
 
 /// What a blocked agent's order does ([`CrowdEvent::Blocked`](crate::crowd::CrowdEvent::Blocked)).
@@ -76,6 +82,7 @@ impl Default for CrowdConfig {
             keep_workers_awake: true,
             corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
             blocked_policy: BlockedPolicy::Wait,
+            ordered_log: false,
         }
     }
 }

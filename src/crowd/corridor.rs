@@ -37,7 +37,7 @@ use crate::mesh::{
 use crate::query::{PathResult, QueryFilter, ReadSet, Validity, portal, portal_in};
 
 /// A path's polygons and the off-mesh links it crosses.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Corridor {
     /// Polygons from start to end, each as its slot and index ([`PolyRef::tile_bits`]).
     polygons: Vec<u32>,

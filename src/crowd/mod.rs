@@ -19,8 +19,11 @@
 //! move -> separate -> feedback, each timed and counted in [`StepStats`]. The avoid pass
 //! (`avoid/`) negotiates velocities between neighbours found by a per-frame grid
 //! (`neighbours.rs`). [`Crowd::save`] and [`Crowd::restore`] (`save/`) turn the whole
-//! crowd into versioned, checksummed bytes and back; `docs/architecture.md` maps the rest
-//! of the files.
+//! crowd into versioned, checksummed bytes and back. With [`CrowdConfig::ordered_log`] on,
+//! every accepted command, every result at the commit point with its decision and every
+//! outcome is written in order to an outbox the host drains ([`Crowd::drain_log`]), and a
+//! [`Replay`] runs such a log again, its paths read from the log (`log.rs`).
+//! `docs/architecture.md` maps the rest of the files.
 //!
 //! Invariants: an agent is never lost (a failed step leaves it where it was, with a
 //! reason); no mover has two owners, and no order ends twice or not at all; a path result is adopted only at the adopt pass, and only if its request id,
@@ -72,6 +75,7 @@ mod feedback;
 mod flow;
 mod funnel;
 mod lanes;
+mod log;
 mod neighbours;
 mod owner;
 mod parallel;
@@ -118,6 +122,11 @@ pub use events::{
 };
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use lanes::AgentStatus;
+pub(crate) use log::Fnv;
+pub use log::{
+    Command, Decision, LogEntry, LogRecord, LoggedAnswer, LoggedResult, Rejection, Replay,
+    ReplayError, mesh_fingerprint,
+};
 pub use owner::{MoverAction, MoverOwner};
 pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};

@@ -20,6 +20,7 @@ use super::corridor::{Corridor, CorridorCache, CorridorMemory};
 use super::crossing::CrossingState;
 use super::events::{CrowdError, CrowdEvent};
 use super::lanes::{AgentLanes, AgentStatus};
+use super::log::{Command, LogRecord, OrderedLog, mesh_fingerprint};
 use super::neighbours::NeighbourGrid;
 use super::passes::PortalWindow;
 use super::scheduler::{PathWaits, RequestId, Scheduler};
@@ -61,6 +62,8 @@ pub struct Crowd {
     /// Per slot, the portals of the agent's last funnel window (cold: see
     /// `PortalWindow`); kept in step with the lanes.
     pub(super) portal_windows: Vec<PortalWindow>,
+    /// The ordered log's outbox and frontier, and the replay's feed in replay mode.
+    pub(super) log: OrderedLog,
 }
 
 impl Crowd {
@@ -93,6 +96,7 @@ impl Crowd {
             scratch: StepScratch::default(),
             deferred_events: Vec::new(),
             portal_windows: Vec::new(),
+            log: OrderedLog::default(),
         })
     }
 
@@ -163,6 +167,8 @@ impl Crowd {
     /// changed tile are dropped from the cache, and agents following one ask again.
     pub fn set_mesh(&mut self, mesh: &NavMesh) {
         self.snapshot = mesh.snapshot();
+        let fingerprint = mesh_fingerprint(&self.snapshot);
+        self.log(|| LogRecord::Command(Command::SetMesh { fingerprint }));
         self.cache.evict_stale(&self.snapshot, &self.filters);
         let mut replan = Vec::new();
         for slot in 0..self.lanes.len() {
@@ -243,6 +249,11 @@ impl Crowd {
     /// The last step's counters.
     pub fn stats(&self) -> &StepStats {
         &self.last_stats
+    }
+
+    /// The crowd's epoch: 0 when made, one more at each [`Crowd::bump_epoch`] and restore.
+    pub fn epoch(&self) -> u32 {
+        self.epoch
     }
 
     /// Frames stepped so far.

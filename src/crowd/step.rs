@@ -333,6 +333,7 @@ impl Crowd {
         // Routes invalidated during the step (a link closed at its entry, a corridor stale
         // at landing) are reported with it.
         events.append(&mut self.deferred_events);
+        self.log_outcomes(&events);
         self.frame += 1;
         Ok(events)
     }
@@ -377,7 +378,12 @@ impl Crowd {
         events: &mut Vec<CrowdEvent>,
     ) {
         let mut finished = Vec::new();
+        let replaying = self.replaying();
         stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
+            if replaying {
+                // The results come from the log (the adopt pass reads them).
+                return Default::default();
+            }
             let (world, ids, lanes) = (&self.world, &self.ids, &self.lanes);
             let is_current = |job: &Job| {
                 world

@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::run::AgentPlan;
-use crate::crowd::{AgentId, Crowd, CrowdError, RestoreError};
+use crate::crowd::{AgentId, Crowd, CrowdError, Fnv, RestoreError};
 
 const MAGIC: [u8; 8] = *b"WMRUN\0\0\0";
 const VERSION: u32 = 1;
@@ -107,24 +107,6 @@ pub(crate) fn settings_fingerprint(crowd: &Crowd) -> u64 {
         hash.mix(u64::from(byte));
     }
     hash.0
-}
-
-/// FNV-1a, 64 bits, over 64-bit words.
-pub(crate) struct Fnv(pub u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    pub fn mix(&mut self, value: u64) {
-        for byte in value.to_le_bytes() {
-            self.0 ^= u64::from(byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
 }
 
 impl RunState {

@@ -15,8 +15,9 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use super::resume::{Fnv, ResumeError, RunState, settings_fingerprint};
+use super::resume::{ResumeError, RunState, settings_fingerprint};
 use super::scenario::measure_quality;
+use crate::crowd::Fnv;
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
     AgentId, AgentParams, Crowd, CrowdConfig, CrowdError, CrowdEvent, FailureCondition, FlowMeter,

@@ -143,3 +143,93 @@ impl Controller for Unsure {
         }
     }
 }
+
+/// A game's side of a crowd run on a baked level: its agents walk their plans' targets in
+/// turn (an arrival takes the next), and from frame `scripted_from` on, scripted orders:
+/// +0 cancels agent 3, +10 removes agent 5 and adds its replacement, +20 teleports agent 7
+/// and sends it on, and puts agent 11 under velocity control. Cloned, it is the game's own
+/// saved state.
+#[derive(Clone)]
+pub struct Game {
+    pub agents: Vec<waymark::crowd::AgentId>,
+    pub plans: Vec<waymark::harness::AgentPlan>,
+    pub next_target: Vec<usize>,
+    pub params: waymark::crowd::AgentParams,
+    pub scripted_from: u64,
+}
+
+impl Game {
+    /// Adds the plans' agents with `params` and sends each to its first target.
+    pub fn start(
+        crowd: &mut waymark::crowd::Crowd,
+        plans: Vec<waymark::harness::AgentPlan>,
+        params: waymark::crowd::AgentParams,
+        scripted_from: u64,
+    ) -> Game {
+        let agents = plans
+            .iter()
+            .map(|plan| {
+                let agent = crowd.add_agent(plan.start, params).unwrap();
+                crowd.request_move(agent, plan.targets[0]).unwrap();
+                agent
+            })
+            .collect();
+        let next_target = vec![1; plans.len()];
+        Game {
+            agents,
+            plans,
+            next_target,
+            params,
+            scripted_from,
+        }
+    }
+
+    /// One frame: the scripted orders of this frame, the step (1/30 s), and the new orders
+    /// its arrivals call for (carried out by the next step). Returns the step's events and
+    /// the agents as the step left them, by id.
+    pub fn frame(
+        &mut self,
+        crowd: &mut waymark::crowd::Crowd,
+    ) -> (
+        Vec<waymark::crowd::CrowdEvent>,
+        Vec<waymark::crowd::AgentView>,
+    ) {
+        use waymark::crowd::CrowdEvent;
+        match crowd.frame().checked_sub(self.scripted_from) {
+            Some(0) => {
+                crowd.cancel(self.agents[3]).unwrap();
+            }
+            Some(10) => {
+                crowd.remove_agent(self.agents[5]).unwrap();
+                let added = crowd.add_agent(self.plans[5].start, self.params).unwrap();
+                crowd.request_move(added, self.plans[5].targets[1]).unwrap();
+                self.agents[5] = added;
+            }
+            Some(20) => {
+                let target = self.plans[9].targets[2];
+                crowd.teleport(self.agents[7], self.plans[7].start).unwrap();
+                crowd.request_move(self.agents[7], target).unwrap();
+                crowd
+                    .request_velocity(self.agents[11], Vec3::new(1.0, 0.0, 0.5))
+                    .unwrap();
+            }
+            _ => {}
+        }
+        let events = crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        let mut stepped: Vec<_> = crowd.agents().collect();
+        stepped.sort_by_key(|view| view.id);
+        for event in &events {
+            if let CrowdEvent::Arrived { agent, .. } | CrowdEvent::PartialArrived { agent, .. } =
+                *event
+            {
+                if let Some(index) = self.agents.iter().position(|&a| a == agent) {
+                    let plan = &self.plans[index];
+                    let target = plan.targets[self.next_target[index] % plan.targets.len()];
+                    self.next_target[index] += 1;
+                    crowd.request_move(agent, target).unwrap();
+                }
+            }
+        }
+        (events, stepped)
+    }
+}

@@ -15,7 +15,7 @@
 //! the path queue in order and each open search as its job and the nodes it had expanded;
 //! the corridor cache; every corridor once, with its polygons, links and read set, shared
 //! again on restore by whoever shared it; the filter and avoidance-profile tables; the
-//! frame counter, epoch and next logical id; events raised between steps and not yet
+//! frame counter, epoch, next logical id and the ordered log's frontier; events raised between steps and not yet
 //! reported; the neighbour grid's cell sizing. The crowd keeps no random state.
 //!
 //! Not saved, because nothing reads it before writing it: per-step buffers, the portal
@@ -37,7 +37,7 @@
 //! request in that epoch (spec 001, h5), keeping its place in the queue, so a result of
 //! the old epoch can never be adopted; move orders keep their identities.
 //!
-//! # Format (version 1)
+//! # Format (version 2)
 //! Little-endian, no padding. A 24-byte header: the magic `WMCROWD\0`, the format version
 //! (`u32`), the payload's length (`u64`) and its CRC-32 (`u32`, IEEE). Then the payload,
 //! in sections each opening with a four-byte tag: `MESH` (the tile generations and link
@@ -77,7 +77,7 @@ use crate::query::QueryFilter;
 const MAGIC: [u8; 8] = *b"WMCROWD\0";
 
 /// The format this build writes and reads.
-pub const SAVE_FORMAT_VERSION: u32 = 1;
+pub const SAVE_FORMAT_VERSION: u32 = 2;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
@@ -201,9 +201,25 @@ impl Crowd {
     }
 
     /// The crowd `bytes` hold, on `mesh` (in the state the saved crowd last saw) under
-    /// `config`. Refused, naming the first thing wrong, if the bytes are not a whole,
-    /// unchanged save of this format, or the mesh changed since (see the module doc).
+    /// `config`, resumed under a new epoch. Refused, naming the first thing wrong, if the
+    /// bytes are not a whole, unchanged save of this format, or the mesh changed since (see
+    /// the module doc).
     pub fn restore(
+        mesh: &NavMesh,
+        config: CrowdConfig,
+        bytes: &[u8],
+    ) -> Result<Crowd, RestoreError> {
+        let mut crowd = Crowd::restore_for_replay(mesh, config, bytes)?;
+        crowd.start_new_epoch();
+        Ok(crowd)
+    }
+
+    /// The crowd `bytes` hold exactly as it was saved, in the saved epoch: the state a
+    /// [`Replay`](crate::crowd::Replay) of the log the saved crowd went on to write starts
+    /// from (that log's first entry is the restored [`Crowd::log_frontier`]). Not for
+    /// resuming a game: results of searches under way at the save would still match their
+    /// queries, which [`Crowd::restore`]'s new epoch forbids. Refused as `restore` refuses.
+    pub fn restore_for_replay(
         mesh: &NavMesh,
         config: CrowdConfig,
         bytes: &[u8],
@@ -217,7 +233,6 @@ impl Crowd {
         if !input.is_at_end() {
             return Err(input.malformed("bytes after the last section"));
         }
-        crowd.start_new_epoch();
         Ok(crowd)
     }
 
@@ -234,6 +249,7 @@ impl Crowd {
         out.u64(self.frame);
         out.u32(self.epoch);
         out.u64(self.next_logical);
+        out.u64(self.log.frontier);
         self.filters.write(out);
         self.profiles.write(out);
         self.pending.write(out);
@@ -275,6 +291,7 @@ impl Crowd {
         self.frame = input.u64()?;
         self.epoch = input.u32()?;
         self.next_logical = input.u64()?;
+        self.log.frontier = input.u64()?;
         let filters: Vec<QueryFilter> = Saved::read(input)?;
         let profiles: Vec<AvoidanceProfile> = Saved::read(input)?;
         for (table, len) in [("filter", filters.len()), ("profile", profiles.len())] {

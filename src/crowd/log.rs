@@ -1,0 +1,723 @@
+//! The ordered log and its replay (spec 001: every command, every adoption or rejection
+//! and every terminal outcome is written, in order, before it takes effect).
+//!
+//! Stage: crowd runtime, beside the commands and the step. With
+//! [`CrowdConfig::ordered_log`](crate::crowd::CrowdConfig::ordered_log) on, the crowd
+//! appends a [`LogEntry`] to its outbox for
+//! - each command it accepts, at the call, before the step that carries it out (a refused
+//!   command changes nothing and is not logged);
+//! - each path result at the commit point: the result (its corridor, with the read set it
+//!   depends on) and the decision taken (adopted, walked as a head start, rejected and why,
+//!   failed), before the decision is applied;
+//! - each order's terminal outcome, before the step returns it to the host.
+//!
+//! Entries are numbered from the crowd's frontier ([`Crowd::log_frontier`], saved with the
+//! crowd), so a host that keeps what it drains ([`Crowd::drain_log`]) has a gapless record
+//! from any save on. The outbox holds only what the host has not drained.
+//!
+//! Replay: a [`Replay`] runs a log against a crowd in the state the log starts from (a new
+//! crowd, or one restored from the save whose frontier is the log's first number). It
+//! gives the logged commands again at their frames and steps the crowd in replay mode: no
+//! path search runs; each step's results are read from the log and put through the same
+//! commit point, which must come to the decision the log holds, and each outcome must be
+//! the logged one. So a run whose searches raced the clock (a time budget,
+//! [`FrameBudget::search_time_ms`](crate::crowd::FrameBudget::search_time_ms)) is
+//! reproduced exactly, which running it again would not do; any difference stops the
+//! replay with a [`ReplayError`] naming the entry.
+//!
+//! Invariants: sequence numbers are consecutive from the frontier; the entries of a frame
+//! are in the order things happened; a replay with logging on writes the log it replays.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::agent::{AgentId, AgentParams, FilterId, ProfileId};
+use super::avoid::AvoidanceProfile;
+use super::controller::Controller;
+use super::corridor::Corridor;
+use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
+use super::runtime::Crowd;
+use super::scheduler::RequestId;
+use crate::mesh::{PolyRef, Snapshot};
+use crate::query::{QueryFilter, Validity};
+
+/// One entry of the ordered log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogEntry {
+    /// Its place in the log: consecutive from the crowd's frontier.
+    pub sequence: u64,
+    /// The crowd's frame ([`Crowd::frame`]) when it was written: a command at frame `f` is
+    /// carried out by the step that starts at `f`, and a result or outcome was decided in it.
+    pub frame: u64,
+    /// What happened.
+    pub record: LogRecord,
+}
+
+/// What a log entry records.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LogRecord {
+    /// A command the crowd accepted.
+    Command(Command),
+    /// A path result at the commit point and the decision taken.
+    Result(LoggedResult),
+    /// An order's terminal outcome (as its [`CrowdEvent::OrderEnded`]).
+    Ended {
+        /// The agent.
+        agent: AgentId,
+        /// The order.
+        order: RequestId,
+        /// How it ended.
+        outcome: Outcome,
+    },
+}
+
+/// A command as the crowd accepted it, with the identities it issued.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// [`Crowd::add_agent`].
+    AddAgent {
+        /// The id issued.
+        agent: AgentId,
+        /// The position asked for (before snapping).
+        position: Vec3,
+        /// Its parameters.
+        params: AgentParams,
+    },
+    /// [`Crowd::remove_agent`].
+    RemoveAgent {
+        /// The agent.
+        agent: AgentId,
+    },
+    /// [`Crowd::request_move`] or [`Crowd::request_move_by`].
+    Move {
+        /// The agent.
+        agent: AgentId,
+        /// The order's identity.
+        order: RequestId,
+        /// The target asked for.
+        target: Vec3,
+        /// The deadline, if any.
+        deadline_frame: Option<u64>,
+    },
+    /// [`Crowd::request_velocity`].
+    Velocity {
+        /// The agent.
+        agent: AgentId,
+        /// The order's identity.
+        order: RequestId,
+        /// The velocity asked for.
+        velocity: Vec3,
+    },
+    /// [`Crowd::cancel`].
+    Cancel {
+        /// The agent.
+        agent: AgentId,
+        /// The record returned.
+        record: CancelRecord,
+    },
+    /// [`Crowd::teleport`].
+    Teleport {
+        /// The agent.
+        agent: AgentId,
+        /// The position asked for (before snapping).
+        position: Vec3,
+    },
+    /// [`Crowd::set_params`].
+    SetParams {
+        /// The agent.
+        agent: AgentId,
+        /// The new parameters.
+        params: AgentParams,
+    },
+    /// [`Crowd::add_filter`].
+    AddFilter {
+        /// The id issued.
+        filter: FilterId,
+        /// The filter as given (boxed: it is most of a log entry's size otherwise).
+        query_filter: Box<QueryFilter>,
+    },
+    /// [`Crowd::set_filter`].
+    SetFilter {
+        /// The agent.
+        agent: AgentId,
+        /// Its new filter.
+        filter: FilterId,
+    },
+    /// [`Crowd::add_avoidance_profile`].
+    AddAvoidanceProfile {
+        /// The id issued.
+        profile: ProfileId,
+        /// The profile.
+        avoidance: AvoidanceProfile,
+    },
+    /// [`Crowd::set_avoidance_profile`].
+    SetAvoidanceProfile {
+        /// The agent.
+        agent: AgentId,
+        /// Its new profile.
+        profile: ProfileId,
+    },
+    /// [`Crowd::bump_epoch`].
+    BumpEpoch {
+        /// The epoch begun.
+        epoch: u32,
+    },
+    /// [`Crowd::set_mesh`]: the crowd took a new snapshot. The mesh itself is the game's;
+    /// the log keeps its fingerprint, which a replay checks against the mesh it is given.
+    SetMesh {
+        /// [`mesh_fingerprint`] of the snapshot taken.
+        fingerprint: u64,
+    },
+}
+
+/// A path result at the commit point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoggedResult {
+    /// The agent.
+    pub agent: AgentId,
+    /// The query it answers.
+    pub query: RequestId,
+    /// The goal the search snapped the target to, if it got that far.
+    pub goal: Option<(PolyRef, Vec3)>,
+    /// What the search produced.
+    pub answer: LoggedAnswer,
+    /// What the commit point made of it.
+    pub decision: Decision,
+}
+
+/// What a search produced (its corridor carries the read set it depends on).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoggedAnswer {
+    /// A corridor to the goal, or toward it (partial).
+    Corridor(Arc<Corridor>),
+    /// A head start to walk while the search waits its turn.
+    HeadStart(Arc<Corridor>),
+    /// The search could not run, or its path no longer made a corridor.
+    Retry,
+    /// No walkable polygon near the target.
+    NoGoal,
+}
+
+/// The commit point's decision on a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The corridor became the agent's.
+    Adopted,
+    /// The agent walks the head start.
+    HeadStartWalked,
+    /// The head start no longer fits (the agent moved, or the mesh it read changed).
+    HeadStartSkipped,
+    /// Rejected; a rejection other than [`Rejection::NotCurrent`] asks the route again
+    /// under a new query.
+    Rejected(Rejection),
+    /// The order failed (no walkable polygon near the target).
+    Failed,
+}
+
+/// Why a result was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// Its query is not the agent's current one, or is of an older epoch.
+    NotCurrent,
+    /// The search gave no corridor.
+    NoCorridor,
+    /// A dependency it read changed: the first one found.
+    Stale(Validity),
+    /// The agent has left the corridor's reach while it waited.
+    OffCorridor,
+}
+
+/// A refused replay.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ReplayError {
+    /// The log does not start at the crowd's frontier.
+    #[error("the log starts at entry {log_starts}, the crowd's frontier is {frontier}")]
+    NotAtFrontier {
+        /// The first entry's sequence number.
+        log_starts: u64,
+        /// [`Crowd::log_frontier`].
+        frontier: u64,
+    },
+    /// Entries out of order: a gap in the numbers or a frame going back.
+    #[error("log entry {sequence} (frame {frame}) is out of order")]
+    OutOfOrder {
+        /// The entry.
+        sequence: u64,
+        /// Its frame.
+        frame: u64,
+    },
+    /// A logged command was refused by the crowd.
+    #[error("log entry {sequence}: the crowd refused the command: {error}")]
+    Refused {
+        /// The entry.
+        sequence: u64,
+        /// The crowd's error.
+        error: CrowdError,
+    },
+    /// The mesh the host gave for a logged mesh change is not the logged one.
+    #[error("log entry {sequence}: the mesh given has fingerprint {given:#x}, the log {logged:#x}")]
+    WrongMesh {
+        /// The entry.
+        sequence: u64,
+        /// The logged fingerprint.
+        logged: u64,
+        /// The given mesh's.
+        given: u64,
+    },
+    /// The replayed run came to something other than the log holds.
+    #[error("log entry {sequence} (frame {frame}): logged {logged}, replayed {replayed}")]
+    Diverged {
+        /// The entry.
+        sequence: u64,
+        /// Its frame.
+        frame: u64,
+        /// What the log holds.
+        logged: String,
+        /// What the replay did.
+        replayed: String,
+    },
+    /// The crowd's step failed.
+    #[error("the step failed: {0}")]
+    Step(CrowdError),
+}
+
+/// A fingerprint of a snapshot's tiles and links (every slot's state and generation,
+/// every link's version): two snapshots with the same one hold the same polygons and
+/// links, as far as a crowd can tell.
+pub fn mesh_fingerprint(snapshot: &Snapshot) -> u64 {
+    let data = snapshot.data();
+    let mut hash = Fnv::default();
+    hash.mix(data.slots.len() as u64);
+    for view in &data.slots {
+        let state = match view.state {
+            crate::mesh::SlotState::Empty => 0,
+            crate::mesh::SlotState::Live(_) => 1,
+            crate::mesh::SlotState::Pending => 2,
+        };
+        hash.mix(state);
+        hash.mix(u64::from(view.generation.0));
+    }
+    hash.mix(data.links.len() as u64);
+    for link in &data.links {
+        hash.mix(link.version.0);
+    }
+    hash.0
+}
+
+/// FNV-1a, 64 bits, over 64-bit words: the crate's fingerprints (of meshes here, of runs in
+/// the harness), stable across builds and platforms.
+pub(crate) struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Mixes in one word, byte by byte.
+    pub fn mix(&mut self, value: u64) {
+        for byte in value.to_le_bytes() {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The crowd's side of the log: the outbox, the next sequence number, and in replay mode
+/// the results and outcomes still to come.
+#[derive(Default)]
+pub(super) struct OrderedLog {
+    /// Entries written and not yet drained.
+    pub outbox: Vec<LogEntry>,
+    /// The next entry's sequence number (saved with the crowd).
+    pub frontier: u64,
+    /// Replay mode: results and outcomes read from the log instead of searched.
+    pub replay: Option<ReplayFeed>,
+}
+
+/// In replay mode, what the log says the steps will decide.
+#[derive(Default)]
+pub(super) struct ReplayFeed {
+    /// Logged results, in order: (sequence, frame, result).
+    pub results: VecDeque<(u64, u64, LoggedResult)>,
+    /// Logged outcomes, in order: (sequence, frame, agent, order, outcome).
+    pub outcomes: VecDeque<(u64, u64, AgentId, RequestId, Outcome)>,
+    /// The first difference found.
+    pub divergence: Option<ReplayError>,
+}
+
+impl ReplayFeed {
+    fn diverge(&mut self, sequence: u64, frame: u64, logged: String, replayed: String) {
+        if self.divergence.is_none() {
+            self.divergence = Some(ReplayError::Diverged {
+                sequence,
+                frame,
+                logged,
+                replayed,
+            });
+        }
+    }
+}
+
+impl Crowd {
+    /// Appends `record` to the outbox if the crowd keeps the log.
+    pub(super) fn log(&mut self, record: impl FnOnce() -> LogRecord) {
+        if self.config.ordered_log {
+            self.log.outbox.push(LogEntry {
+                sequence: self.log.frontier,
+                frame: self.frame,
+                record: record(),
+            });
+            self.log.frontier += 1;
+        }
+    }
+
+    /// Moves the log's entries written since the last call to the end of `into`, in order
+    /// (the outbox: a host persists them to replay the run or audit it). Empty unless
+    /// [`CrowdConfig::ordered_log`](crate::crowd::CrowdConfig::ordered_log) is on.
+    pub fn drain_log(&mut self, into: &mut Vec<LogEntry>) {
+        into.append(&mut self.log.outbox);
+    }
+
+    /// The sequence number the next log entry will have; saved with the crowd, so a log
+    /// kept from a save on starts here.
+    pub fn log_frontier(&self) -> u64 {
+        self.log.frontier
+    }
+
+    /// Whether the crowd steps in replay mode (see [`Replay`]).
+    pub fn replaying(&self) -> bool {
+        self.log.replay.is_some()
+    }
+
+    /// Replay mode: this step's logged results, rebuilt for the commit point, each with the
+    /// decision the log holds (checked by [`Crowd::check_decision`]).
+    pub(super) fn logged_results(&mut self) -> Vec<(u64, LoggedResult)> {
+        let frame = self.frame;
+        let Some(feed) = self.log.replay.as_mut() else {
+            return Vec::new();
+        };
+        let mut results = Vec::new();
+        while let Some((sequence, _, result)) =
+            feed.results.front().filter(|(_, at, _)| *at == frame)
+        {
+            results.push((*sequence, result.clone()));
+            feed.results.pop_front();
+        }
+        results
+    }
+
+    /// Replay mode: the decision taken must be the logged one.
+    pub(super) fn check_decision(&mut self, sequence: u64, logged: Decision, taken: Decision) {
+        let frame = self.frame;
+        if logged != taken {
+            if let Some(feed) = self.log.replay.as_mut() {
+                feed.diverge(sequence, frame, format!("{logged:?}"), format!("{taken:?}"));
+            }
+        }
+    }
+
+    /// At the end of a step, before its events are returned: each outcome is logged, and
+    /// in replay mode checked against the log.
+    pub(super) fn log_outcomes(&mut self, events: &[CrowdEvent]) {
+        for event in events {
+            if let &CrowdEvent::OrderEnded {
+                agent,
+                order,
+                outcome,
+            } = event
+            {
+                self.log(|| LogRecord::Ended {
+                    agent,
+                    order,
+                    outcome,
+                });
+                self.check_outcome(agent, order, outcome);
+            }
+        }
+        // Outcomes the log holds for this step and the replay did not reach.
+        let frame = self.frame;
+        if let Some(feed) = self.log.replay.as_mut() {
+            if let Some(&(sequence, at, agent, order, outcome)) = feed.outcomes.front() {
+                if at <= frame {
+                    feed.diverge(
+                        sequence,
+                        at,
+                        format!("{agent:?} {order:?} ended {outcome:?}"),
+                        "no such outcome".to_string(),
+                    );
+                }
+            }
+            if let Some((sequence, at, result)) = feed.results.front() {
+                if *at <= frame {
+                    let (sequence, at) = (*sequence, *at);
+                    let logged = format!("{:?} answered {:?}", result.agent, result.query);
+                    feed.diverge(sequence, at, logged, "no such result".to_string());
+                }
+            }
+        }
+    }
+
+    fn check_outcome(&mut self, agent: AgentId, order: RequestId, outcome: Outcome) {
+        let frame = self.frame;
+        let Some(feed) = self.log.replay.as_mut() else {
+            return;
+        };
+        let replayed = format!("{agent:?} {order:?} ended {outcome:?}");
+        match feed.outcomes.pop_front() {
+            Some((sequence, at, logged_agent, logged_order, logged_outcome)) => {
+                if (at, logged_agent, logged_order, logged_outcome)
+                    != (frame, agent, order, outcome)
+                {
+                    let logged = format!(
+                        "{logged_agent:?} {logged_order:?} ended {logged_outcome:?} at frame {at}"
+                    );
+                    feed.diverge(sequence, frame, logged, replayed);
+                }
+            }
+            None => feed.diverge(u64::MAX, frame, "the log's end".to_string(), replayed),
+        }
+    }
+}
+
+/// Runs a log against a crowd (see the module documentation).
+///
+/// ```
+/// # use glam::Vec3;
+/// # use waymark::crowd::{AgentParams, Crowd, CrowdConfig, KinematicController, Replay};
+/// # use waymark::mesh::{NavMesh, TileData, WalkablePolygon, blob::BakeParams};
+/// # let strip = WalkablePolygon::ground(vec![
+/// #     Vec3::new(0.0, 0.0, 0.0), Vec3::new(10.0, 0.0, 0.0),
+/// #     Vec3::new(10.0, 0.0, 2.0), Vec3::new(0.0, 0.0, 2.0),
+/// # ]);
+/// # let mut mesh = NavMesh::new(BakeParams::default());
+/// # mesh.add_tiles(vec![TileData::from_walkable_polygons(&[strip]).unwrap()]).unwrap();
+/// let config = CrowdConfig { ordered_log: true, ..CrowdConfig::default() };
+/// let mut crowd = Crowd::new(&mesh, config).unwrap();
+/// let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE).unwrap();
+/// crowd.request_move(agent, Vec3::new(9.0, 0.0, 1.0)).unwrap();
+/// for _ in 0..60 {
+///     crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+/// }
+/// let mut log = Vec::new();
+/// crowd.drain_log(&mut log);
+///
+/// // The same run again, its path read from the log (no search runs).
+/// let mut again = Crowd::new(&mesh, config).unwrap();
+/// let mut replay = Replay::start(&mut again, log).unwrap();
+/// for _ in 0..60 {
+///     replay.step(&mut again, 1.0 / 30.0, &mut KinematicController, &mut |_, _| {}).unwrap();
+/// }
+/// assert_eq!(again.position(agent).unwrap(), crowd.position(agent).unwrap());
+/// ```
+pub struct Replay {
+    /// The logged commands still to give, in order.
+    commands: VecDeque<LogEntry>,
+    last_frame: u64,
+}
+
+impl Replay {
+    /// Puts `crowd` in replay mode for `entries` (a log drained from a crowd that started
+    /// in `crowd`'s state). Refused if the log does not start at the crowd's frontier or
+    /// is out of order.
+    pub fn start(crowd: &mut Crowd, entries: Vec<LogEntry>) -> Result<Replay, ReplayError> {
+        if let Some(first) = entries.first() {
+            if first.sequence != crowd.log_frontier() {
+                return Err(ReplayError::NotAtFrontier {
+                    log_starts: first.sequence,
+                    frontier: crowd.log_frontier(),
+                });
+            }
+        }
+        let mut feed = ReplayFeed::default();
+        let mut commands = VecDeque::new();
+        let mut previous: Option<&LogEntry> = None;
+        for entry in &entries {
+            if let Some(previous) = previous {
+                if entry.sequence != previous.sequence + 1 || entry.frame < previous.frame {
+                    return Err(ReplayError::OutOfOrder {
+                        sequence: entry.sequence,
+                        frame: entry.frame,
+                    });
+                }
+            }
+            previous = Some(entry);
+        }
+        let last_frame = entries.last().map_or(crowd.frame(), |entry| entry.frame);
+        for entry in entries {
+            match entry.record {
+                LogRecord::Command(_) => commands.push_back(entry),
+                LogRecord::Result(result) => {
+                    feed.results
+                        .push_back((entry.sequence, entry.frame, result))
+                }
+                LogRecord::Ended {
+                    agent,
+                    order,
+                    outcome,
+                } => feed
+                    .outcomes
+                    .push_back((entry.sequence, entry.frame, agent, order, outcome)),
+            }
+        }
+        crowd.log.replay = Some(feed);
+        Ok(Replay {
+            commands,
+            last_frame,
+        })
+    }
+
+    /// The frame of the log's last entry: a replay stepped past it has replayed everything.
+    pub fn last_frame(&self) -> u64 {
+        self.last_frame
+    }
+
+    /// Gives the commands logged for the crowd's current frame, then steps it. A logged mesh
+    /// change is handed to `set_mesh` with its fingerprint: the host calls
+    /// [`Crowd::set_mesh`] with the mesh in the state it had then (a door closed, a tile
+    /// rebuilt), and the replay checks the fingerprint.
+    pub fn step(
+        &mut self,
+        crowd: &mut Crowd,
+        dt: f32,
+        controller: &mut (impl Controller + Send),
+        set_mesh: &mut dyn FnMut(&mut Crowd, u64),
+    ) -> Result<Vec<CrowdEvent>, ReplayError> {
+        while let Some(entry) = self.commands.front() {
+            if entry.frame > crowd.frame() {
+                break;
+            }
+            let entry = self.commands.pop_front().expect("looked at");
+            if entry.frame < crowd.frame() {
+                return Err(ReplayError::OutOfOrder {
+                    sequence: entry.sequence,
+                    frame: entry.frame,
+                });
+            }
+            let LogRecord::Command(command) = &entry.record else {
+                unreachable!("only commands are queued")
+            };
+            give(crowd, entry.sequence, entry.frame, command, set_mesh)?;
+        }
+        let events = crowd.step(dt, controller).map_err(ReplayError::Step)?;
+        if let Some(divergence) = crowd
+            .log
+            .replay
+            .as_mut()
+            .and_then(|feed| feed.divergence.take())
+        {
+            return Err(divergence);
+        }
+        Ok(events)
+    }
+
+    /// Ends replay mode: the crowd searches for its paths again from the next step.
+    pub fn finish(self, crowd: &mut Crowd) {
+        crowd.log.replay = None;
+    }
+}
+
+/// Gives one logged command to the crowd; the identities it issues must be the logged ones.
+fn give(
+    crowd: &mut Crowd,
+    sequence: u64,
+    frame: u64,
+    command: &Command,
+    set_mesh: &mut dyn FnMut(&mut Crowd, u64),
+) -> Result<(), ReplayError> {
+    let refused = |error| ReplayError::Refused { sequence, error };
+    let differs = |logged: String, replayed: String| ReplayError::Diverged {
+        sequence,
+        frame,
+        logged,
+        replayed,
+    };
+    fn same<T: PartialEq + std::fmt::Debug>(
+        logged: T,
+        replayed: T,
+        differs: impl Fn(String, String) -> ReplayError,
+    ) -> Result<(), ReplayError> {
+        if logged == replayed {
+            Ok(())
+        } else {
+            Err(differs(format!("{logged:?}"), format!("{replayed:?}")))
+        }
+    }
+    match command {
+        &Command::AddAgent {
+            agent,
+            position,
+            params,
+        } => same(
+            agent,
+            crowd.add_agent(position, params).map_err(refused)?,
+            differs,
+        ),
+        &Command::RemoveAgent { agent } => crowd.remove_agent(agent).map_err(refused),
+        &Command::Move {
+            agent,
+            order,
+            target,
+            deadline_frame,
+        } => {
+            let issued = match deadline_frame {
+                Some(deadline) => crowd.request_move_by(agent, target, deadline),
+                None => crowd.request_move(agent, target),
+            };
+            same(order, issued.map_err(refused)?, differs)
+        }
+        &Command::Velocity {
+            agent,
+            order,
+            velocity,
+        } => same(
+            order,
+            crowd.request_velocity(agent, velocity).map_err(refused)?,
+            differs,
+        ),
+        &Command::Cancel { agent, record } => {
+            same(record, crowd.cancel(agent).map_err(refused)?, differs)
+        }
+        &Command::Teleport { agent, position } => crowd.teleport(agent, position).map_err(refused),
+        &Command::SetParams { agent, params } => crowd.set_params(agent, params).map_err(refused),
+        Command::AddFilter {
+            filter,
+            query_filter,
+        } => same(
+            *filter,
+            crowd
+                .add_filter((**query_filter).clone())
+                .map_err(refused)?,
+            differs,
+        ),
+        &Command::SetFilter { agent, filter } => crowd.set_filter(agent, filter).map_err(refused),
+        &Command::AddAvoidanceProfile { profile, avoidance } => same(
+            profile,
+            crowd.add_avoidance_profile(avoidance).map_err(refused)?,
+            differs,
+        ),
+        &Command::SetAvoidanceProfile { agent, profile } => {
+            crowd.set_avoidance_profile(agent, profile).map_err(refused)
+        }
+        &Command::BumpEpoch { epoch } => {
+            crowd.bump_epoch();
+            same(epoch, crowd.epoch(), differs)
+        }
+        &Command::SetMesh { fingerprint } => {
+            set_mesh(crowd, fingerprint);
+            let given = mesh_fingerprint(crowd.snapshot());
+            if given == fingerprint {
+                Ok(())
+            } else {
+                Err(ReplayError::WrongMesh {
+                    sequence,
+                    logged: fingerprint,
+                    given,
+                })
+            }
+        }
+    }
+}
