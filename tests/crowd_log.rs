@@ -6,9 +6,8 @@
 
 mod common;
 
-use common::{Game, rooms, rooms_door};
+use common::{Game, proving_ground_mesh, rooms, rooms_door};
 use glam::Vec3;
-use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::{
     AgentParams, AgentView, Command, Crowd, CrowdConfig, CrowdEvent, Decision, FrameBudget,
     KinematicController, LogEntry, LogRecord, LoggedAnswer, Rejection, Replay, ReplayError,
@@ -16,7 +15,6 @@ use waymark::crowd::{
 };
 use waymark::harness::random_plans;
 use waymark::mesh::{LinkId, NavMesh};
-use waymark::scene::proving_ground::proving_ground;
 
 const DT: f32 = 1.0 / 30.0;
 
@@ -25,15 +23,6 @@ const PARAMS: AgentParams = AgentParams {
     height_m: 1.5,
     ..AgentParams::DETOUR_REFERENCE
 };
-
-fn proving_ground_mesh() -> NavMesh {
-    let world = proving_ground().scene.world_triangles().unwrap();
-    let config = BakeConfig {
-        tile_size_cells: Some(48),
-        ..BakeConfig::preset(Preset::Guard)
-    };
-    NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
-}
 
 /// A logging crowd with a budget small enough that searches queue and finish over frames.
 fn logged_config(search_time_ms: f32) -> CrowdConfig {

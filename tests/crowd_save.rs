@@ -4,16 +4,14 @@
 
 mod common;
 
-use common::{Game, rooms, rooms_door};
+use common::{Game, proving_ground_mesh, rooms, rooms_door};
 use glam::Vec3;
-use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AgentView, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
     KinematicController, RestoreError, SAVE_FORMAT_VERSION,
 };
 use waymark::harness::{random_plans, state_hash};
 use waymark::mesh::{LinkId, LinkVersion, NavMesh, TileGeneration};
-use waymark::scene::proving_ground::proving_ground;
 
 const DT: f32 = 1.0 / 30.0;
 
@@ -49,15 +47,6 @@ fn views(crowd: &Crowd) -> Vec<AgentView> {
     let mut views: Vec<AgentView> = crowd.agents().collect();
     views.sort_by_key(|view| view.id);
     views
-}
-
-fn proving_ground_mesh() -> NavMesh {
-    let world = proving_ground().scene.world_triangles().unwrap();
-    let config = BakeConfig {
-        tile_size_cells: Some(48),
-        ..BakeConfig::preset(Preset::Guard)
-    };
-    NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
 }
 
 /// A budget small enough that searches are still open and queued at the save.

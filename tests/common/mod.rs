@@ -233,3 +233,16 @@ impl Game {
         (events, stepped)
     }
 }
+
+/// The proving ground baked with the guard preset in 48-cell tiles.
+pub fn proving_ground_mesh() -> NavMesh {
+    let world = waymark::scene::proving_ground::proving_ground()
+        .scene
+        .world_triangles()
+        .unwrap();
+    let config = BakeConfig {
+        tile_size_cells: Some(48),
+        ..BakeConfig::preset(Preset::Guard)
+    };
+    NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
+}

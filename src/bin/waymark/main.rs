@@ -12,6 +12,7 @@ mod info;
 mod level;
 mod path;
 mod scenario;
+mod sim;
 mod target;
 
 use std::process::ExitCode;
@@ -41,6 +42,9 @@ enum Command {
     /// Run a standard avoidance scenario (circle, corridor, bottleneck); report overlaps,
     /// agents off the mesh, completion time and agents that never arrive.
     Scenario(scenario::ScenarioCommand),
+    /// Run a scripted crowd (spec 001's handoff): named agents, commands at ticks (move,
+    /// cancel, teleport, doors, save, restore); a JSON-lines trace and a summary.
+    Sim(sim::SimCommand),
     /// Project an interaction target (spec 000): legal stand fragments, the chosen pose,
     /// every check's measured value, the verdict.
     Target(target::TargetCommand),
@@ -110,6 +114,7 @@ fn main() -> ExitCode {
         Command::Target(command) => target::run(&command),
         Command::Crowd(command) => crowd::run(&command),
         Command::Scenario(command) => scenario::run(&command),
+        Command::Sim(command) => sim::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

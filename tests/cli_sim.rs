@@ -1,0 +1,309 @@
+//! `waymark sim` (issue 22 item 8): the spec's h1, h2 and h5 cases as scenario files in
+//! `tests/fixtures/`, run through the tool, checked from the trace and the summary; bad
+//! scenarios are one error line naming the value.
+
+#![cfg(feature = "cli")]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::waymark;
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+/// Runs `waymark sim SCENARIO --trace ... --json`; returns the summary and the trace's
+/// lines.
+fn sim(scenario: &str, trace_name: &str) -> (Value, Vec<Value>) {
+    let trace = scratch(trace_name);
+    let output = waymark(&[
+        "sim",
+        scenario,
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = serde_json::from_slice(&output.stdout).unwrap();
+    let lines = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (summary, lines)
+}
+
+fn id(logical: u64, attempt: u32, epoch: u32) -> Value {
+    json!({ "logical": logical, "attempt": attempt, "epoch": epoch })
+}
+
+/// Every (tick, record) of the trace's `key` list (commands, decisions, events, agents).
+fn records<'a>(trace: &'a [Value], key: &str) -> Vec<(u64, &'a Value)> {
+    trace
+        .iter()
+        .flat_map(|line| {
+            let tick = line["tick"].as_u64().unwrap();
+            line[key].as_array().unwrap().iter().map(move |r| (tick, r))
+        })
+        .collect()
+}
+
+#[test]
+fn h1_closing_door_d_rejects_q7_for_good_and_q8_a_new_identity_goes_round() {
+    let (summary, trace) = sim(&fixture("sim_h1_door.json"), "h1.jsonl");
+    assert_eq!(trace.len(), 300, "a line per tick");
+    // The door is open at version 8 when the guard's query is made, closed at version 9.
+    let doors: Vec<(u64, u64)> = records(&trace, "commands")
+        .into_iter()
+        .filter(|(_, c)| c["command"] == "door")
+        .map(|(tick, c)| (tick, c["version"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(doors.last(), Some(&(1, 9)));
+    assert_eq!(doors[doors.len() - 2], (0, 8));
+    // Q7 (the order's first query) is rejected at the commit point because the door it
+    // read changed; Q8 is a new logical request, adopted; Q7 is never adopted.
+    let decisions = records(&trace, "decisions");
+    let (q7, q8) = (id(0, 0, 0), id(1, 0, 0));
+    let q7_decisions: Vec<&Value> = decisions
+        .iter()
+        .filter(|(_, d)| d["query"] == q7)
+        .map(|(_, d)| *d)
+        .collect();
+    assert_eq!(q7_decisions.len(), 1, "{q7_decisions:?}");
+    assert_eq!(q7_decisions[0]["decision"], "rejected_stale");
+    assert_eq!(q7_decisions[0]["changed"], "LinkChanged(LinkId(0))");
+    assert!(
+        decisions
+            .iter()
+            .any(|(_, d)| d["query"] == q8 && d["decision"] == "adopted")
+    );
+    // The order keeps its identity; the agent goes round the back (z above 8) and arrives.
+    assert!(records(&trace, "agents").iter().any(|(_, a)| {
+        a["name"] == "guard" && a["position"][2].as_f64().unwrap() > 8.0 && a["order"] == q7
+    }));
+    assert_eq!(
+        summary["orders"],
+        json!([{ "tick": summary["orders"][0]["tick"], "agent": "guard", "order": q7, "outcome": "success" }])
+    );
+    let position = &summary["agents"][0]["position"];
+    assert!(
+        (position[0].as_f64().unwrap() - 19.0).abs() < 0.3,
+        "{position}"
+    );
+}
+
+#[test]
+fn h2_half_a_second_of_requests_without_progress_is_blocked_and_never_a_success() {
+    let (summary, trace) = sim(&fixture("sim_h2_blocked.json"), "h2.jsonl");
+    let blocked: Vec<(u64, &Value)> = records(&trace, "events")
+        .into_iter()
+        .filter(|(_, e)| e["agent"] == "walker")
+        .collect();
+    assert!(!blocked.is_empty());
+    for (_, event) in &blocked {
+        assert_eq!(event["event"], "blocked");
+        assert_eq!(event["by"], "crowd");
+        assert_eq!(event["order"], id(0, 0, 0));
+    }
+    // Reported once per stall, never before half a second of requests (15 ticks of 1/30 s).
+    assert!(blocked[0].0 >= 15, "first blocked at tick {}", blocked[0].0);
+    // No success, no other outcome: under the default policy the order waits.
+    assert_eq!(summary["orders"], json!([]));
+    let walker = &summary["agents"][1];
+    assert_eq!(walker["name"], "walker");
+    assert_eq!(walker["order"], id(0, 0, 0));
+    assert!(walker["position"][0].as_f64().unwrap() < 6.0);
+}
+
+#[test]
+fn h5_interrupted_at_query_return_move_admission_and_cancel_receipt_runs_as_uninterrupted() {
+    let scenario = fixture("sim_h5_interruptions.json");
+    let (summary, trace) = sim(&scenario, "h5.jsonl");
+    assert_eq!(summary["refused"], json!([]));
+    let agents = records(&trace, "agents");
+    let state = |tick: u64, name: &str| -> Value {
+        agents
+            .iter()
+            .rev()
+            .find(|(at, a)| *at <= tick && a["name"] == name)
+            .map(|(_, a)| (*a).clone())
+            .unwrap()
+    };
+    // Before the query returns (tick 2): the seeker's query, still waiting, resumes as the
+    // next attempt of the same logical request in the new epoch; the order is unchanged.
+    let seeker = state(2, "seeker");
+    assert_eq!(seeker["status"], "WaitingForPath");
+    assert_eq!(seeker["order"], id(1, 0, 0));
+    assert_eq!(seeker["query"], id(1, 1, 1));
+    let decisions = records(&trace, "decisions");
+    assert!(
+        !decisions
+            .iter()
+            .any(|(_, d)| d["agent"] == "seeker" && d["query"] == id(1, 0, 0))
+    );
+    // At move admission (tick 60): the order keeps its identity and its mover.
+    let admitted = state(60, "admitted");
+    let ordered = records(&trace, "commands")
+        .into_iter()
+        .find(|(_, c)| c["command"] == "move" && c["agent"] == "admitted")
+        .unwrap()
+        .1["order"]
+        .clone();
+    assert_eq!(admitted["order"], ordered);
+    assert_eq!(admitted["owner"]["action"], "move");
+    assert_eq!(admitted["owner"]["id"], ordered);
+    // Before the cancel receipt (tick 41): still braking, the record kept; the receipt
+    // carries the record the cancel returned.
+    let record = records(&trace, "commands")
+        .into_iter()
+        .find(|(_, c)| c["command"] == "cancel")
+        .unwrap()
+        .1["record"]
+        .clone();
+    let stopper = state(41, "stopper");
+    assert_eq!(stopper["status"], "Cancelling");
+    assert_eq!(stopper["owner"]["action"], "braking");
+    assert_eq!(stopper["owner"]["id"], record);
+    let receipt = records(&trace, "events")
+        .into_iter()
+        .find(|(_, e)| e["event"] == "cancelled")
+        .unwrap();
+    assert!(receipt.0 > 41);
+    assert_eq!(receipt.1["record"], record);
+
+    // The same scenario without the saves and restores ends in the same state, and its
+    // orders end the same way at the same ticks (epochs aside).
+    let mut plain: Value =
+        serde_json::from_str(&std::fs::read_to_string(&scenario).unwrap()).unwrap();
+    plain["commands"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["command"] != "save" && c["command"] != "restore");
+    let plain_path = scratch("h5_plain.json");
+    std::fs::write(&plain_path, plain.to_string()).unwrap();
+    let (uninterrupted, _) = sim(plain_path.to_str().unwrap(), "h5_plain.jsonl");
+    assert_eq!(summary["state_hash"], uninterrupted["state_hash"]);
+    assert_eq!(summary["epoch"], 3);
+    assert_eq!(uninterrupted["epoch"], 0);
+    let without_epoch = |orders: &Value| -> Vec<(u64, String, u64, String)> {
+        orders
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["tick"].as_u64().unwrap(),
+                    o["agent"].as_str().unwrap().to_owned(),
+                    o["order"]["logical"].as_u64().unwrap(),
+                    o["outcome"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let ended = without_epoch(&summary["orders"]);
+    assert_eq!(ended, without_epoch(&uninterrupted["orders"]));
+    assert_eq!(ended.len(), 3);
+}
+
+#[test]
+fn a_restore_without_a_save_and_a_refused_order_are_traced_and_the_run_goes_on() {
+    let scenario = scratch("refusals.json");
+    std::fs::write(
+        &scenario,
+        json!({
+            "level": { "walkable": [{ "corners": [[0, 0, 0], [10, 0, 0], [10, 0, 2], [0, 0, 2]] }] },
+            "ticks": 20,
+            "agents": [{ "name": "a", "position": [1, 0, 1] }],
+            "commands": [
+                { "tick": 0, "command": "restore" },
+                { "tick": 0, "command": "move", "agent": "a", "target": [9, 0, 1] },
+                { "tick": 10, "command": "cancel", "agent": "a" },
+                { "tick": 11, "command": "move", "agent": "a", "target": [5, 0, 1] },
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (summary, _) = sim(scenario.to_str().unwrap(), "refusals.jsonl");
+    let refused = summary["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert_eq!(refused[0]["command"], "restore");
+    assert_eq!(refused[0]["error"], "no save to restore");
+    // A move while the cancel brakes a walking agent: the mover is held until the receipt.
+    assert_eq!(refused[1]["command"], "move");
+    assert_eq!(refused[1]["tick"], 11);
+}
+
+#[test]
+fn bad_scenarios_are_one_error_line_naming_the_value() {
+    let cases = [
+        (
+            json!({ "level": { "walkable": [] }, "ticks": 3, "agents": [] }),
+            "neither `file` nor `walkable`",
+        ),
+        (
+            json!({
+                "level": { "walkable": [{ "corners": [[0, 0, 0], [4, 0, 0], [4, 0, 4]] }] },
+                "ticks": 3,
+                "agents": [{ "name": "a", "position": [1, 0, 1] }],
+                "commands": [{ "tick": 1, "command": "move", "agent": "b", "target": [2, 0, 1] }]
+            }),
+            "no agent named 'b'",
+        ),
+        (
+            json!({
+                "level": { "walkable": [{ "corners": [[0, 0, 0], [4, 0, 0], [4, 0, 4]] }] },
+                "ticks": 3,
+                "agents": [],
+                "commands": [{ "tick": 1, "command": "move", "agent": "a", "targt": [2, 0, 1] }]
+            }),
+            "unknown field `targt`",
+        ),
+        (
+            json!({
+                "level": { "walkable": [{ "corners": [[0, 0, 0], [4, 0, 0], [4, 0, 4]] }] },
+                "ticks": 3,
+                "agents": [],
+                "commands": [{ "tick": 5, "command": "save" }]
+            }),
+            "command 0 is at tick 5, the run has ticks 0 to 2",
+        ),
+        (
+            json!({
+                "level": { "walkable": [{ "corners": [[0, 0, 0], [4, 0, 0], [4, 0, 4]] }] },
+                "ticks": 3,
+                "crowd": { "blocked_policy": "sulk" },
+                "agents": []
+            }),
+            "blocked_policy \"sulk\"",
+        ),
+        (
+            json!({
+                "level": { "walkable": [{ "corners": [[0, 0, 0], [4, 0, 0], [4, 0, 4]] }] },
+                "ticks": 3,
+                "agents": [{ "name": "a", "position": [1, 0, 1] }, { "name": "a", "position": [2, 0, 1] }]
+            }),
+            "agent 'a' named twice",
+        ),
+    ];
+    for (index, (scenario, message)) in cases.iter().enumerate() {
+        let path = scratch(&format!("bad_sim_{index}.json"));
+        std::fs::write(&path, scenario.to_string()).unwrap();
+        let output = waymark(&["sim", path.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(1), "case {index}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "case {index}: {stderr}");
+        assert!(stderr.contains(message), "case {index}: {stderr}");
+    }
+}
