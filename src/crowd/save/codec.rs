@@ -24,8 +24,10 @@ use super::RestoreError;
 use crate::crowd::corridor::Corridor;
 
 /// Every corridor a crowd holds, once, in the order they are saved, with each one's place.
-pub(crate) struct CorridorTable {
-    pub corridors: Vec<Arc<Corridor>>,
+/// It borrows the corridors (a clone of each `Arc` would write its count, a cache miss on
+/// a cold corridor, for nothing).
+pub(crate) struct CorridorTable<'a> {
+    pub corridors: Vec<&'a Corridor>,
     /// By address (as a number, so the table is shared between threads).
     places: HashMap<usize, u32, BuildHasherDefault<AddressHasher>>,
     /// The place of each agent's corridor, by slot (`u32::MAX`: none), found as the table
@@ -35,18 +37,21 @@ pub(crate) struct CorridorTable {
     pub cache_places: Vec<u32>,
 }
 
-impl CorridorTable {
+impl<'a> CorridorTable<'a> {
     /// The table of the agents' corridors (by slot) and the cache's (in the order it is
     /// written), each corridor kept once, in the order met.
-    pub fn gather<'a>(
-        lanes: &[Option<Arc<Corridor>>],
-        cached: impl Iterator<Item = &'a Arc<Corridor>>,
-    ) -> CorridorTable {
+    pub fn gather(
+        lanes: &'a [Option<Arc<Corridor>>],
+        cached: impl ExactSizeIterator<Item = &'a Arc<Corridor>>,
+    ) -> CorridorTable<'a> {
+        // Sized for every corridor distinct (a few agents share most of theirs, the cache
+        // holds mostly the agents'): the map never grows while it is filled.
+        let most = lanes.len() + cached.len();
         let mut table = CorridorTable {
-            corridors: Vec::new(),
-            places: HashMap::default(),
+            corridors: Vec::with_capacity(most),
+            places: HashMap::with_capacity_and_hasher(most, Default::default()),
             lane_places: Vec::with_capacity(lanes.len()),
-            cache_places: Vec::new(),
+            cache_places: Vec::with_capacity(cached.len()),
         };
         for corridor in lanes {
             let place = corridor.as_ref().map_or(u32::MAX, |c| table.place_of(c));
@@ -60,10 +65,10 @@ impl CorridorTable {
     }
 
     /// The corridor's place, given the next one if it is new.
-    fn place_of(&mut self, corridor: &Arc<Corridor>) -> u32 {
+    fn place_of(&mut self, corridor: &'a Arc<Corridor>) -> u32 {
         let next = self.corridors.len() as u32;
         *self.places.entry(address(corridor)).or_insert_with(|| {
-            self.corridors.push(corridor.clone());
+            self.corridors.push(corridor);
             next
         })
     }
@@ -98,12 +103,12 @@ impl Hasher for AddressHasher {
 /// Appends saved values to a byte vector.
 pub(crate) struct Writer<'a> {
     pub bytes: Vec<u8>,
-    table: &'a CorridorTable,
+    table: &'a CorridorTable<'a>,
 }
 
 impl<'a> Writer<'a> {
     /// A writer naming corridors by their place in `table`.
-    pub fn new(table: &'a CorridorTable) -> Writer<'a> {
+    pub fn new(table: &'a CorridorTable<'a>) -> Writer<'a> {
         Writer {
             bytes: Vec::new(),
             table,

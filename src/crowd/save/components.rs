@@ -22,19 +22,20 @@ const HAS_CROSSING: u8 = 8;
 /// A move order's deadline column's value for "none".
 const NO_DEADLINE: u64 = u64::MAX;
 
-/// One agent's components, gathered in slot order for writing.
-#[derive(Clone, Copy, Default)]
-struct Gathered {
-    params: Option<AgentParams>,
-    request: Option<MoveRequest>,
-    cancelling: Option<Cancelling>,
-    velocity: Option<VelocityRequest>,
-    crossing: Option<LinkCrossing>,
-}
+/// Per slot, where an agent's component is in the list gathered from the world.
+const NONE: u32 = u32::MAX;
 
 impl Crowd {
     pub(super) fn write_components(&self, out: &mut Writer) {
-        let mut gathered = vec![Gathered::default(); self.lanes.len()];
+        // The world is read archetype by archetype; each component goes to a dense list
+        // and each slot notes where its own went (a table of one value per agent per kind
+        // would be megabytes of mostly empty rows, mapped and zeroed for every save).
+        let agents = self.lanes.len();
+        let mut params = vec![AgentParams::DETOUR_REFERENCE; agents];
+        let mut has = vec![0u8; agents];
+        let mut request_at = vec![NONE; agents];
+        let (mut requests_met, mut cancels_met, mut velocities_met, mut crossings_met) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut query = self.world.query::<(
             &Slot,
             &AgentParams,
@@ -43,41 +44,41 @@ impl Crowd {
             Option<&VelocityRequest>,
             Option<&LinkCrossing>,
         )>();
-        for (slot, params, request, cancelling, velocity, crossing) in query.iter() {
-            gathered[slot.0] = Gathered {
-                params: Some(*params),
-                request: request.copied(),
-                cancelling: cancelling.copied(),
-                velocity: velocity.copied(),
-                crossing: crossing.copied(),
-            };
+        for (slot, agent_params, request, cancelling, velocity, crossing) in query.iter() {
+            let slot = slot.0;
+            params[slot] = *agent_params;
+            let mut bits = 0;
+            if let Some(request) = request {
+                bits |= HAS_MOVE;
+                request_at[slot] = requests_met.len() as u32;
+                requests_met.push(*request);
+            }
+            if let Some(cancelling) = cancelling {
+                bits |= HAS_CANCEL;
+                cancels_met.push((slot, *cancelling));
+            }
+            if let Some(velocity) = velocity {
+                bits |= HAS_VELOCITY;
+                velocities_met.push((slot, *velocity));
+            }
+            if let Some(crossing) = crossing {
+                bits |= HAS_CROSSING;
+                crossings_met.push((slot, *crossing));
+            }
+            has[slot] = bits;
         }
-        let params: Vec<AgentParams> = gathered
-            .iter()
-            .map(|agent| agent.params.expect("every agent has its parameters"))
-            .collect();
         out.column(&column(&params, |p| p.radius_m));
         out.column(&column(&params, |p| p.height_m));
         out.column(&column(&params, |p| p.max_speed_mps));
         out.column(&column(&params, |p| p.preferred_speed_mps));
         out.column(&column(&params, |p| p.max_acceleration_mps2));
-        let has: Vec<u8> = gathered
-            .iter()
-            .map(|agent| {
-                [
-                    (agent.request.is_some(), HAS_MOVE),
-                    (agent.cancelling.is_some(), HAS_CANCEL),
-                    (agent.velocity.is_some(), HAS_VELOCITY),
-                    (agent.crossing.is_some(), HAS_CROSSING),
-                ]
-                .into_iter()
-                .filter(|&(has, _)| has)
-                .fold(0, |bits, (_, bit)| bits | bit)
-            })
-            .collect();
         out.column(&has);
 
-        let requests: Vec<MoveRequest> = gathered.iter().filter_map(|a| a.request).collect();
+        let requests: Vec<MoveRequest> = request_at
+            .iter()
+            .filter(|&&at| at != NONE)
+            .map(|&at| requests_met[at as usize])
+            .collect();
         out.column(&column(&requests, |r| r.target.x));
         out.column(&column(&requests, |r| r.target.y));
         out.column(&column(&requests, |r| r.target.z));
@@ -93,15 +94,13 @@ impl Crowd {
             r.deadline_frame.unwrap_or(NO_DEADLINE)
         }));
 
-        for agent in &gathered {
-            agent.cancelling.iter().for_each(|c| c.write(out));
-        }
-        for agent in &gathered {
-            agent.velocity.iter().for_each(|v| v.write(out));
-        }
-        for agent in &gathered {
-            agent.crossing.iter().for_each(|c| c.write(out));
-        }
+        // Few agents have these at a time: sorted into slot order where they are.
+        cancels_met.sort_unstable_by_key(|&(slot, _)| slot);
+        velocities_met.sort_unstable_by_key(|&(slot, _)| slot);
+        crossings_met.sort_unstable_by_key(|&(slot, _)| slot);
+        cancels_met.iter().for_each(|(_, c)| c.write(out));
+        velocities_met.iter().for_each(|(_, v)| v.write(out));
+        crossings_met.iter().for_each(|(_, c)| c.write(out));
     }
 
     /// Reads what [`Crowd::write_components`] wrote and gives each agent of `ids` (in slot

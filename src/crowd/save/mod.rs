@@ -410,7 +410,7 @@ fn write_corridors(out: &mut Writer, table: &CorridorTable) {
         .map(|part| {
             let mut part_out = Writer::new(table);
             for corridor in part {
-                (**corridor).write(&mut part_out);
+                corridor.write(&mut part_out);
             }
             part_out.bytes
         })
