@@ -74,6 +74,7 @@ mod events;
 mod feedback;
 mod flow;
 mod funnel;
+mod hold;
 mod lanes;
 mod log;
 mod neighbours;
@@ -121,6 +122,7 @@ pub use events::{
     BlockedBy, CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition, Outcome,
 };
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
+pub use hold::{FactChange, HoldFailure, HoldKeeper, HoldObservation, HoldPhase, HoldPolicy};
 pub use lanes::AgentStatus;
 pub(crate) use log::Fnv;
 pub use log::{
