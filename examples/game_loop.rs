@@ -176,8 +176,10 @@ fn main() -> Result<(), Box<dyn Error>> {
                     arrival_times.push(frame as f32 * DT);
                     (agent, Animation::Idle)
                 }
-                // Nothing is cancelled in this loop.
-                CrowdEvent::Cancelled { .. } | CrowdEvent::CancelFault { .. } => continue,
+                // Nothing is cancelled or held in this loop.
+                CrowdEvent::Cancelled { .. }
+                | CrowdEvent::CancelFault { .. }
+                | CrowdEvent::StandFact { .. } => continue,
                 // The door's tile changed under these routes: counted, the crowd re-plans.
                 CrowdEvent::RouteInvalidated { .. } => {
                     invalidated += 1;

@@ -127,6 +127,32 @@ fn h2_half_a_second_of_requests_without_progress_is_blocked_and_never_a_success(
 }
 
 #[test]
+fn h4_a_guard_pushed_3_cm_off_its_hold_is_invalidated_at_once_and_stands_again_9_ticks_later() {
+    let (summary, trace) = sim(&fixture("sim_h4_hold.json"), "h4.jsonl");
+    let facts: Vec<(u64, Value)> = records(&trace, "events")
+        .into_iter()
+        .filter(|(_, e)| e["event"] == "stand_fact")
+        .map(|(tick, e)| (tick, e["change"].clone()))
+        .collect();
+    assert_eq!(
+        facts,
+        [
+            (0, json!({ "established": 1 })),
+            (10, json!({ "invalidated": { "deadline_frame": 40 } })),
+            (19, json!({ "established": 2 })),
+        ]
+    );
+    // The hold owns the mover throughout and never ends.
+    for (_, agent) in records(&trace, "agents") {
+        assert_eq!(agent["owner"]["action"], "hold");
+        assert_eq!(agent["status"], "Holding");
+    }
+    assert_eq!(summary["orders"], json!([]));
+    let x = summary["agents"][0]["position"][0].as_f64().unwrap();
+    assert!((x - 5.0).abs() < 0.005, "{x}");
+}
+
+#[test]
 fn h5_interrupted_at_query_return_move_admission_and_cancel_receipt_runs_as_uninterrupted() {
     let scenario = fixture("sim_h5_interruptions.json");
     let (summary, trace) = sim(&scenario, "h5.jsonl");

@@ -134,6 +134,7 @@ fn kinds(events: &[CrowdEvent]) -> Vec<&'static str> {
             CrowdEvent::CancelFault { .. } => "cancel fault",
             CrowdEvent::RouteInvalidated { .. } => "route invalidated",
             CrowdEvent::OrderEnded { .. } => "ended",
+            CrowdEvent::StandFact { .. } => "stand fact",
         })
         .collect()
 }

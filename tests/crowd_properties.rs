@@ -1,6 +1,6 @@
 //! Properties of the action handoff over 1,000 seeded random command sequences (spec 001,
 //! issue 22): moves (some with deadlines, some to unreachable or unsnappable targets),
-//! cancels, velocity orders, teleports, removals and additions, a door opened and closed,
+//! cancels, velocity orders, holds, teleports, removals and additions, a door opened and closed,
 //! and saves restored in place. After every step:
 //! - every move order ends exactly once (`OrderEnded`), and one that has not ended is
 //!   still its agent's order or the order its agent's braking holds;
@@ -26,8 +26,8 @@ use common::{rooms, rooms_door};
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, CancelRecord, Crowd, CrowdConfig, CrowdError, CrowdEvent,
-    Decision, FrameBudget, KinematicController, LogEntry, LogRecord, LoggedAnswer, LoggedResult,
-    MoverAction, Replay, RequestId,
+    Decision, FrameBudget, HoldPolicy, KinematicController, LogEntry, LogRecord, LoggedAnswer,
+    LoggedResult, MoverAction, Replay, RequestId,
 };
 use waymark::harness::state_hash;
 use waymark::mesh::{LinkId, NavMesh};
@@ -53,6 +53,18 @@ const TARGETS: [Vec3; 6] = [
     Vec3::new(45.0, 0.0, 3.0),
     Vec3::new(300.0, 0.0, 300.0),
 ];
+
+/// Station keeping with a short recovery, so holds fail as well as recover and end.
+const HOLD: HoldPolicy = HoldPolicy {
+    kp_per_s: 2.0,
+    correction_cap_mps: 0.5,
+    brake_budget_mps2: 1.0,
+    position_deadband_m: 0.005,
+    enter_m: 0.05,
+    exit_m: 0.1,
+    speed_enter_mps: 0.05,
+    recovery_ticks: 20,
+};
 
 /// A small deterministic generator (xorshift64*).
 struct Random(u64);
@@ -100,7 +112,7 @@ fn command(
     let index = random.below(agents.len() as u64) as usize;
     let agent = agents[index];
     let target = TARGETS[random.below(TARGETS.len() as u64) as usize];
-    let choice = random.below(12);
+    let choice = random.below(13);
     match choice {
         0..=3 => match crowd.request_move(agent, target) {
             Ok(order) => {
@@ -161,6 +173,13 @@ fn command(
             mesh.set_link_open(door, !open).unwrap();
             crowd.set_mesh(mesh);
         }
+        11 => match crowd.request_hold(agent, target.min(Vec3::new(24.0, 0.0, 11.0)), HOLD) {
+            Ok(order) => {
+                ledger.open.insert(order, agent);
+            }
+            Err(CrowdError::Cancelling { .. }) => {}
+            Err(other) => panic!("{other}"),
+        },
         10 => {
             agents.push(
                 crowd
@@ -212,6 +231,7 @@ fn check(crowd: &Crowd, events: &[CrowdEvent], agents: &[AgentId], ledger: &mut 
                 AgentStatus::VelocityControlled,
                 "{agent}: two orders"
             );
+            assert_ne!(status, AgentStatus::Holding, "{agent}: a move and a hold");
         }
     }
     // An order not ended owns its agent's mover, or is the order its braking holds.
@@ -219,7 +239,11 @@ fn check(crowd: &Crowd, events: &[CrowdEvent], agents: &[AgentId], ledger: &mut 
         if let Ok(owner) = crowd.owner(agent) {
             let action = owner.map(|owner| owner.action);
             let holds = match action {
-                Some(MoverAction::Move(owning) | MoverAction::Velocity(owning)) => owning == order,
+                Some(
+                    MoverAction::Move(owning)
+                    | MoverAction::Velocity(owning)
+                    | MoverAction::Hold(owning),
+                ) => owning == order,
                 Some(MoverAction::Braking(record)) => record.order == Some(order),
                 None => false,
             };

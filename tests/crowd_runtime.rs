@@ -540,9 +540,10 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
             | CrowdEvent::PartialArrived { agent: entity, .. }
             | CrowdEvent::Blocked { agent: entity, .. }
             | CrowdEvent::NoPath { agent: entity, .. } => *entity,
-            // The dungeon has no off-mesh links; nothing is cancelled here; an ended
-            // order is counted by its arrival or failure event.
+            // The dungeon has no off-mesh links; nothing is cancelled or held here; an
+            // ended order is counted by its arrival or failure event.
             CrowdEvent::OrderEnded { .. }
+            | CrowdEvent::StandFact { .. }
             | CrowdEvent::LinkStarted { .. }
             | CrowdEvent::LinkFinished { .. }
             | CrowdEvent::Cancelled { .. }

@@ -32,7 +32,8 @@ fn epoch_zero(event: &CrowdEvent) -> CrowdEvent {
         | CrowdEvent::Blocked { request, .. }
         | CrowdEvent::RouteInvalidated { request, .. }
         | CrowdEvent::NoPath { request, .. }
-        | CrowdEvent::OrderEnded { order: request, .. } => request.epoch = 0,
+        | CrowdEvent::OrderEnded { order: request, .. }
+        | CrowdEvent::StandFact { order: request, .. } => request.epoch = 0,
         CrowdEvent::Cancelled { record, .. } | CrowdEvent::CancelFault { record, .. } => {
             if let Some(order) = &mut record.order {
                 order.epoch = 0;

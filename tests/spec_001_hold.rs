@@ -17,18 +17,9 @@ const BELT: Vec3 = Vec3::new(1.0, 0.0, 0.0);
 const TARGET: Vec3 = Vec3::ZERO;
 const ACCELERATION: f32 = 0.6;
 
-/// The spec's policy: Kp 2, cap 0.2, a 0.6, deadband 0.005; enter 0.01, exit 0.02, speed
+/// Spec 001's policy: Kp 2, cap 0.2, a 0.6, deadband 0.005; enter 0.01, exit 0.02, speed
 /// 0.01; Recovering for 30 ticks.
-const POLICY: HoldPolicy = HoldPolicy {
-    kp_per_s: 2.0,
-    correction_cap_mps: 0.2,
-    brake_budget_mps2: 0.6,
-    position_deadband_m: 0.005,
-    enter_m: 0.01,
-    exit_m: 0.02,
-    speed_enter_mps: 0.01,
-    recovery_ticks: 30,
-};
+const POLICY: HoldPolicy = HoldPolicy::SPEC_EXAMPLE;
 
 /// A body on the belt: its world position along x and its velocity relative to the belt.
 #[derive(Clone, Copy, Debug)]

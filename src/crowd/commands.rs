@@ -10,8 +10,11 @@ use glam::Vec3;
 
 use super::agent::{AgentId, AgentParams, FilterId, ProfileId, TABLE_ENTRIES_MAX};
 use super::avoid::AvoidanceProfile;
-use super::components::{Cancelling, Ending, LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use super::components::{
+    Cancelling, Ending, HoldOrder, LinkCrossing, MoveRequest, Slot, VelocityRequest,
+};
 use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
+use super::hold::{HoldKeeper, HoldPolicy};
 use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
 use super::log::{Command, LogRecord};
@@ -368,6 +371,9 @@ impl Crowd {
             .is_ok()
         {
             *status = AgentStatus::VelocityControlled;
+        } else if self.world.get::<&HoldOrder>(self.ids.entity(agent)).is_ok() {
+            // Pushed: the hold judges its fact where the agent now stands.
+            *status = AgentStatus::Holding;
         } else if self
             .world
             .get::<&MoveRequest>(self.ids.entity(agent))
@@ -428,6 +434,61 @@ impl Crowd {
         if self.lanes.status[slot] != AgentStatus::CrossingLink {
             // (A crossing agent lands first.)
             self.lanes.status[slot] = AgentStatus::VelocityControlled;
+            self.drop_corridor(slot);
+        }
+        self.lanes.blocked[slot] = None;
+        self.lanes.stalled_s[slot] = 0.0;
+        Ok(order)
+    }
+
+    /// Holds the agent at `target` (spec 001's station keeping) under `policy`: each step
+    /// the crowd judges its stand fact where it stands
+    /// ([`CrowdEvent::StandFact`](crate::crowd::CrowdEvent::StandFact): established with a
+    /// new generation, invalidated past the exit threshold, Recovering until a deadline) and
+    /// walks it back toward `target` at the policy's correction speed, with avoidance. The
+    /// order owns the mover ([`Crowd::owner`]) until it is cancelled or replaced (it ends
+    /// `Cancelled`) or the hold fails (`Failure(Hold(why))` once the agent has braked to a
+    /// stop). A non-finite target or a policy out of range is refused by value; the holds
+    /// of the crowd judge no interaction checks yet (issue 24's `request_interaction`).
+    pub fn request_hold(
+        &mut self,
+        agent: AgentId,
+        target: Vec3,
+        policy: HoldPolicy,
+    ) -> Result<RequestId, CrowdError> {
+        let (slot, order) = self.admit(agent, |_, _| {
+            if !target.is_finite() {
+                return Err(CrowdError::NotFinite {
+                    what: "hold target",
+                    value: target,
+                });
+            }
+            HoldKeeper::new(policy)
+                .map(|_| ())
+                .map_err(|(field, value)| CrowdError::BadParameter { field, value })
+        })?;
+        let keeper = HoldKeeper::new(policy).expect("checked at admission");
+        self.log(|| {
+            LogRecord::Command(Command::Hold {
+                agent,
+                order,
+                target,
+                policy,
+            })
+        });
+        self.world
+            .insert_one(
+                self.ids.entity(agent),
+                HoldOrder {
+                    order,
+                    target,
+                    keeper,
+                },
+            )
+            .expect("a known agent");
+        if self.lanes.status[slot] != AgentStatus::CrossingLink {
+            // (A crossing agent lands first.)
+            self.lanes.status[slot] = AgentStatus::Holding;
             self.drop_corridor(slot);
         }
         self.lanes.blocked[slot] = None;

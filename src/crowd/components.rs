@@ -60,6 +60,8 @@ pub(crate) enum Ending {
     /// The agent stayed blocked too long (`BlockedPolicy::FailAfter`): it ends
     /// `Failure(Blocked(by))`, without a receipt.
     Blocked(super::events::BlockedBy),
+    /// The agent's hold failed: it ends `Failure(Hold(why))`, without a receipt.
+    Hold(super::hold::HoldFailure),
 }
 
 /// An agent moving at a velocity its host asked for (a hecs component).
@@ -69,6 +71,17 @@ pub(crate) struct VelocityRequest {
     pub velocity: glam::Vec2,
     /// The order's identity, as `request_velocity` returned it.
     pub order: RequestId,
+}
+
+/// An agent keeping a stand pose (a hecs component): the order, the pose's point, and the
+/// keeper judging its stand fact.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HoldOrder {
+    /// The order's identity, as `request_hold` returned it.
+    pub order: RequestId,
+    /// Where the agent stands, in the world.
+    pub target: Vec3,
+    pub keeper: super::hold::HoldKeeper,
 }
 
 /// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the

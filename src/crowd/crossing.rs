@@ -8,7 +8,7 @@
 
 use glam::Vec3;
 
-use super::components::{Cancelling, LinkCrossing, MoveRequest, VelocityRequest};
+use super::components::{Cancelling, HoldOrder, LinkCrossing, MoveRequest, VelocityRequest};
 use super::events::CrowdEvent;
 use super::lanes::AgentStatus;
 use super::runtime::Crowd;
@@ -214,8 +214,11 @@ impl Crowd {
                 .world
                 .get::<&Cancelling>(self.ids.entity(agent))
                 .is_ok();
+            let holding = self.world.get::<&HoldOrder>(self.ids.entity(agent)).is_ok();
             lanes.status[slot] = if velocity_controlled {
                 AgentStatus::VelocityControlled
+            } else if holding {
+                AgentStatus::Holding
             } else if cancelling {
                 AgentStatus::Cancelling
             } else {

@@ -86,6 +86,17 @@ pub enum CrowdEvent {
         /// The request.
         request: RequestId,
     },
+    /// A held agent's stand fact changed (`request_hold`, spec 001's station keeping):
+    /// established (a new generation), invalidated (Recovering until a deadline), or the
+    /// hold failed (its order then ends once the agent stands).
+    StandFact {
+        /// The agent.
+        agent: AgentId,
+        /// The hold order.
+        order: RequestId,
+        /// What changed.
+        change: crate::crowd::FactChange,
+    },
     /// An order's one terminal outcome (spec 001): every order given by `request_move`,
     /// `request_move_by` or `request_velocity` ends exactly once, in the step it ends in (an
     /// order replaced or whose agent was removed: in the next step). The other events say
@@ -127,6 +138,9 @@ pub enum FailureCondition {
     /// [`BlockedPolicy::FailAfter`](crate::crowd::BlockedPolicy::FailAfter) allows; it
     /// braked, as for a deadline.
     Blocked(BlockedBy),
+    /// The agent's hold failed (`request_hold`): it could not correct (the speed needed
+    /// is beyond it) or did not recover by its deadline; it braked, as for a deadline.
+    Hold(crate::crowd::HoldFailure),
 }
 
 /// What holds a blocked agent ([`CrowdEvent::Blocked`], [`Crowd::blocked`](crate::crowd::Crowd::blocked)).

@@ -28,12 +28,18 @@
 //! Invariants: generations only grow; a fact is valid only between its establishment and
 //! the next invalidation; a failed hold stays failed.
 //!
-//! The crowd's step does not run holds yet (issue 24 wires them into the mover's
-//! ownership); this is the law it will run, tested on spec 001's h3 and h4.
+//! The crowd runs it for agents given [`Crowd::request_hold`](crate::crowd::Crowd::request_hold)
+//! (`step.rs`, `keep_holds`): on static ground (no support velocity yet, issue 23) and with
+//! no interaction checks (those come with `request_interaction`, issue 24). Spec 001's h3
+//! and h4 are tested on the law with the spec's continuous step curve
+//! (`tests/spec_001_hold.rs`) and in the crowd (`tests/crowd_hold.rs`).
 //!
 //! [`integrate_velocity`]: crate::crowd::integrate_velocity
 
 use glam::{Vec2, Vec3};
+
+use super::save::RestoreError;
+use super::save::codec::{Reader, Saved, Writer, saved_struct};
 
 /// How a hold corrects and judges its stand (spec 001's 保持策略).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +65,20 @@ pub struct HoldPolicy {
 }
 
 impl HoldPolicy {
+    /// Spec 001's example policy (its h3 and h4): Kp 2 /s, correction cap 0.2 m/s, braking
+    /// budget 0.6 m/s², deadband 5 mm; enter 1 cm, exit 2 cm, at rest within 1 cm/s; 30
+    /// ticks to recover.
+    pub const SPEC_EXAMPLE: HoldPolicy = HoldPolicy {
+        kp_per_s: 2.0,
+        correction_cap_mps: 0.2,
+        brake_budget_mps2: 0.6,
+        position_deadband_m: 0.005,
+        enter_m: 0.01,
+        exit_m: 0.02,
+        speed_enter_mps: 0.01,
+        recovery_ticks: 30,
+    };
+
     /// The first field out of range, with its value: every value finite and not negative,
     /// the gain and the cap above zero, `exit_m` above `enter_m`.
     pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
@@ -125,7 +145,7 @@ pub enum HoldPhase {
 }
 
 /// Why a hold failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HoldFailure {
     /// Correcting needs a speed relative to the support above the agent's limit.
     CapabilityInsufficient,
@@ -268,5 +288,115 @@ impl HoldKeeper {
     fn fail(&mut self, why: HoldFailure) -> FactChange {
         self.phase = HoldPhase::Failed(why);
         FactChange::Failed(why)
+    }
+}
+
+saved_struct!(HoldPolicy {
+    kp_per_s,
+    correction_cap_mps,
+    brake_budget_mps2,
+    position_deadband_m,
+    enter_m,
+    exit_m,
+    speed_enter_mps,
+    recovery_ticks,
+});
+
+impl Saved for HoldFailure {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        out.u8(match self {
+            HoldFailure::CapabilityInsufficient => 0,
+            HoldFailure::DeadlinePassed => 1,
+        });
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        match input.u8()? {
+            0 => Ok(HoldFailure::CapabilityInsufficient),
+            1 => Ok(HoldFailure::DeadlinePassed),
+            other => Err(input.malformed(format!("hold failure tag {other}"))),
+        }
+    }
+}
+
+impl Saved for HoldPhase {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        match *self {
+            HoldPhase::Settling => out.u8(0),
+            HoldPhase::Standing => out.u8(1),
+            HoldPhase::Recovering { deadline_tick } => {
+                out.u8(2);
+                deadline_tick.write(out);
+            }
+            HoldPhase::Failed(why) => {
+                out.u8(3);
+                why.write(out);
+            }
+        }
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(match input.u8()? {
+            0 => HoldPhase::Settling,
+            1 => HoldPhase::Standing,
+            2 => HoldPhase::Recovering {
+                deadline_tick: Saved::read(input)?,
+            },
+            3 => HoldPhase::Failed(Saved::read(input)?),
+            other => return Err(input.malformed(format!("hold phase tag {other}"))),
+        })
+    }
+}
+
+impl Saved for FactChange {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        match *self {
+            FactChange::None => out.u8(0),
+            FactChange::Established(generation) => {
+                out.u8(1);
+                generation.write(out);
+            }
+            FactChange::Invalidated { deadline_tick } => {
+                out.u8(2);
+                deadline_tick.write(out);
+            }
+            FactChange::Failed(why) => {
+                out.u8(3);
+                why.write(out);
+            }
+        }
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(match input.u8()? {
+            0 => FactChange::None,
+            1 => FactChange::Established(Saved::read(input)?),
+            2 => FactChange::Invalidated {
+                deadline_tick: Saved::read(input)?,
+            },
+            3 => FactChange::Failed(Saved::read(input)?),
+            other => return Err(input.malformed(format!("fact change tag {other}"))),
+        })
+    }
+}
+
+/// A keeper is saved whole; a policy out of range (a save no build writes) is refused.
+impl Saved for HoldKeeper {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        self.policy.write(out);
+        self.phase.write(out);
+        self.generation.write(out);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let policy = HoldPolicy::read(input)?;
+        if let Some((field, value)) = policy.invalid_field() {
+            return Err(input.malformed(format!("a hold policy's {field} of {value}")));
+        }
+        Ok(HoldKeeper {
+            policy,
+            phase: Saved::read(input)?,
+            generation: Saved::read(input)?,
+        })
     }
 }

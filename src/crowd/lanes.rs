@@ -39,12 +39,15 @@ pub enum AgentStatus {
     /// Braking to a stop after a cancel, until the receipt
     /// ([`CrowdEvent::Cancelled`](crate::crowd::CrowdEvent::Cancelled)).
     Cancelling,
+    /// Keeping a stand pose ([`Crowd::request_hold`](crate::crowd::Crowd::request_hold)):
+    /// corrected back to it after pushes, with avoidance, on no corridor.
+    Holding,
 }
 
 impl AgentStatus {
     /// Every status, in declaration order (`ALL[s as usize] == s`): a saved status byte is
     /// read back through it.
-    pub(crate) const ALL: [AgentStatus; 9] = [
+    pub(crate) const ALL: [AgentStatus; 10] = [
         AgentStatus::Idle,
         AgentStatus::WaitingForPath,
         AgentStatus::Moving,
@@ -54,6 +57,7 @@ impl AgentStatus {
         AgentStatus::PartialArrived,
         AgentStatus::Failed,
         AgentStatus::Cancelling,
+        AgentStatus::Holding,
     ];
 }
 
@@ -535,7 +539,7 @@ mod tests {
 
     #[test]
     fn every_status_is_listed_at_its_own_value() {
-        assert_eq!(AgentStatus::ALL.len(), AgentStatus::Cancelling as usize + 1);
+        assert_eq!(AgentStatus::ALL.len(), AgentStatus::Holding as usize + 1);
         for (index, status) in AgentStatus::ALL.into_iter().enumerate() {
             assert_eq!(status as usize, index);
         }

@@ -110,6 +110,17 @@ pub enum Command {
         /// The velocity asked for.
         velocity: Vec3,
     },
+    /// [`Crowd::request_hold`].
+    Hold {
+        /// The agent.
+        agent: AgentId,
+        /// The order's identity.
+        order: RequestId,
+        /// The stand point.
+        target: Vec3,
+        /// The hold's policy.
+        policy: crate::crowd::HoldPolicy,
+    },
     /// [`Crowd::cancel`].
     Cancel {
         /// The agent.
@@ -676,6 +687,16 @@ fn give(
         } => same(
             order,
             crowd.request_velocity(agent, velocity).map_err(refused)?,
+            differs,
+        ),
+        &Command::Hold {
+            agent,
+            order,
+            target,
+            policy,
+        } => same(
+            order,
+            crowd.request_hold(agent, target, policy).map_err(refused)?,
             differs,
         ),
         &Command::Cancel { agent, record } => {

@@ -2,7 +2,7 @@
 //! named by a token, and changes hands at one entry.
 //!
 //! Stage: crowd runtime, between steps. The owner is the agent's move order, its velocity
-//! order, or its braking (after a cancel, a deadline or a block) until it stands; an agent
+//! order, its hold order, or its braking (after a cancel, a deadline or a block) until it stands; an agent
 //! with none is idle. [`Crowd::owner`] reads the token: the action and the handoff step, a
 //! per-agent count of owner changes. Every new action is admitted by `Crowd::admit`, which
 //! checks together that no braking holds the mover (its receipt not given yet) and the new
@@ -12,7 +12,7 @@
 //! the current query's identity, and an ended order's events only report.
 
 use super::agent::AgentId;
-use super::components::{Cancelling, MoveRequest, VelocityRequest};
+use super::components::{Cancelling, HoldOrder, MoveRequest, VelocityRequest};
 use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
@@ -24,9 +24,11 @@ pub enum MoverAction {
     Move(RequestId),
     /// A velocity order (`request_velocity`).
     Velocity(RequestId),
-    /// Braking to a stop (a cancel, a deadline passed, a block past the policy), until the
-    /// agent stands.
+    /// Braking to a stop (a cancel, a deadline passed, a block past the policy, a failed
+    /// hold), until the agent stands.
     Braking(CancelRecord),
+    /// A hold order (`request_hold`): station keeping at a stand pose.
+    Hold(RequestId),
 }
 
 /// The owner token of an agent's mover ([`Crowd::owner`]).
@@ -50,6 +52,8 @@ impl Crowd {
             MoverAction::Move(request.order)
         } else if let Ok(velocity) = self.world.get::<&VelocityRequest>(entity) {
             MoverAction::Velocity(velocity.order)
+        } else if let Ok(hold) = self.world.get::<&HoldOrder>(entity) {
+            MoverAction::Hold(hold.order)
         } else {
             return Ok(None);
         };
@@ -100,19 +104,20 @@ impl Crowd {
         }
     }
 
-    /// Takes the agent's move or velocity order from its mover (it has at most one: the
-    /// admission replaces the old), returning the order's identity.
+    /// Takes the agent's move, velocity or hold order from its mover (it has at most one:
+    /// the admission replaces the old), returning the order's identity.
     pub(super) fn take_order(&mut self, agent: AgentId) -> Option<RequestId> {
         let entity = self.ids.entity(agent);
         let moving = self.world.remove_one::<MoveRequest>(entity).ok();
         let steering = self.world.remove_one::<VelocityRequest>(entity).ok();
-        debug_assert!(
-            moving.is_none() || steering.is_none(),
-            "one owner at a time"
-        );
-        moving
-            .map(|request| request.order)
-            .or(steering.map(|velocity| velocity.order))
+        let holding = self.world.remove_one::<HoldOrder>(entity).ok();
+        let orders = [
+            moving.map(|request| request.order),
+            steering.map(|velocity| velocity.order),
+            holding.map(|hold| hold.order),
+        ];
+        debug_assert!(orders.iter().flatten().count() <= 1, "one owner at a time");
+        orders.into_iter().flatten().next()
     }
 
     /// Counts one change of the owner of the mover in `slot`.

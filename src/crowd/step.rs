@@ -16,13 +16,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use super::agent::AgentId;
 use super::avoid::{avoid_pass, gather_bodies};
-use super::components::{Cancelling, Ending, MoveRequest, Slot, VelocityRequest};
+use super::components::{Cancelling, Ending, HoldOrder, MoveRequest, Slot, VelocityRequest};
 use super::controller::Controller;
 use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent, FailureCondition, Outcome};
+use super::hold::{FactChange, HoldObservation, HoldPhase};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{follow_pass, slope_pass};
 use super::runtime::Crowd;
@@ -418,6 +420,7 @@ impl Crowd {
             slope_pass(snapshot, &mut self.lanes)
         });
         self.apply_velocity_requests();
+        self.keep_holds(events);
     }
 
     /// Orders whose deadline has come and that have not ended fail: their agents brake
@@ -463,7 +466,7 @@ impl Crowd {
         for slot in cancelling {
             let agent = self.lanes.id[slot];
             let lanes = &mut self.lanes;
-            let speed = glam::Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length();
+            let speed = Vec2::new(lanes.velocity_x[slot], lanes.velocity_z[slot]).length();
             if lanes.status[slot] == AgentStatus::CrossingLink {
                 continue; // a crossing is not cut short: the cancel's time starts at landing
             }
@@ -485,6 +488,7 @@ impl Crowd {
                     Ending::Cancel => Outcome::Cancelled,
                     Ending::Deadline => Outcome::Failure(FailureCondition::DeadlinePassed),
                     Ending::Blocked(by) => Outcome::Failure(FailureCondition::Blocked(by)),
+                    Ending::Hold(why) => Outcome::Failure(FailureCondition::Hold(why)),
                 };
                 if let Some(order) = state.record.order {
                     events.push(CrowdEvent::OrderEnded {
@@ -512,6 +516,62 @@ impl Crowd {
 
     /// Agents under velocity control want the velocity their host asked for, within their
     /// patch's speed limit (the slope pass's V/k, as a walker's cruise is held to it).
+    /// Station keeping: each holding agent's stand fact judged on where the last step left
+    /// it, then its preferred velocity toward its pose (`hold.rs`). A hold that fails
+    /// brakes its agent to a stop, as a deadline does. Few agents hold at a time: a query
+    /// over the hold component, its changes reported in slot order.
+    fn keep_holds(&mut self, events: &mut Vec<CrowdEvent>) {
+        let tick = self.frame;
+        let lanes = &mut self.lanes;
+        let mut changes = Vec::new();
+        for (slot, hold) in self.world.query_mut::<(&Slot, &mut HoldOrder)>() {
+            let slot = slot.0;
+            if lanes.status[slot] != AgentStatus::Holding {
+                continue; // (crossing a link: it lands first)
+            }
+            let foot = lanes.position(slot);
+            let seen = HoldObservation {
+                tick,
+                target: hold.target,
+                target_velocity: Vec3::ZERO,
+                foot,
+                velocity: Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]),
+                checks_pass: true,
+            };
+            let mut change = hold.keeper.observe(&seen);
+            // Static ground: no support velocity to subtract (issue 23 brings supports).
+            let preferred = hold.keeper.preferred_relative_velocity(
+                hold.target,
+                Vec3::ZERO,
+                foot,
+                Vec3::ZERO,
+                lanes.speed_limit[slot],
+            );
+            let wanted = preferred.unwrap_or(Vec2::ZERO);
+            lanes.desired_x[slot] = wanted.x;
+            lanes.desired_z[slot] = wanted.y;
+            if let (None, HoldPhase::Failed(why), FactChange::None) =
+                (preferred, hold.keeper.phase(), change)
+            {
+                change = FactChange::Failed(why);
+            }
+            if change != FactChange::None {
+                changes.push((slot, lanes.id[slot], hold.order, change));
+            }
+        }
+        changes.sort_unstable_by_key(|&(slot, ..)| slot);
+        for (slot, agent, order, change) in changes {
+            events.push(CrowdEvent::StandFact {
+                agent,
+                order,
+                change,
+            });
+            if let FactChange::Failed(why) = change {
+                self.start_braking(agent, slot, Ending::Hold(why));
+            }
+        }
+    }
+
     fn apply_velocity_requests(&mut self) {
         let lanes = &mut self.lanes;
         for (slot, request) in self.world.query::<(&Slot, &VelocityRequest)>().iter() {

@@ -129,6 +129,8 @@ pub struct OutcomeCounts {
     pub blocked: usize,
     /// Ended `Cancelled` (a cancel, a newer order, a removal).
     pub cancelled: usize,
+    /// Ended in `Failure(Hold(_))`.
+    pub hold_failed: usize,
 }
 
 impl OutcomeCounts {
@@ -140,6 +142,7 @@ impl OutcomeCounts {
             Outcome::Failure(FailureCondition::NoPath) => &mut self.no_path,
             Outcome::Failure(FailureCondition::DeadlinePassed) => &mut self.deadline_passed,
             Outcome::Failure(FailureCondition::Blocked(_)) => &mut self.blocked,
+            Outcome::Failure(FailureCondition::Hold(_)) => &mut self.hold_failed,
             Outcome::Cancelled => &mut self.cancelled,
         };
         *counter += 1;
@@ -362,7 +365,8 @@ fn run_frames(
                 | CrowdEvent::LinkFinished { .. }
                 | CrowdEvent::Cancelled { .. }
                 | CrowdEvent::CancelFault { .. }
-                | CrowdEvent::RouteInvalidated { .. } => continue,
+                | CrowdEvent::RouteInvalidated { .. }
+                | CrowdEvent::StandFact { .. } => continue,
                 CrowdEvent::OrderEnded { outcome, .. } => {
                     if measured {
                         report.outcomes.count(outcome);

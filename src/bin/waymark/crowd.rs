@@ -416,6 +416,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "deadline_passed": outcomes.deadline_passed,
             "blocked": outcomes.blocked,
             "cancelled": outcomes.cancelled,
+            "hold_failed": outcomes.hold_failed,
         });
         // Every agent's position, velocity, status and identities after the last frame, as
         // one number (hexadecimal): two runs compare by it.

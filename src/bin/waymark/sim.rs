@@ -16,8 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use waymark::crowd::{
     AgentId, AgentParams, AvoidanceProfile, BlockedBy, BlockedPolicy, CancelRecord, Crowd,
-    CrowdConfig, CrowdEvent, Decision, FailureCondition, FrameBudget, KinematicController,
-    LogEntry, LogRecord, MoverAction, MoverOwner, Outcome, Rejection, RequestId,
+    CrowdConfig, CrowdEvent, Decision, FactChange, FailureCondition, FrameBudget, HoldFailure,
+    HoldPolicy, KinematicController, LogEntry, LogRecord, MoverAction, MoverOwner, Outcome,
+    Rejection, RequestId,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
@@ -179,6 +180,32 @@ enum CommandSpec {
     Teleport {
         agent: String,
         position: [f32; 3],
+    },
+    /// Displaces the agent by a vector (an outside force: it lands where it is put).
+    Push {
+        agent: String,
+        by: [f32; 3],
+    },
+    /// Station keeping at `target` (spec 001).
+    Hold {
+        agent: String,
+        target: [f32; 3],
+        #[serde(default)]
+        kp_per_s: Option<f32>,
+        #[serde(default)]
+        correction_cap_mps: Option<f32>,
+        #[serde(default)]
+        brake_budget_mps2: Option<f32>,
+        #[serde(default)]
+        position_deadband_m: Option<f32>,
+        #[serde(default)]
+        enter_m: Option<f32>,
+        #[serde(default)]
+        exit_m: Option<f32>,
+        #[serde(default)]
+        speed_enter_mps: Option<f32>,
+        #[serde(default)]
+        recovery_ticks: Option<u64>,
     },
     Add(AgentSpec),
     Remove {
@@ -501,6 +528,46 @@ impl Sim {
                     .map(|()| json!({}))
                     .map_err(|error| error.to_string())
             }
+            CommandSpec::Push { agent, by } => {
+                let id = self.agent(agent, tick)?;
+                let pushed = self
+                    .crowd
+                    .position(id)
+                    .and_then(|at| self.crowd.teleport(id, at + Vec3::from(*by)));
+                pushed
+                    .map(|()| json!({}))
+                    .map_err(|error| error.to_string())
+            }
+            CommandSpec::Hold {
+                agent,
+                target,
+                kp_per_s,
+                correction_cap_mps,
+                brake_budget_mps2,
+                position_deadband_m,
+                enter_m,
+                exit_m,
+                speed_enter_mps,
+                recovery_ticks,
+            } => {
+                let id = self.agent(agent, tick)?;
+                let defaults = HoldPolicy::SPEC_EXAMPLE;
+                let policy = HoldPolicy {
+                    kp_per_s: kp_per_s.unwrap_or(defaults.kp_per_s),
+                    correction_cap_mps: correction_cap_mps.unwrap_or(defaults.correction_cap_mps),
+                    brake_budget_mps2: brake_budget_mps2.unwrap_or(defaults.brake_budget_mps2),
+                    position_deadband_m: position_deadband_m
+                        .unwrap_or(defaults.position_deadband_m),
+                    enter_m: enter_m.unwrap_or(defaults.enter_m),
+                    exit_m: exit_m.unwrap_or(defaults.exit_m),
+                    speed_enter_mps: speed_enter_mps.unwrap_or(defaults.speed_enter_mps),
+                    recovery_ticks: recovery_ticks.unwrap_or(defaults.recovery_ticks),
+                };
+                self.crowd
+                    .request_hold(id, Vec3::from(*target), policy)
+                    .map(|order| json!({ "order": identity(order) }))
+                    .map_err(|error| error.to_string())
+            }
             CommandSpec::Add(agent) => match self.add(agent) {
                 Ok(id) => Ok(json!({ "id": id.to_bits() })),
                 Err(CliError::Crowd(error)) => Err(error.to_string()),
@@ -632,6 +699,27 @@ impl Sim {
             ),
             CrowdEvent::NoPath { agent, request } => {
                 ("no_path", agent, json!({ "order": identity(request) }))
+            }
+            CrowdEvent::StandFact {
+                agent,
+                order,
+                change,
+            } => {
+                let change = match change {
+                    FactChange::None => json!("none"),
+                    FactChange::Established(generation) => {
+                        json!({ "established": generation })
+                    }
+                    FactChange::Invalidated { deadline_tick } => {
+                        json!({ "invalidated": { "deadline_frame": deadline_tick } })
+                    }
+                    FactChange::Failed(why) => json!({ "failed": hold_failure(why) }),
+                };
+                (
+                    "stand_fact",
+                    agent,
+                    json!({ "order": identity(order), "change": change }),
+                )
             }
             CrowdEvent::OrderEnded {
                 agent,
@@ -804,6 +892,7 @@ fn owner_record(owner: MoverOwner) -> Value {
         MoverAction::Move(order) => ("move", identity(order)),
         MoverAction::Velocity(order) => ("velocity", identity(order)),
         MoverAction::Braking(record) => ("braking", cancel_record(record)),
+        MoverAction::Hold(order) => ("hold", identity(order)),
     };
     json!({ "action": action, "id": id, "handoff": owner.handoff })
 }
@@ -824,6 +913,19 @@ fn outcome_name(outcome: Outcome) -> &'static str {
         Outcome::Failure(FailureCondition::DeadlinePassed) => "deadline_passed",
         Outcome::Failure(FailureCondition::Blocked(BlockedBy::Crowd)) => "blocked_by_crowd",
         Outcome::Failure(FailureCondition::Blocked(BlockedBy::Wall)) => "blocked_by_wall",
+        Outcome::Failure(FailureCondition::Hold(HoldFailure::CapabilityInsufficient)) => {
+            "hold_capability_insufficient"
+        }
+        Outcome::Failure(FailureCondition::Hold(HoldFailure::DeadlinePassed)) => {
+            "hold_deadline_passed"
+        }
+    }
+}
+
+fn hold_failure(why: HoldFailure) -> &'static str {
+    match why {
+        HoldFailure::CapabilityInsufficient => "capability_insufficient",
+        HoldFailure::DeadlinePassed => "deadline_passed",
     }
 }
 
@@ -846,6 +948,8 @@ fn command_name(command: &CommandSpec) -> &'static str {
         CommandSpec::Velocity { .. } => "velocity",
         CommandSpec::Cancel { .. } => "cancel",
         CommandSpec::Teleport { .. } => "teleport",
+        CommandSpec::Push { .. } => "push",
+        CommandSpec::Hold { .. } => "hold",
         CommandSpec::Add(_) => "add",
         CommandSpec::Remove { .. } => "remove",
         CommandSpec::Door { .. } => "door",
@@ -860,6 +964,8 @@ fn command_agent(command: &CommandSpec) -> Option<&str> {
         | CommandSpec::Velocity { agent, .. }
         | CommandSpec::Cancel { agent }
         | CommandSpec::Teleport { agent, .. }
+        | CommandSpec::Push { agent, .. }
+        | CommandSpec::Hold { agent, .. }
         | CommandSpec::Remove { agent } => Some(agent),
         CommandSpec::Add(agent) => Some(&agent.name),
         CommandSpec::Door { .. } | CommandSpec::Save | CommandSpec::Restore => None,

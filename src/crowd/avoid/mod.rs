@@ -236,7 +236,7 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
                 stalled_s: lanes.stalled_s[slot],
                 unprogressed_s: lanes.unprogressed_s[slot],
                 status: match lanes.status[slot] {
-                    AgentStatus::VelocityControlled => AgentStatus::Moving,
+                    AgentStatus::VelocityControlled | AgentStatus::Holding => AgentStatus::Moving,
                     status => status,
                 },
                 velocity_valid: lanes.velocity_valid[slot],

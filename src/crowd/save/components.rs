@@ -3,14 +3,17 @@
 //!
 //! Stage: crowd runtime, save and restore. Layout: the five parameter columns; a column of
 //! which components each agent has (bit 0 a move order, 1 a cancel, 2 a velocity order, 3 a
-//! link crossing); the move orders of those that have one, as columns (target, order and
-//! query identities, flags, deadline); then the cancels, velocity orders and crossings of those that
-//! have them, value by value (few agents have one at a time).
+//! link crossing, 4 a hold order); the move orders of those that have one, as columns
+//! (target, order and query identities, flags, deadline); then the cancels, velocity
+//! orders, crossings and holds of those that have them, value by value (few agents have
+//! one at a time).
 
 use super::RestoreError;
 use super::codec::{Reader, Saved, Writer};
 use crate::crowd::agent::{AgentId, AgentParams};
-use crate::crowd::components::{Cancelling, LinkCrossing, MoveRequest, Slot, VelocityRequest};
+use crate::crowd::components::{
+    Cancelling, HoldOrder, LinkCrossing, MoveRequest, Slot, VelocityRequest,
+};
 use crate::crowd::runtime::Crowd;
 use crate::crowd::scheduler::RequestId;
 
@@ -18,6 +21,7 @@ const HAS_MOVE: u8 = 1;
 const HAS_CANCEL: u8 = 2;
 const HAS_VELOCITY: u8 = 4;
 const HAS_CROSSING: u8 = 8;
+const HAS_HOLD: u8 = 16;
 
 /// A move order's deadline column's value for "none".
 const NO_DEADLINE: u64 = u64::MAX;
@@ -43,8 +47,10 @@ impl Crowd {
             Option<&Cancelling>,
             Option<&VelocityRequest>,
             Option<&LinkCrossing>,
+            Option<&HoldOrder>,
         )>();
-        for (slot, agent_params, request, cancelling, velocity, crossing) in query.iter() {
+        let mut holds_met = Vec::new();
+        for (slot, agent_params, request, cancelling, velocity, crossing, hold) in query.iter() {
             let slot = slot.0;
             params[slot] = *agent_params;
             let mut bits = 0;
@@ -64,6 +70,10 @@ impl Crowd {
             if let Some(crossing) = crossing {
                 bits |= HAS_CROSSING;
                 crossings_met.push((slot, *crossing));
+            }
+            if let Some(hold) = hold {
+                bits |= HAS_HOLD;
+                holds_met.push((slot, *hold));
             }
             has[slot] = bits;
         }
@@ -101,6 +111,8 @@ impl Crowd {
         cancels_met.iter().for_each(|(_, c)| c.write(out));
         velocities_met.iter().for_each(|(_, v)| v.write(out));
         crossings_met.iter().for_each(|(_, c)| c.write(out));
+        holds_met.sort_unstable_by_key(|&(slot, _)| slot);
+        holds_met.iter().for_each(|(_, h)| h.write(out));
     }
 
     /// Reads what [`Crowd::write_components`] wrote and gives each agent of `ids` (in slot
@@ -117,7 +129,7 @@ impl Crowd {
         let preferred_speed_mps: Vec<f32> = input.column(count)?;
         let max_acceleration_mps2: Vec<f32> = input.column(count)?;
         let has: Vec<u8> = input.column(count)?;
-        if let Some(slot) = has.iter().position(|&bits| bits > 15) {
+        if let Some(slot) = has.iter().position(|&bits| bits > 31) {
             return Err(input.malformed(format!("component bits {} of slot {slot}", has[slot])));
         }
         let requests = read_requests(input, has.iter().filter(|&&b| b & HAS_MOVE != 0).count())?;
@@ -125,11 +137,13 @@ impl Crowd {
         let cancelling: Vec<Cancelling> = input.elements(rows(HAS_CANCEL))?;
         let velocity: Vec<VelocityRequest> = input.elements(rows(HAS_VELOCITY))?;
         let crossing: Vec<LinkCrossing> = input.elements(rows(HAS_CROSSING))?;
-        let (mut requests, mut cancelling, mut velocity, mut crossing) = (
+        let holds: Vec<HoldOrder> = input.elements(rows(HAS_HOLD))?;
+        let (mut requests, mut cancelling, mut velocity, mut crossing, mut holds) = (
             requests.into_iter(),
             cancelling.into_iter(),
             velocity.into_iter(),
             crossing.into_iter(),
+            holds.into_iter(),
         );
         // Agents with parameters only, or with a move order besides, are spawned in two
         // batches (one archetype each, no per-agent lookup); the few with more one by one.
@@ -172,6 +186,9 @@ impl Crowd {
                     }
                     if take(HAS_CROSSING) {
                         record.add(crossing.next().expect("counted"));
+                    }
+                    if take(HAS_HOLD) {
+                        record.add(holds.next().expect("counted"));
                     }
                     spawned.push((agent, self.world.spawn(record.build())));
                 }

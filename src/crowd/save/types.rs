@@ -10,8 +10,11 @@ use super::RestoreError;
 use super::codec::{LaneValue, Reader, Saved, Writer, saved_newtype, saved_struct};
 use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
 use crate::crowd::avoid::AvoidanceProfile;
-use crate::crowd::components::{Cancelling, Ending, LinkCrossing, MoveRequest, VelocityRequest};
+use crate::crowd::components::{
+    Cancelling, Ending, HoldOrder, LinkCrossing, MoveRequest, VelocityRequest,
+};
 use crate::crowd::events::{BlockedBy, CancelRecord, CrowdEvent, FailureCondition, Outcome};
+use crate::crowd::hold::HoldFailure;
 use crate::crowd::lanes::AgentStatus;
 use crate::crowd::scheduler::RequestId;
 use crate::ids::{AreaId, CostVersion, FilterVersion};
@@ -36,6 +39,11 @@ saved_struct!(RequestId {
 });
 saved_struct!(CancelRecord { order, frame });
 saved_struct!(VelocityRequest { velocity, order });
+saved_struct!(HoldOrder {
+    order,
+    target,
+    keeper
+});
 saved_struct!(MoveRequest {
     target,
     order,
@@ -287,6 +295,15 @@ impl Saved for CrowdEvent {
                 (agent, order).write(out);
                 outcome.write(out);
             }
+            CrowdEvent::StandFact {
+                agent,
+                order,
+                change,
+            } => {
+                out.u8(10);
+                (agent, order).write(out);
+                change.write(out);
+            }
         }
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -336,6 +353,11 @@ impl Saved for CrowdEvent {
                 order: Saved::read(input)?,
                 outcome: Saved::read(input)?,
             },
+            10 => CrowdEvent::StandFact {
+                agent,
+                order: Saved::read(input)?,
+                change: Saved::read(input)?,
+            },
             other => return Err(input.malformed(format!("event tag {other}"))),
         })
     }
@@ -380,6 +402,8 @@ impl Saved for Outcome {
             Outcome::Failure(FailureCondition::DeadlinePassed) => 4,
             Outcome::Failure(FailureCondition::Blocked(BlockedBy::Crowd)) => 5,
             Outcome::Failure(FailureCondition::Blocked(BlockedBy::Wall)) => 6,
+            Outcome::Failure(FailureCondition::Hold(HoldFailure::CapabilityInsufficient)) => 7,
+            Outcome::Failure(FailureCondition::Hold(HoldFailure::DeadlinePassed)) => 8,
         });
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -391,6 +415,8 @@ impl Saved for Outcome {
             4 => Outcome::Failure(FailureCondition::DeadlinePassed),
             5 => Outcome::Failure(FailureCondition::Blocked(BlockedBy::Crowd)),
             6 => Outcome::Failure(FailureCondition::Blocked(BlockedBy::Wall)),
+            7 => Outcome::Failure(FailureCondition::Hold(HoldFailure::CapabilityInsufficient)),
+            8 => Outcome::Failure(FailureCondition::Hold(HoldFailure::DeadlinePassed)),
             other => return Err(input.malformed(format!("outcome tag {other}"))),
         })
     }
@@ -404,6 +430,8 @@ impl Saved for Ending {
             Ending::Deadline => 1,
             Ending::Blocked(BlockedBy::Crowd) => 2,
             Ending::Blocked(BlockedBy::Wall) => 3,
+            Ending::Hold(HoldFailure::CapabilityInsufficient) => 4,
+            Ending::Hold(HoldFailure::DeadlinePassed) => 5,
         });
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -412,6 +440,8 @@ impl Saved for Ending {
             1 => Ok(Ending::Deadline),
             2 => Ok(Ending::Blocked(BlockedBy::Crowd)),
             3 => Ok(Ending::Blocked(BlockedBy::Wall)),
+            4 => Ok(Ending::Hold(HoldFailure::CapabilityInsufficient)),
+            5 => Ok(Ending::Hold(HoldFailure::DeadlinePassed)),
             other => Err(input.malformed(format!("braking cause {other}"))),
         }
     }
