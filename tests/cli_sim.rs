@@ -60,7 +60,7 @@ fn records<'a>(trace: &'a [Value], key: &str) -> Vec<(u64, &'a Value)> {
 }
 
 #[test]
-fn h1_closing_door_d_rejects_q7_for_good_and_q8_a_new_identity_goes_round() {
+fn h1_closing_door_d_expires_q7_for_good_and_q8_a_new_identity_goes_round() {
     let (summary, trace) = sim(&fixture("sim_h1_door.json"), "h1.jsonl");
     assert_eq!(trace.len(), 300, "a line per tick");
     // The door is open at version 8 when the guard's query is made, closed at version 9.
@@ -69,10 +69,11 @@ fn h1_closing_door_d_rejects_q7_for_good_and_q8_a_new_identity_goes_round() {
         .filter(|(_, c)| c["command"] == "door")
         .map(|(tick, c)| (tick, c["version"].as_u64().unwrap()))
         .collect();
-    assert_eq!(doors.last(), Some(&(1, 9)));
+    assert_eq!(doors.last(), Some(&(2, 9)));
     assert_eq!(doors[doors.len() - 2], (0, 8));
-    // Q7 (the order's first query) is rejected at the commit point because the door it
-    // read changed; Q8 is a new logical request, adopted; Q7 is never adopted.
+    // Q7 (the order's first query) had read the door when it closed: the search expires
+    // at the change, naming the link; Q8 is a new logical request, adopted; Q7 is never
+    // adopted.
     let decisions = records(&trace, "decisions");
     let (q7, q8) = (id(0, 0, 0), id(1, 0, 0));
     let q7_decisions: Vec<&Value> = decisions
@@ -81,7 +82,7 @@ fn h1_closing_door_d_rejects_q7_for_good_and_q8_a_new_identity_goes_round() {
         .map(|(_, d)| *d)
         .collect();
     assert_eq!(q7_decisions.len(), 1, "{q7_decisions:?}");
-    assert_eq!(q7_decisions[0]["decision"], "rejected_stale");
+    assert_eq!(q7_decisions[0]["decision"], "expired");
     assert_eq!(q7_decisions[0]["changed"], "LinkChanged(LinkId(0))");
     assert!(
         decisions

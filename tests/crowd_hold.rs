@@ -2,12 +2,15 @@
 //! the mover; each step judges the stand fact where the agent stands and walks it back;
 //! a 3 cm push recovers in 9 steps of 0.1 s with a new generation, as in h4; a hold that
 //! cannot recover fails once, through braking; a newer order or a cancel ends it; it is
-//! saved, restored and replayed like any order.
+//! saved, restored and replayed like any order. `request_move_then_hold` hands the mover
+//! from an arriving move to its hold in one commit (h5's hold-handoff point restores
+//! there), and a move ending otherwise ends its reserved hold unstarted.
 
 use glam::Vec3;
 use waymark::crowd::{
-    AgentId, AgentParams, Crowd, CrowdConfig, CrowdError, CrowdEvent, FactChange, FailureCondition,
-    HoldFailure, HoldPolicy, KinematicController, MoverAction, Outcome, Replay, RequestId,
+    AgentId, AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdError, CrowdEvent, FactChange,
+    FailureCondition, HoldFailure, HoldPolicy, KinematicController, MoverAction, Outcome, Replay,
+    RequestId,
 };
 use waymark::mesh::{NavMesh, TileData, WalkablePolygon, blob::BakeParams};
 
@@ -59,6 +62,25 @@ fn step(crowd: &mut Crowd) -> Vec<CrowdEvent> {
             )
         })
         .collect()
+}
+
+/// Steps `count` times; the stand-fact changes and ended orders of them all.
+fn steps(crowd: &mut Crowd, count: usize) -> Vec<CrowdEvent> {
+    (0..count).flat_map(|_| step(crowd)).collect()
+}
+
+/// Cancels the agent's `hold`: the cancel's record names it, and within ten steps the
+/// hold ends `Cancelled`, and nothing else happens.
+fn cancel_ends(crowd: &mut Crowd, agent: AgentId, hold: RequestId) {
+    assert_eq!(crowd.cancel(agent).unwrap().order, Some(hold));
+    assert_eq!(
+        steps(crowd, 10),
+        [CrowdEvent::OrderEnded {
+            agent,
+            order: hold,
+            outcome: Outcome::Cancelled
+        }]
+    );
 }
 
 fn fact(agent: AgentId, order: RequestId, change: FactChange) -> CrowdEvent {
@@ -182,10 +204,7 @@ fn a_hold_beyond_the_agent_s_speed_fails_for_capability() {
         .add_agent(STAND + Vec3::new(1.0, 0.0, 0.0), slow)
         .unwrap();
     let order = crowd.request_hold(agent, STAND, POLICY).unwrap();
-    let mut events = Vec::new();
-    for _ in 0..20 {
-        events.extend(step(&mut crowd));
-    }
+    let events = steps(&mut crowd, 20);
     // Failed at the first step; standing already, it ends in the same step.
     assert_eq!(
         events,
@@ -219,10 +238,7 @@ fn a_newer_order_or_a_cancel_ends_the_hold_and_its_late_facts_never_touch_the_ne
         crowd.owner(agent).unwrap().unwrap().action,
         MoverAction::Move(walk)
     );
-    let mut events = Vec::new();
-    for _ in 0..80 {
-        events.extend(step(&mut crowd));
-    }
+    let events = steps(&mut crowd, 80);
     assert_eq!(
         events,
         [
@@ -243,20 +259,7 @@ fn a_newer_order_or_a_cancel_ends_the_hold_and_its_late_facts_never_touch_the_ne
         .request_hold(agent, Vec3::new(8.0, 0.0, 1.0), POLICY)
         .unwrap();
     step(&mut crowd);
-    let record = crowd.cancel(agent).unwrap();
-    assert_eq!(record.order, Some(hold));
-    let mut events = Vec::new();
-    for _ in 0..10 {
-        events.extend(step(&mut crowd));
-    }
-    assert_eq!(
-        events,
-        [CrowdEvent::OrderEnded {
-            agent,
-            order: hold,
-            outcome: Outcome::Cancelled
-        }]
-    );
+    cancel_ends(&mut crowd, agent, hold);
 }
 
 #[test]
@@ -317,4 +320,132 @@ fn a_bad_hold_is_refused_by_value_and_changes_nothing() {
         })
     );
     assert_eq!(crowd.owner(agent).unwrap(), None);
+}
+
+/// An agent at x = 1 sent to x = 8 to hold there; the move's and the hold's identities.
+fn walker_then_hold(mesh: &NavMesh) -> (Crowd, AgentId, RequestId, RequestId) {
+    let mut crowd = Crowd::new(mesh, config()).unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    let (walk, hold) = crowd
+        .request_move_then_hold(agent, Vec3::new(8.0, 0.0, 1.0), POLICY)
+        .unwrap();
+    (crowd, agent, walk, hold)
+}
+
+/// The owner of the agent's mover, as an action.
+fn action(crowd: &Crowd, agent: AgentId) -> Option<MoverAction> {
+    crowd.owner(agent).unwrap().map(|owner| owner.action)
+}
+
+#[test]
+fn a_move_then_hold_hands_the_mover_to_its_hold_in_the_arrival_s_commit() {
+    let mesh = strip();
+    let (mut crowd, agent, walk, hold) = walker_then_hold(&mesh);
+    assert_ne!(walk, hold);
+    assert_eq!(action(&crowd, agent), Some(MoverAction::Move(walk)));
+    let walking = crowd.owner(agent).unwrap().unwrap().handoff;
+    let mut arrived = None;
+    for _ in 0..200 {
+        let events = step(&mut crowd);
+        if events.contains(&CrowdEvent::OrderEnded {
+            agent,
+            order: walk,
+            outcome: Outcome::Success,
+        }) {
+            arrived = Some(crowd.frame());
+            break;
+        }
+        assert_eq!(action(&crowd, agent), Some(MoverAction::Move(walk)));
+    }
+    assert!(arrived.is_some(), "the move arrives");
+    // In the same commit: the hold owns the mover, one owner change after the move's.
+    let owner = crowd.owner(agent).unwrap().unwrap();
+    assert_eq!(owner.action, MoverAction::Hold(hold));
+    assert_eq!(owner.handoff, walking + 1);
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Holding);
+    // It stands: the first fact, then it holds until cancelled.
+    let events = steps(&mut crowd, 20);
+    assert_eq!(events, [fact(agent, hold, FactChange::Established(1))]);
+    let x = crowd.position(agent).unwrap().x;
+    assert!((x - 8.0).abs() < 0.25, "{x}");
+    cancel_ends(&mut crowd, agent, hold);
+}
+
+#[test]
+fn a_move_that_ends_otherwise_ends_its_reserved_hold_unstarted() {
+    let mesh = strip();
+    // Cancelled on the way.
+    let (mut crowd, agent, walk, hold) = walker_then_hold(&mesh);
+    for _ in 0..10 {
+        step(&mut crowd);
+    }
+    crowd.cancel(agent).unwrap();
+    let ended = steps(&mut crowd, 10);
+    let cancelled = |order| CrowdEvent::OrderEnded {
+        agent,
+        order,
+        outcome: Outcome::Cancelled,
+    };
+    assert_eq!(ended, [cancelled(hold), cancelled(walk)]);
+    // Replaced by a newer order.
+    let (walk, hold) = crowd
+        .request_move_then_hold(agent, Vec3::new(8.0, 0.0, 1.0), POLICY)
+        .unwrap();
+    let newer = crowd.request_move(agent, Vec3::new(2.0, 0.0, 1.0)).unwrap();
+    // (The reserved hold ends as its move leaves the mover, the move's end right after.)
+    let ended = step(&mut crowd);
+    assert_eq!(ended, [cancelled(hold), cancelled(walk)]);
+    for _ in 0..60 {
+        step(&mut crowd);
+    }
+    assert_eq!(
+        action(&crowd, agent),
+        None,
+        "{newer:?} arrived; no hold took over"
+    );
+    // A target off the mesh: the move fails, its hold ends with it.
+    let (walk, hold) = crowd
+        .request_move_then_hold(agent, Vec3::new(300.0, 0.0, 300.0), POLICY)
+        .unwrap();
+    let ended = step(&mut crowd);
+    assert_eq!(
+        ended,
+        [
+            CrowdEvent::OrderEnded {
+                agent,
+                order: walk,
+                outcome: Outcome::Failure(FailureCondition::NoPath)
+            },
+            cancelled(hold)
+        ]
+    );
+}
+
+#[test]
+fn h5_interrupted_at_the_hold_handoff_the_hold_keeps_its_identity_and_owner() {
+    let mesh = strip();
+    let (mut crowd, agent, walk, hold) = walker_then_hold(&mesh);
+    loop {
+        let events = step(&mut crowd);
+        if events
+            .iter()
+            .any(|e| matches!(e, CrowdEvent::OrderEnded { order, .. } if *order == walk))
+        {
+            break;
+        }
+    }
+    // Saved and restored right after the handoff's commit.
+    let owner = crowd.owner(agent).unwrap();
+    let mut restored = Crowd::restore(&mesh, config(), &crowd.save()).unwrap();
+    assert_eq!(restored.owner(agent).unwrap(), owner);
+    assert_eq!(owner.unwrap().action, MoverAction::Hold(hold));
+    restored.teleport(agent, Vec3::new(8.03, 0.0, 1.0)).unwrap();
+    crowd.teleport(agent, Vec3::new(8.03, 0.0, 1.0)).unwrap();
+    for frame in 0..30 {
+        assert_eq!(step(&mut restored), step(&mut crowd), "frame {frame}");
+        assert_eq!(restored.position(agent), crowd.position(agent));
+    }
+    assert_eq!(restored.owner(agent).unwrap(), owner);
 }

@@ -112,7 +112,7 @@ fn command(
     let index = random.below(agents.len() as u64) as usize;
     let agent = agents[index];
     let target = TARGETS[random.below(TARGETS.len() as u64) as usize];
-    let choice = random.below(13);
+    let choice = random.below(14);
     match choice {
         0..=3 => match crowd.request_move(agent, target) {
             Ok(order) => {
@@ -180,6 +180,14 @@ fn command(
             Err(CrowdError::Cancelling { .. }) => {}
             Err(other) => panic!("{other}"),
         },
+        12 => match crowd.request_move_then_hold(agent, target, HOLD) {
+            Ok((walk, hold)) => {
+                ledger.open.insert(walk, agent);
+                ledger.open.insert(hold, agent);
+            }
+            Err(CrowdError::Cancelling { .. }) => {}
+            Err(other) => panic!("{other}"),
+        },
         10 => {
             agents.push(
                 crowd
@@ -234,10 +242,19 @@ fn check(crowd: &Crowd, events: &[CrowdEvent], agents: &[AgentId], ledger: &mut 
             assert_ne!(status, AgentStatus::Holding, "{agent}: a move and a hold");
         }
     }
-    // An order not ended owns its agent's mover, or is the order its braking holds.
+    // An order not ended owns its agent's mover, or is the order its braking holds, or the
+    // hold reserved beside the move that owns it.
     for (&order, &agent) in &ledger.open {
         if let Ok(owner) = crowd.owner(agent) {
             let action = owner.map(|owner| owner.action);
+            let reserved = crowd.reserved_hold(agent).unwrap();
+            if reserved == Some(order) {
+                assert!(
+                    matches!(action, Some(MoverAction::Move(_))),
+                    "{order:?} reserved beside {action:?}"
+                );
+                continue;
+            }
             let holds = match action {
                 Some(
                     MoverAction::Move(owning)

@@ -73,6 +73,7 @@ impl Crowd {
                 order: request.order,
                 outcome: Outcome::Failure(FailureCondition::NoPath),
             });
+            self.end_reserved_hold(agent, Some(events));
         }
         self.lanes.status[slot] = AgentStatus::Failed;
         self.lanes.corridor[slot] = None;

@@ -11,7 +11,7 @@ use glam::Vec3;
 use super::agent::{AgentId, AgentParams, FilterId, ProfileId, TABLE_ENTRIES_MAX};
 use super::avoid::AvoidanceProfile;
 use super::components::{
-    Cancelling, Ending, HoldOrder, LinkCrossing, MoveRequest, Slot, VelocityRequest,
+    Cancelling, Ending, HoldOrder, HoldReserved, LinkCrossing, MoveRequest, Slot, VelocityRequest,
 };
 use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
 use super::hold::{HoldKeeper, HoldPolicy};
@@ -494,6 +494,69 @@ impl Crowd {
         self.lanes.blocked[slot] = None;
         self.lanes.stalled_s[slot] = 0.0;
         Ok(order)
+    }
+
+    /// [`Crowd::request_move`] whose success hands the mover straight to a hold of the
+    /// arrival point under `policy` ([`Crowd::request_hold`]): the move ends `Success` and,
+    /// in the same step, the hold takes the mover (one owner change). Both identities are
+    /// issued here, the hold's reserved with the move (returned as `(move, hold)`); a move
+    /// that ends any other way ends its hold `Cancelled` unstarted, so each order still
+    /// ends exactly once. Refused as `request_move` and `request_hold` refuse.
+    pub fn request_move_then_hold(
+        &mut self,
+        agent: AgentId,
+        target: Vec3,
+        policy: HoldPolicy,
+    ) -> Result<(RequestId, RequestId), CrowdError> {
+        HoldKeeper::new(policy)
+            .map_err(|(field, value)| CrowdError::BadParameter { field, value })?;
+        let walk = self.order_move(agent, target, None)?;
+        Ok((walk, self.reserve_hold(agent, policy)))
+    }
+
+    /// Reserves a hold beside the agent's (just given) move order; returns its identity.
+    pub(super) fn reserve_hold(&mut self, agent: AgentId, policy: HoldPolicy) -> RequestId {
+        let hold = RequestId {
+            logical: self.next_logical,
+            attempt: 0,
+            epoch: self.epoch,
+        };
+        self.next_logical += 1;
+        self.log(|| {
+            LogRecord::Command(Command::ReserveHold {
+                agent,
+                hold,
+                policy,
+            })
+        });
+        self.world
+            .insert_one(self.ids.entity(agent), HoldReserved { hold, policy })
+            .expect("a known agent");
+        hold
+    }
+
+    /// The hold reserved beside the agent's arrived move takes its mover, holding where the
+    /// move arrived.
+    pub(super) fn start_reserved_hold(&mut self, agent: AgentId, slot: usize) {
+        let Ok(reserved) = self
+            .world
+            .remove_one::<HoldReserved>(self.ids.entity(agent))
+        else {
+            return;
+        };
+        let keeper = HoldKeeper::new(reserved.policy).expect("checked at admission");
+        let target = self.lanes.position(slot);
+        self.world
+            .insert_one(
+                self.ids.entity(agent),
+                HoldOrder {
+                    order: reserved.hold,
+                    target,
+                    keeper,
+                },
+            )
+            .expect("a known agent");
+        self.lanes.status[slot] = AgentStatus::Holding;
     }
 
     /// Registers a query filter (area costs and exclusions) agents can be given with

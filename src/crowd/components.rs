@@ -84,6 +84,16 @@ pub(crate) struct HoldOrder {
     pub keeper: super::hold::HoldKeeper,
 }
 
+/// A hold reserved by `request_move_then_hold` beside its move order (a hecs component):
+/// the move's success hands the mover to it, any other ending of the move ends it
+/// `Cancelled` unstarted.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HoldReserved {
+    /// The hold's identity, issued with the move's at admission.
+    pub hold: RequestId,
+    pub policy: super::hold::HoldPolicy,
+}
+
 /// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the
 /// crossing's state stays out of the lanes).
 #[derive(Clone, Copy, Debug)]

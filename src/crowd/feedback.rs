@@ -122,6 +122,13 @@ impl Crowd {
                             Outcome::Failure(FailureCondition::Unreachable)
                         },
                     });
+                    if complete {
+                        // The same commit hands the mover to the hold reserved beside the
+                        // move (one owner change: move to hold).
+                        self.start_reserved_hold(agent, slot);
+                    } else {
+                        self.end_reserved_hold(agent, Some(events));
+                    }
                 }
             }
         }

@@ -8,7 +8,8 @@
 //!   command changes nothing and is not logged);
 //! - each path result at the commit point: the result (its corridor, with the read set it
 //!   depends on) and the decision taken (adopted, walked as a head start, rejected and why,
-//!   failed), before the decision is applied;
+//!   failed), before the decision is applied; and each search under way that a mesh
+//!   change closes because it had read what changed (its query expires);
 //! - each order's terminal outcome, before the step returns it to the host.
 //!
 //! Entries are numbered from the crowd's frontier ([`Crowd::log_frontier`], saved with the
@@ -62,6 +63,16 @@ pub enum LogRecord {
     Command(Command),
     /// A path result at the commit point and the decision taken.
     Result(LoggedResult),
+    /// A search under way that had read what a mesh change touched, closed at the change
+    /// ([`Crowd::set_mesh`]): its query expires, and the route is asked again as a new one.
+    Expired {
+        /// The agent.
+        agent: AgentId,
+        /// The expired query.
+        query: RequestId,
+        /// What changed: the first dependency found stale.
+        changed: Validity,
+    },
     /// An order's terminal outcome (as its [`CrowdEvent::OrderEnded`]).
     Ended {
         /// The agent.
@@ -119,6 +130,16 @@ pub enum Command {
         /// The stand point.
         target: Vec3,
         /// The hold's policy.
+        policy: crate::crowd::HoldPolicy,
+    },
+    /// The hold [`Crowd::request_move_then_hold`] reserves beside its move (logged after
+    /// the move).
+    ReserveHold {
+        /// The agent.
+        agent: AgentId,
+        /// The hold's identity.
+        hold: RequestId,
+        /// Its policy.
         policy: crate::crowd::HoldPolicy,
     },
     /// [`Crowd::cancel`].
@@ -354,6 +375,8 @@ pub(super) struct OrderedLog {
 pub(super) struct ReplayFeed {
     /// Logged results, in order: (sequence, frame, result).
     pub results: VecDeque<(u64, u64, LoggedResult)>,
+    /// Logged expiries of searches at mesh changes, in order: (frame, agent, query, changed).
+    pub expiries: VecDeque<(u64, AgentId, RequestId, Validity)>,
     /// Logged outcomes, in order: (sequence, frame, agent, order, outcome).
     pub outcomes: VecDeque<(u64, u64, AgentId, RequestId, Outcome)>,
     /// The first difference found.
@@ -419,6 +442,22 @@ impl Crowd {
             feed.results.pop_front();
         }
         results
+    }
+
+    /// Replay mode: the searches a mesh change given now closed, as the log says.
+    pub(super) fn logged_expiries(&mut self) -> Vec<(AgentId, RequestId, Validity)> {
+        let frame = self.frame;
+        let Some(feed) = self.log.replay.as_mut() else {
+            return Vec::new();
+        };
+        let mut expired = Vec::new();
+        while let Some(&(_, agent, query, changed)) =
+            feed.expiries.front().filter(|(at, ..)| *at == frame)
+        {
+            expired.push((agent, query, changed));
+            feed.expiries.pop_front();
+        }
+        expired
     }
 
     /// Replay mode: the decision taken must be the logged one.
@@ -572,6 +611,13 @@ impl Replay {
                 } => feed
                     .outcomes
                     .push_back((entry.sequence, entry.frame, agent, order, outcome)),
+                LogRecord::Expired {
+                    agent,
+                    query,
+                    changed,
+                } => feed
+                    .expiries
+                    .push_back((entry.frame, agent, query, changed)),
             }
         }
         crowd.log.replay = Some(feed);
@@ -699,6 +745,19 @@ fn give(
             crowd.request_hold(agent, target, policy).map_err(refused)?,
             differs,
         ),
+        &Command::ReserveHold {
+            agent,
+            hold,
+            policy,
+        } => {
+            if crowd.request(agent).ok().flatten().is_none() {
+                return Err(differs(
+                    format!("a hold reserved beside {agent:?}'s move"),
+                    "no move order".to_string(),
+                ));
+            }
+            same(hold, crowd.reserve_hold(agent, policy), differs)
+        }
         &Command::Cancel { agent, record } => {
             same(record, crowd.cancel(agent).map_err(refused)?, differs)
         }

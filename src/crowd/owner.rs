@@ -12,7 +12,7 @@
 //! the current query's identity, and an ended order's events only report.
 
 use super::agent::AgentId;
-use super::components::{Cancelling, HoldOrder, MoveRequest, VelocityRequest};
+use super::components::{Cancelling, HoldOrder, HoldReserved, MoveRequest, VelocityRequest};
 use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
@@ -63,6 +63,17 @@ impl Crowd {
         }))
     }
 
+    /// The hold reserved beside the agent's move order (`request_move_then_hold`), if any:
+    /// it owns nothing until the move succeeds.
+    pub fn reserved_hold(&self, agent: AgentId) -> Result<Option<RequestId>, CrowdError> {
+        self.slot(agent)?;
+        Ok(self
+            .world
+            .get::<&HoldReserved>(self.ids.entity(agent))
+            .ok()
+            .map(|reserved| reserved.hold))
+    }
+
     /// The one entry by which a new action takes the agent's mover: refused while a
     /// braking holds it (until its receipt), then by the action's own `preconditions`; once
     /// admitted, the old owner's order ends `Cancelled` (reported with the next step's
@@ -111,6 +122,10 @@ impl Crowd {
         let moving = self.world.remove_one::<MoveRequest>(entity).ok();
         let steering = self.world.remove_one::<VelocityRequest>(entity).ok();
         let holding = self.world.remove_one::<HoldOrder>(entity).ok();
+        if moving.is_some() {
+            // The move's reserved hold never starts: it ends with the move.
+            self.end_reserved_hold(agent, None);
+        }
         let orders = [
             moving.map(|request| request.order),
             steering.map(|velocity| velocity.order),
@@ -118,6 +133,31 @@ impl Crowd {
         ];
         debug_assert!(orders.iter().flatten().count() <= 1, "one owner at a time");
         orders.into_iter().flatten().next()
+    }
+
+    /// Ends the hold reserved beside the agent's move order, if any, `Cancelled` (its move
+    /// ended otherwise than in success): with `events` when given, else with the next
+    /// step's.
+    pub(super) fn end_reserved_hold(
+        &mut self,
+        agent: AgentId,
+        events: Option<&mut Vec<CrowdEvent>>,
+    ) {
+        let Ok(reserved) = self
+            .world
+            .remove_one::<HoldReserved>(self.ids.entity(agent))
+        else {
+            return;
+        };
+        let ended = CrowdEvent::OrderEnded {
+            agent,
+            order: reserved.hold,
+            outcome: Outcome::Cancelled,
+        };
+        match events {
+            Some(events) => events.push(ended),
+            None => self.deferred_events.push(ended),
+        }
     }
 
     /// Counts one change of the owner of the mover in `slot`.

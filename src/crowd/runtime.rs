@@ -169,6 +169,31 @@ impl Crowd {
         self.snapshot = mesh.snapshot();
         let fingerprint = mesh_fingerprint(&self.snapshot);
         self.log(|| LogRecord::Command(Command::SetMesh { fingerprint }));
+        // Searches under way that read what changed expire now, their queries asked again
+        // as new ones (in replay mode, as the log says: no search runs there).
+        let expired: Vec<(AgentId, RequestId, crate::query::Validity)> = match self.log.replay {
+            Some(_) => self.logged_expiries(),
+            None => self
+                .scheduler
+                .close_open_searches(&self.snapshot, &self.filters)
+                .into_iter()
+                .map(|(job, changed)| (job.agent, job.request, changed))
+                .collect(),
+        };
+        for (agent, query, changed) in expired {
+            self.log(|| LogRecord::Expired {
+                agent,
+                query,
+                changed,
+            });
+            let current = self
+                .world
+                .get::<&MoveRequest>(self.ids.entity(agent))
+                .is_ok_and(|request| request.awaiting && request.query == query);
+            if current {
+                self.reissue(agent);
+            }
+        }
         self.cache.evict_stale(&self.snapshot, &self.filters);
         let mut replan = Vec::new();
         for slot in 0..self.lanes.len() {

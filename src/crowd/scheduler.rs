@@ -642,6 +642,38 @@ impl Scheduler {
         Ok(())
     }
 
+    /// After the crowd took a new snapshot (`set_mesh`): each open search that has read
+    /// something the change touched is closed and returned with what changed (its query
+    /// expires: a result from it would be stale, spec 001 h1); the others go back to the
+    /// head of the queue, in their order, to start again on the new snapshot (their goals
+    /// snapped again when they reopen). A search keeps the snapshot it started on, and one
+    /// carried across a mesh change would answer from a mesh the crowd no longer runs on,
+    /// which no restore could rebuild: a restore starts open searches on the mesh it is
+    /// given.
+    pub fn close_open_searches(
+        &mut self,
+        snapshot: &Snapshot,
+        filters: &[QueryFilter],
+    ) -> Vec<(Job, crate::query::Validity)> {
+        let mut expired = Vec::new();
+        let mut restarted = Vec::new();
+        for (mut job, search) in self.in_flight.drain(..) {
+            let filter = &filters[job.filter.index()];
+            let validity = search.read_set().still_valid_in(snapshot, filter, |_| None);
+            self.pools.push(search.into_result().1);
+            if validity == crate::query::Validity::Valid {
+                job.goal = None;
+                restarted.push(job);
+            } else {
+                expired.push((job, validity));
+            }
+        }
+        for job in restarted.into_iter().rev() {
+            self.queue.push_front(job);
+        }
+        expired
+    }
+
     /// Gives every queued or open job that `relabel` maps a new request id (a restore's
     /// new epoch), keeping each in its place.
     pub fn relabel(&mut self, relabel: impl Fn(&Job) -> Option<RequestId>) {

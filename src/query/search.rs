@@ -193,6 +193,11 @@ impl PathSearch {
         self.state.expanded
     }
 
+    /// What the search has read so far (tiles, links, the filter's versions).
+    pub fn read_set(&self) -> &ReadSet {
+        &self.state.read_set
+    }
+
     /// Whether the search has finished.
     pub fn is_finished(&self) -> bool {
         self.state.finished

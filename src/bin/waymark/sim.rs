@@ -169,6 +169,9 @@ enum CommandSpec {
         /// A deadline this many ticks after the order.
         #[serde(default)]
         deadline_in_ticks: Option<u64>,
+        /// Hold the arrival point afterwards (spec 001's example policy).
+        #[serde(default)]
+        then_hold: bool,
     },
     Velocity {
         agent: String,
@@ -493,19 +496,32 @@ impl Sim {
                 agent,
                 target,
                 deadline_in_ticks,
+                then_hold,
             } => {
                 let id = self.agent(agent, tick)?;
                 let target = Vec3::from(*target);
+                if *then_hold && deadline_in_ticks.is_some() {
+                    return Err(CliError::Usage(format!(
+                        "tick {tick}: a move with `then_hold` takes no deadline"
+                    )));
+                }
                 let issued = match deadline_in_ticks {
-                    Some(ticks) => {
-                        self.crowd
-                            .request_move_by(id, target, self.crowd.frame() + ticks)
-                    }
-                    None => self.crowd.request_move(id, target),
+                    _ if *then_hold => self
+                        .crowd
+                        .request_move_then_hold(id, target, HoldPolicy::SPEC_EXAMPLE)
+                        .map(|(order, hold)| {
+                            json!({ "order": identity(order), "hold": identity(hold) })
+                        }),
+                    Some(ticks) => self
+                        .crowd
+                        .request_move_by(id, target, self.crowd.frame() + ticks)
+                        .map(|order| json!({ "order": identity(order) })),
+                    None => self
+                        .crowd
+                        .request_move(id, target)
+                        .map(|order| json!({ "order": identity(order) })),
                 };
-                issued
-                    .map(|order| json!({ "order": identity(order) }))
-                    .map_err(|error| error.to_string())
+                issued.map_err(|error| error.to_string())
             }
             CommandSpec::Velocity { agent, velocity } => {
                 let id = self.agent(agent, tick)?;
@@ -652,6 +668,16 @@ impl Sim {
                     }
                     Some(record)
                 }
+                LogRecord::Expired {
+                    agent,
+                    query,
+                    changed,
+                } => Some(json!({
+                    "agent": self.name(*agent),
+                    "query": identity(*query),
+                    "decision": "expired",
+                    "changed": format!("{changed:?}"),
+                })),
                 _ => None,
             })
             .collect()

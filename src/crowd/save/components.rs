@@ -3,16 +3,16 @@
 //!
 //! Stage: crowd runtime, save and restore. Layout: the five parameter columns; a column of
 //! which components each agent has (bit 0 a move order, 1 a cancel, 2 a velocity order, 3 a
-//! link crossing, 4 a hold order); the move orders of those that have one, as columns
+//! link crossing, 4 a hold order, 5 a hold reserved beside a move); the move orders of those that have one, as columns
 //! (target, order and query identities, flags, deadline); then the cancels, velocity
-//! orders, crossings and holds of those that have them, value by value (few agents have
+//! orders, crossings, holds and reserved holds of those that have them, value by value (few agents have
 //! one at a time).
 
 use super::RestoreError;
 use super::codec::{Reader, Saved, Writer};
 use crate::crowd::agent::{AgentId, AgentParams};
 use crate::crowd::components::{
-    Cancelling, HoldOrder, LinkCrossing, MoveRequest, Slot, VelocityRequest,
+    Cancelling, HoldOrder, HoldReserved, LinkCrossing, MoveRequest, Slot, VelocityRequest,
 };
 use crate::crowd::runtime::Crowd;
 use crate::crowd::scheduler::RequestId;
@@ -22,6 +22,7 @@ const HAS_CANCEL: u8 = 2;
 const HAS_VELOCITY: u8 = 4;
 const HAS_CROSSING: u8 = 8;
 const HAS_HOLD: u8 = 16;
+const HAS_RESERVED_HOLD: u8 = 32;
 
 /// A move order's deadline column's value for "none".
 const NO_DEADLINE: u64 = u64::MAX;
@@ -48,9 +49,12 @@ impl Crowd {
             Option<&VelocityRequest>,
             Option<&LinkCrossing>,
             Option<&HoldOrder>,
+            Option<&HoldReserved>,
         )>();
-        let mut holds_met = Vec::new();
-        for (slot, agent_params, request, cancelling, velocity, crossing, hold) in query.iter() {
+        let (mut holds_met, mut reserved_met) = (Vec::new(), Vec::new());
+        for (slot, agent_params, request, cancelling, velocity, crossing, hold, reserved) in
+            query.iter()
+        {
             let slot = slot.0;
             params[slot] = *agent_params;
             let mut bits = 0;
@@ -74,6 +78,10 @@ impl Crowd {
             if let Some(hold) = hold {
                 bits |= HAS_HOLD;
                 holds_met.push((slot, *hold));
+            }
+            if let Some(reserved) = reserved {
+                bits |= HAS_RESERVED_HOLD;
+                reserved_met.push((slot, *reserved));
             }
             has[slot] = bits;
         }
@@ -113,6 +121,8 @@ impl Crowd {
         crossings_met.iter().for_each(|(_, c)| c.write(out));
         holds_met.sort_unstable_by_key(|&(slot, _)| slot);
         holds_met.iter().for_each(|(_, h)| h.write(out));
+        reserved_met.sort_unstable_by_key(|&(slot, _)| slot);
+        reserved_met.iter().for_each(|(_, r)| r.write(out));
     }
 
     /// Reads what [`Crowd::write_components`] wrote and gives each agent of `ids` (in slot
@@ -129,7 +139,7 @@ impl Crowd {
         let preferred_speed_mps: Vec<f32> = input.column(count)?;
         let max_acceleration_mps2: Vec<f32> = input.column(count)?;
         let has: Vec<u8> = input.column(count)?;
-        if let Some(slot) = has.iter().position(|&bits| bits > 31) {
+        if let Some(slot) = has.iter().position(|&bits| bits > 63) {
             return Err(input.malformed(format!("component bits {} of slot {slot}", has[slot])));
         }
         let requests = read_requests(input, has.iter().filter(|&&b| b & HAS_MOVE != 0).count())?;
@@ -138,13 +148,14 @@ impl Crowd {
         let velocity: Vec<VelocityRequest> = input.elements(rows(HAS_VELOCITY))?;
         let crossing: Vec<LinkCrossing> = input.elements(rows(HAS_CROSSING))?;
         let holds: Vec<HoldOrder> = input.elements(rows(HAS_HOLD))?;
-        let (mut requests, mut cancelling, mut velocity, mut crossing, mut holds) = (
+        let reserved: Vec<HoldReserved> = input.elements(rows(HAS_RESERVED_HOLD))?;
+        let (mut requests, mut cancelling, mut velocity, mut crossing) = (
             requests.into_iter(),
             cancelling.into_iter(),
             velocity.into_iter(),
             crossing.into_iter(),
-            holds.into_iter(),
         );
+        let (mut holds, mut reserved) = (holds.into_iter(), reserved.into_iter());
         // Agents with parameters only, or with a move order besides, are spawned in two
         // batches (one archetype each, no per-agent lookup); the few with more one by one.
         let (mut standing, mut standing_records) = (Vec::new(), Vec::new());
@@ -189,6 +200,9 @@ impl Crowd {
                     }
                     if take(HAS_HOLD) {
                         record.add(holds.next().expect("counted"));
+                    }
+                    if take(HAS_RESERVED_HOLD) {
+                        record.add(reserved.next().expect("counted"));
                     }
                     spawned.push((agent, self.world.spawn(record.build())));
                 }

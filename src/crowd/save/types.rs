@@ -11,7 +11,7 @@ use super::codec::{LaneValue, Reader, Saved, Writer, saved_newtype, saved_struct
 use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
 use crate::crowd::avoid::AvoidanceProfile;
 use crate::crowd::components::{
-    Cancelling, Ending, HoldOrder, LinkCrossing, MoveRequest, VelocityRequest,
+    Cancelling, Ending, HoldOrder, HoldReserved, LinkCrossing, MoveRequest, VelocityRequest,
 };
 use crate::crowd::events::{BlockedBy, CancelRecord, CrowdEvent, FailureCondition, Outcome};
 use crate::crowd::hold::HoldFailure;
@@ -39,6 +39,7 @@ saved_struct!(RequestId {
 });
 saved_struct!(CancelRecord { order, frame });
 saved_struct!(VelocityRequest { velocity, order });
+saved_struct!(HoldReserved { hold, policy });
 saved_struct!(HoldOrder {
     order,
     target,
