@@ -29,7 +29,8 @@
 //! the next invalidation; a failed hold stays failed.
 //!
 //! The crowd runs it for agents given [`Crowd::request_hold`](crate::crowd::Crowd::request_hold)
-//! (`step.rs`, `keep_holds`): on static ground (no support velocity yet, issue 23) and with
+//! or whose [`Crowd::request_move_then_hold`](crate::crowd::Crowd::request_move_then_hold)
+//! arrived (`step.rs`, `keep_holds`): on static ground (no support velocity yet, issue 23) and with
 //! no interaction checks (those come with `request_interaction`, issue 24). Spec 001's h3
 //! and h4 are tested on the law with the spec's continuous step curve
 //! (`tests/spec_001_hold.rs`) and in the crowd (`tests/crowd_hold.rs`).
