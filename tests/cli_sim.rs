@@ -143,11 +143,26 @@ fn h4_a_guard_pushed_3_cm_off_its_hold_is_invalidated_at_once_and_stands_again_9
             (19, json!({ "established": 2 })),
         ]
     );
-    // The hold owns the mover throughout and never ends.
-    for (_, agent) in records(&trace, "agents") {
+    // The hold owns the mover throughout and never ends; the trace carries its phase and
+    // fact generation at every change.
+    let mut phases = Vec::new();
+    for (tick, agent) in records(&trace, "agents") {
         assert_eq!(agent["owner"]["action"], "hold");
         assert_eq!(agent["status"], "Holding");
+        phases.push((
+            tick,
+            agent["hold"]["phase"].clone(),
+            agent["hold"]["fact"].clone(),
+        ));
     }
+    assert_eq!(phases[0], (0, json!("standing"), json!(1)));
+    assert!(phases.contains(&(
+        10,
+        json!({ "recovering": { "deadline_frame": 40 } }),
+        Value::Null
+    )));
+    let last = phases.last().unwrap();
+    assert_eq!((&last.1, &last.2), (&json!("standing"), &json!(2)));
     assert_eq!(summary["orders"], json!([]));
     let x = summary["agents"][0]["position"][0].as_f64().unwrap();
     assert!((x - 5.0).abs() < 0.005, "{x}");

@@ -449,3 +449,61 @@ fn h5_interrupted_at_the_hold_handoff_the_hold_keeps_its_identity_and_owner() {
     }
     assert_eq!(restored.owner(agent).unwrap(), owner);
 }
+
+#[test]
+fn holds_past_the_crowd_s_capacity_are_refused_at_admission() {
+    let mesh = strip();
+    let config = CrowdConfig {
+        holds_max: 2,
+        ..config()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let agents: Vec<AgentId> = (0..3)
+        .map(|i| {
+            crowd
+                .add_agent(
+                    Vec3::new(2.0 + 2.0 * i as f32, 0.0, 1.0),
+                    AgentParams::DETOUR_REFERENCE,
+                )
+                .unwrap()
+        })
+        .collect();
+    // One hold started, one reserved beside a move: the capacity is taken.
+    crowd
+        .request_hold(agents[0], Vec3::new(2.0, 0.0, 1.0), POLICY)
+        .unwrap();
+    crowd
+        .request_move_then_hold(agents[1], Vec3::new(5.0, 0.0, 1.0), POLICY)
+        .unwrap();
+    let full = Err(CrowdError::TableFull {
+        table: "holds (CrowdConfig::holds_max)",
+        entries: 2,
+    });
+    assert_eq!(
+        crowd.request_hold(agents[2], Vec3::new(6.0, 0.0, 1.0), POLICY),
+        full
+    );
+    assert_eq!(
+        crowd
+            .request_move_then_hold(agents[2], Vec3::new(6.0, 0.0, 1.0), POLICY)
+            .map(|_| ()),
+        full.map(|_: RequestId| ())
+    );
+    assert_eq!(
+        crowd.owner(agents[2]).unwrap(),
+        None,
+        "refused: nothing changed"
+    );
+    // An agent's new hold replaces its own: no more capacity needed.
+    let again = crowd
+        .request_hold(agents[0], Vec3::new(2.5, 0.0, 1.0), POLICY)
+        .unwrap();
+    let view = crowd.hold(agents[0]).unwrap().unwrap();
+    assert_eq!((view.order, view.target), (again, Vec3::new(2.5, 0.0, 1.0)));
+    // A hold ended frees its place.
+    crowd.cancel(agents[0]).unwrap();
+    steps(&mut crowd, 10);
+    crowd
+        .request_hold(agents[2], Vec3::new(6.0, 0.0, 1.0), POLICY)
+        .unwrap();
+}

@@ -456,7 +456,7 @@ impl Crowd {
         target: Vec3,
         policy: HoldPolicy,
     ) -> Result<RequestId, CrowdError> {
-        let (slot, order) = self.admit(agent, |_, _| {
+        let (slot, order) = self.admit(agent, |crowd, _| {
             if !target.is_finite() {
                 return Err(CrowdError::NotFinite {
                     what: "hold target",
@@ -464,8 +464,8 @@ impl Crowd {
                 });
             }
             HoldKeeper::new(policy)
-                .map(|_| ())
-                .map_err(|(field, value)| CrowdError::BadParameter { field, value })
+                .map_err(|(field, value)| CrowdError::BadParameter { field, value })?;
+            crowd.check_hold_capacity(agent)
         })?;
         let keeper = HoldKeeper::new(policy).expect("checked at admission");
         self.log(|| {
@@ -510,6 +510,8 @@ impl Crowd {
     ) -> Result<(RequestId, RequestId), CrowdError> {
         HoldKeeper::new(policy)
             .map_err(|(field, value)| CrowdError::BadParameter { field, value })?;
+        self.slot(agent)?;
+        self.check_hold_capacity(agent)?;
         let walk = self.order_move(agent, target, None)?;
         Ok((walk, self.reserve_hold(agent, policy)))
     }

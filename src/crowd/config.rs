@@ -44,6 +44,10 @@ pub struct CrowdConfig {
     /// [`Replay`](crate::crowd::Replay). Off by default: a logged result holds its corridor
     /// (shared, not copied) until the host drains it.
     pub ordered_log: bool,
+    /// Holds (started or reserved beside a move) the crowd admits at once: admission
+    /// reserves the capacity, and a hold past it is refused (`CrowdError::TableFull`)
+    /// rather than admitted and left unable to keep its pose. Unlimited by default.
+    pub holds_max: usize,
 }
 
 /// What a blocked agent's order does ([`CrowdEvent::Blocked`](crate::crowd::CrowdEvent::Blocked)).
@@ -83,6 +87,7 @@ impl Default for CrowdConfig {
             corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
             blocked_policy: BlockedPolicy::Wait,
             ordered_log: false,
+            holds_max: usize::MAX,
         }
     }
 }

@@ -128,6 +128,19 @@ impl HoldPolicy {
     }
 }
 
+/// What the crowd shows of an agent's hold ([`Crowd::hold`](crate::crowd::Crowd::hold)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HoldView {
+    /// The hold order's identity.
+    pub order: crate::crowd::RequestId,
+    /// The stand point, in the world.
+    pub target: Vec3,
+    /// Where the hold is.
+    pub phase: HoldPhase,
+    /// The valid fact's generation, if one holds.
+    pub fact: Option<u32>,
+}
+
 /// Where a hold is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HoldPhase {

@@ -122,7 +122,9 @@ pub use events::{
     BlockedBy, CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition, Outcome,
 };
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
-pub use hold::{FactChange, HoldFailure, HoldKeeper, HoldObservation, HoldPhase, HoldPolicy};
+pub use hold::{
+    FactChange, HoldFailure, HoldKeeper, HoldObservation, HoldPhase, HoldPolicy, HoldView,
+};
 pub use lanes::AgentStatus;
 pub(crate) use log::Fnv;
 pub use log::{

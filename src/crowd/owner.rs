@@ -14,6 +14,7 @@
 use super::agent::AgentId;
 use super::components::{Cancelling, HoldOrder, HoldReserved, MoveRequest, VelocityRequest};
 use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
+use super::hold::HoldView;
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
 
@@ -61,6 +62,41 @@ impl Crowd {
             action,
             handoff: self.lanes.handoff[slot],
         }))
+    }
+
+    /// The agent's hold, if a hold order owns its mover: its identity, stand point, phase
+    /// and fact generation.
+    pub fn hold(&self, agent: AgentId) -> Result<Option<HoldView>, CrowdError> {
+        self.slot(agent)?;
+        Ok(self
+            .world
+            .get::<&HoldOrder>(self.ids.entity(agent))
+            .ok()
+            .map(|hold| HoldView {
+                order: hold.order,
+                target: hold.target,
+                phase: hold.keeper.phase(),
+                fact: hold.keeper.fact(),
+            }))
+    }
+
+    /// Refuses a new hold (started or reserved) for `agent` when the crowd's holds, its own
+    /// current one aside (the new order replaces it), fill `CrowdConfig::holds_max`.
+    pub(super) fn check_hold_capacity(&self, agent: AgentId) -> Result<(), CrowdError> {
+        let entity = self.ids.entity(agent);
+        let own = usize::from(
+            self.world.get::<&HoldOrder>(entity).is_ok()
+                || self.world.get::<&HoldReserved>(entity).is_ok(),
+        );
+        let held = self.world.query::<&HoldOrder>().iter().len()
+            + self.world.query::<&HoldReserved>().iter().len();
+        if held - own >= self.config.holds_max {
+            return Err(CrowdError::TableFull {
+                table: "holds (CrowdConfig::holds_max)",
+                entries: self.config.holds_max,
+            });
+        }
+        Ok(())
     }
 
     /// The hold reserved beside the agent's move order (`request_move_then_hold`), if any:

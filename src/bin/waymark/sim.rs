@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use waymark::crowd::{
     AgentId, AgentParams, AvoidanceProfile, BlockedBy, BlockedPolicy, CancelRecord, Crowd,
     CrowdConfig, CrowdEvent, Decision, FactChange, FailureCondition, FrameBudget, HoldFailure,
-    HoldPolicy, KinematicController, LogEntry, LogRecord, MoverAction, MoverOwner, Outcome,
-    Rejection, RequestId,
+    HoldPhase, HoldPolicy, KinematicController, LogEntry, LogRecord, MoverAction, MoverOwner,
+    Outcome, Rejection, RequestId,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
@@ -894,10 +894,24 @@ fn agent_state(crowd: &Crowd, agent: AgentId) -> Value {
     let order = crowd.request(agent).ok().flatten().map(identity);
     let query = crowd.query(agent).ok().flatten().map(identity);
     let owner = crowd.owner(agent).ok().flatten().map(owner_record);
+    let velocity = crowd.velocity(agent).unwrap_or(Vec3::ZERO);
+    let hold = crowd.hold(agent).ok().flatten().map(|hold| {
+        let phase = match hold.phase {
+            HoldPhase::Settling => json!("settling"),
+            HoldPhase::Standing => json!("standing"),
+            HoldPhase::Recovering { deadline_tick } => {
+                json!({ "recovering": { "deadline_frame": deadline_tick } })
+            }
+            HoldPhase::Failed(why) => json!({ "failed": hold_failure(why) }),
+        };
+        json!({ "order": identity(hold.order), "phase": phase, "fact": hold.fact })
+    });
     // Positions to the millimetre: a trace records motion, not float noise.
     let rounded = |value: f32| (f64::from(value) * 1000.0).round() / 1000.0;
     json!({
         "position": [rounded(position.x), rounded(position.y), rounded(position.z)],
+        "velocity": [rounded(velocity.x), rounded(velocity.y), rounded(velocity.z)],
+        "hold": hold,
         "status": status,
         "order": order,
         "query": query,
