@@ -507,3 +507,37 @@ fn holds_past_the_crowd_s_capacity_are_refused_at_admission() {
         .request_hold(agents[2], Vec3::new(6.0, 0.0, 1.0), POLICY)
         .unwrap();
 }
+
+#[test]
+fn a_hold_is_cancelled_by_its_id_and_a_late_cancel_of_an_old_order_touches_nothing() {
+    let mesh = strip();
+    let (mut crowd, agent, walk, hold) = walker_then_hold(&mesh);
+    // The hold does not own the mover yet: cancelling it by id is refused.
+    assert!(matches!(
+        crowd.cancel_order(agent, hold),
+        Err(CrowdError::NotOwner { owner: Some(MoverAction::Move(owning)), .. }) if owning == walk
+    ));
+    while action(&crowd, agent) != Some(MoverAction::Hold(hold)) {
+        step(&mut crowd);
+    }
+    // The move ended: a late cancel of it leaves the hold alone.
+    assert_eq!(
+        crowd.cancel_order(agent, walk),
+        Err(CrowdError::NotOwner {
+            agent,
+            order: walk,
+            owner: Some(MoverAction::Hold(hold))
+        })
+    );
+    assert_eq!(action(&crowd, agent), Some(MoverAction::Hold(hold)));
+    // By the hold's id: cancelled, the same record on every repeat until the receipt.
+    let record = crowd.cancel_order(agent, hold).unwrap();
+    assert_eq!(record.order, Some(hold));
+    assert_eq!(crowd.cancel_order(agent, hold), Ok(record));
+    let events = crowd.step(DT, &mut KinematicController).unwrap();
+    assert!(events.contains(&CrowdEvent::Cancelled { agent, record }));
+    assert!(matches!(
+        crowd.cancel_order(agent, hold),
+        Err(CrowdError::NotOwner { owner: None, .. })
+    ));
+}

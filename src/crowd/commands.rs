@@ -18,6 +18,7 @@ use super::hold::{HoldKeeper, HoldPolicy};
 use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
 use super::log::{Command, LogRecord};
+use super::owner::MoverAction;
 use super::passes::PortalWindow;
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
@@ -207,6 +208,32 @@ impl Crowd {
             braking.receipt_owed = true;
         }
         Ok(record)
+    }
+
+    /// [`Crowd::cancel`] of one order by its identity (a move, velocity or hold order, as
+    /// its request returned it; spec 001: a hold is cancelled by the hold's id): cancelled
+    /// if it owns the agent's mover now, the same record again while its braking lasts,
+    /// and refused with [`CrowdError::NotOwner`] otherwise, so a cancel that arrives after
+    /// its order ended never stops the order that replaced it.
+    pub fn cancel_order(
+        &mut self,
+        agent: AgentId,
+        order: RequestId,
+    ) -> Result<CancelRecord, CrowdError> {
+        let owner = self.owner(agent)?.map(|owner| owner.action);
+        match owner {
+            Some(MoverAction::Move(id) | MoverAction::Velocity(id) | MoverAction::Hold(id))
+                if id == order =>
+            {
+                self.cancel(agent)
+            }
+            Some(MoverAction::Braking(record)) if record.order == Some(order) => self.cancel(agent),
+            _ => Err(CrowdError::NotOwner {
+                agent,
+                order,
+                owner,
+            }),
+        }
     }
 
     /// Takes the agent's mover from its order and brakes it to a stop (a cancel, or a

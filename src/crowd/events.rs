@@ -244,6 +244,18 @@ pub enum CrowdError {
         /// Its cancel.
         record: CancelRecord,
     },
+    /// A cancel by order identity ([`Crowd::cancel_order`](crate::crowd::Crowd::cancel_order))
+    /// of an order that does not own the agent's mover (ended, replaced, or never its):
+    /// a late cancel from an old owner never touches the new one.
+    #[error("{order:?} does not own {agent}'s mover (its owner: {owner:?})")]
+    NotOwner {
+        /// The agent.
+        agent: AgentId,
+        /// The order named.
+        order: RequestId,
+        /// What owns the mover now, if anything.
+        owner: Option<crate::crowd::MoverAction>,
+    },
     /// A deadline that is not after the crowd's current frame.
     #[error("deadline frame {deadline_frame} is not after the crowd's frame {frame}")]
     PastDeadline {
