@@ -524,7 +524,7 @@ impl Crowd {
     }
 
     /// [`Crowd::request_move`] whose success hands the mover straight to a hold of the
-    /// arrival point under `policy` ([`Crowd::request_hold`]): the move ends `Success` and,
+    /// target (as snapped to the mesh) under `policy` ([`Crowd::request_hold`]): the move ends `Success` and,
     /// in the same step, the hold takes the mover (one owner change). Both identities are
     /// issued here, the hold's reserved with the move (returned as `(move, hold)`); a move
     /// that ends any other way ends its hold `Cancelled` unstarted, so each order still
@@ -564,8 +564,8 @@ impl Crowd {
         hold
     }
 
-    /// The hold reserved beside the agent's arrived move takes its mover, holding where the
-    /// move arrived.
+    /// The hold reserved beside the agent's arrived move takes its mover, holding the
+    /// move's goal.
     pub(super) fn start_reserved_hold(&mut self, agent: AgentId, slot: usize) {
         let Ok(reserved) = self
             .world
@@ -574,7 +574,11 @@ impl Crowd {
             return;
         };
         let keeper = HoldKeeper::new(reserved.policy).expect("checked at admission");
-        let target = self.lanes.position(slot);
+        // The pose the move was sent to (its snapped goal), not where it stopped within the
+        // arrival tolerance: the hold walks the rest (spec 001 keeps the target stand pose
+        // from admission).
+        let lanes = &self.lanes;
+        let target = Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]);
         self.world
             .insert_one(
                 self.ids.entity(agent),

@@ -375,8 +375,9 @@ pub(super) struct OrderedLog {
 pub(super) struct ReplayFeed {
     /// Logged results, in order: (sequence, frame, result).
     pub results: VecDeque<(u64, u64, LoggedResult)>,
-    /// Logged expiries of searches at mesh changes, in order: (frame, agent, query, changed).
-    pub expiries: VecDeque<(u64, AgentId, RequestId, Validity)>,
+    /// The searches the mesh change being given closes, as logged right after it:
+    /// (agent, query, changed).
+    pub expiries: Vec<(AgentId, RequestId, Validity)>,
     /// Logged outcomes, in order: (sequence, frame, agent, order, outcome).
     pub outcomes: VecDeque<(u64, u64, AgentId, RequestId, Outcome)>,
     /// The first difference found.
@@ -446,18 +447,11 @@ impl Crowd {
 
     /// Replay mode: the searches a mesh change given now closed, as the log says.
     pub(super) fn logged_expiries(&mut self) -> Vec<(AgentId, RequestId, Validity)> {
-        let frame = self.frame;
-        let Some(feed) = self.log.replay.as_mut() else {
-            return Vec::new();
-        };
-        let mut expired = Vec::new();
-        while let Some(&(_, agent, query, changed)) =
-            feed.expiries.front().filter(|(at, ..)| *at == frame)
-        {
-            expired.push((agent, query, changed));
-            feed.expiries.pop_front();
-        }
-        expired
+        self.log
+            .replay
+            .as_mut()
+            .map(|feed| std::mem::take(&mut feed.expiries))
+            .unwrap_or_default()
     }
 
     /// Replay mode: the decision taken must be the logged one.
@@ -599,7 +593,8 @@ impl Replay {
         let last_frame = entries.last().map_or(crowd.frame(), |entry| entry.frame);
         for entry in entries {
             match entry.record {
-                LogRecord::Command(_) => commands.push_back(entry),
+                // An expiry follows the mesh change that caused it: given with it.
+                LogRecord::Command(_) | LogRecord::Expired { .. } => commands.push_back(entry),
                 LogRecord::Result(result) => {
                     feed.results
                         .push_back((entry.sequence, entry.frame, result))
@@ -611,13 +606,6 @@ impl Replay {
                 } => feed
                     .outcomes
                     .push_back((entry.sequence, entry.frame, agent, order, outcome)),
-                LogRecord::Expired {
-                    agent,
-                    query,
-                    changed,
-                } => feed
-                    .expiries
-                    .push_back((entry.frame, agent, query, changed)),
             }
         }
         crowd.log.replay = Some(feed);
@@ -655,8 +643,29 @@ impl Replay {
                 });
             }
             let LogRecord::Command(command) = &entry.record else {
-                unreachable!("only commands are queued")
+                // An expiry not right after its mesh change.
+                return Err(ReplayError::OutOfOrder {
+                    sequence: entry.sequence,
+                    frame: entry.frame,
+                });
             };
+            if let Command::SetMesh { .. } = command {
+                // The searches this change closed: the crowd's `set_mesh` takes them from
+                // the feed instead of closing searches of its own (none run in replay).
+                let mut expiries = Vec::new();
+                while let Some(LogRecord::Expired {
+                    agent,
+                    query,
+                    changed,
+                }) = self.commands.front().map(|next| &next.record)
+                {
+                    expiries.push((*agent, *query, *changed));
+                    self.commands.pop_front();
+                }
+                if let Some(feed) = crowd.log.replay.as_mut() {
+                    feed.expiries = expiries;
+                }
+            }
             give(crowd, entry.sequence, entry.frame, command, set_mesh)?;
         }
         let events = crowd.step(dt, controller).map_err(ReplayError::Step)?;

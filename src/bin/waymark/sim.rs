@@ -169,7 +169,7 @@ enum CommandSpec {
         /// A deadline this many ticks after the order.
         #[serde(default)]
         deadline_in_ticks: Option<u64>,
-        /// Hold the arrival point afterwards (spec 001's example policy).
+        /// Hold the target afterwards (spec 001's example policy).
         #[serde(default)]
         then_hold: bool,
     },
@@ -514,7 +514,7 @@ impl Sim {
                         }),
                     Some(ticks) => self
                         .crowd
-                        .request_move_by(id, target, self.crowd.frame() + ticks)
+                        .request_move_by(id, target, self.crowd.frame().saturating_add(*ticks))
                         .map(|order| json!({ "order": identity(order) })),
                     None => self
                         .crowd
