@@ -125,6 +125,15 @@ impl Corridor {
         })
     }
 
+    /// Where its polygon and read-slot lists start in memory, for a caller about to read
+    /// many corridors to prefetch them (the save does).
+    pub(crate) fn list_addresses(&self) -> [*const u8; 2] {
+        [
+            self.polygons.as_ptr().cast(),
+            self.reads.slots.as_ptr().cast(),
+        ]
+    }
+
     /// Number of polygons (at least one).
     pub fn len(&self) -> usize {
         self.polygons.len()

@@ -273,7 +273,7 @@ impl NeighbourGrid {
     }
 
     /// Writes the memory of the per-agent arrays for agents `from..to` ahead of the
-    /// rebuilds that will fill them (see `Crowd::map_step_buffers`).
+    /// rebuilds that will fill them (see `runtime::map_step_buffers`).
     pub(crate) fn map_pages(
         &mut self,
         from: usize,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use super::agent::{AGENTS_MAX, AgentId, AgentIds, AgentView};
-use super::avoid::AvoidanceProfile;
+use super::avoid::{AvoidanceConfig, AvoidanceProfile};
 use super::components::{LinkCrossing, MoveRequest, Slot};
 use super::config::CrowdConfig;
 use super::corridor::{Corridor, CorridorCache, CorridorMemory};
@@ -127,29 +127,29 @@ impl Crowd {
         self.portal_windows
             .try_reserve(additional)
             .map_err(out_of_memory)?;
+        self.reserve_tables_for(agents)?;
+        map_step_buffers(
+            &mut self.scratch,
+            &mut self.neighbour_grid,
+            &self.config.avoidance,
+            agents,
+        )
+        .map_err(out_of_memory)
+    }
+
+    /// The path queue and the corridor cache sized for the crowd's agents.
+    pub(super) fn reserve_tables(&mut self) -> Result<(), CrowdError> {
+        self.reserve_tables_for(self.lanes.len())
+    }
+
+    fn reserve_tables_for(&mut self, agents: usize) -> Result<(), CrowdError> {
+        let out_of_memory = |_| CrowdError::OutOfMemory { agents };
         self.cache
             .try_reserve_for_agents(agents)
             .map_err(out_of_memory)?;
         self.scheduler
             .try_reserve_for_agents(agents)
-            .map_err(out_of_memory)?;
-        self.map_step_buffers(agents).map_err(out_of_memory)
-    }
-
-    /// Grows the per-step buffers (and the neighbour grid's) to room for `agents`, with
-    /// their memory written once (see [`StepScratch::map_pages`]).
-    pub(super) fn map_step_buffers(&mut self, agents: usize) -> Result<(), TryReserveError> {
-        let (from, to) = (self.scratch.mapped, agents);
-        if to <= from {
-            return Ok(());
-        }
-        let avoidance = self.config.avoidance.enabled;
-        self.scratch.map_pages(to, avoidance)?;
-        if avoidance {
-            self.neighbour_grid
-                .map_pages(from, to, self.config.avoidance.neighbours_max)?;
-        }
-        Ok(())
+            .map_err(out_of_memory)
     }
 
     /// The configuration.
@@ -412,6 +412,25 @@ impl Crowd {
             .move_request(agent)?
             .is_some_and(|m| m.awaiting && !m.adopted_once))
     }
+}
+
+/// Grows the per-step buffers and the neighbour grid's to room for `agents`, with their
+/// memory written once (see [`StepScratch::map_pages`]).
+pub(super) fn map_step_buffers(
+    scratch: &mut StepScratch,
+    grid: &mut NeighbourGrid,
+    avoidance: &AvoidanceConfig,
+    agents: usize,
+) -> Result<(), TryReserveError> {
+    let (from, to) = (scratch.mapped, agents);
+    if to <= from {
+        return Ok(());
+    }
+    scratch.map_pages(to, avoidance.enabled)?;
+    if avoidance.enabled {
+        grid.map_pages(from, to, avoidance.neighbours_max)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

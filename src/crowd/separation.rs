@@ -220,7 +220,7 @@ pub struct SeparationScratch {
 impl SeparationScratch {
     /// Writes the memory of the per-agent buffers for agents `from..to`, and makes each
     /// chunk's active list, ahead of the steps that fill them (see
-    /// `Crowd::map_step_buffers`).
+    /// `runtime::map_step_buffers`).
     pub(crate) fn map_pages(
         &mut self,
         from: usize,

@@ -1,13 +1,11 @@
-//! The byte codec of a saved crowd: columns of per-agent values, and single values with
-//! the [`Saved`] trait.
+//! The byte codec of a saved crowd: single values with the [`Saved`] trait, the writer
+//! and reader both they and the columns of `column.rs` use, and the corridor table.
 //!
 //! Stage: crowd runtime, save and restore. Per-agent values are written a column at a time
-//! ([`Writer::column`]): a mode byte, then either the one value every agent has (radius,
-//! speeds, support and filter are usually the same for the whole crowd) or every agent's
-//! value as its plain little-endian bytes, copied as a block. Everything else is written
-//! value by value: integers as LEB128 variable-length numbers (ids, counts and indices are
-//! mostly small), floats as their four bytes, enums as a tag byte and their fields. A
-//! [`Writer`] appends to a byte vector; a
+//! (`column.rs`). Everything else is written value by value: integers as LEB128
+//! variable-length numbers (ids, counts and indices are mostly small), floats as their
+//! four bytes, enums as a tag byte and their fields. A [`Writer`] appends to a byte
+//! vector; a
 //! [`Reader`] walks a byte slice and refuses, naming the section it was reading, a value
 //! that runs past the end or that no saved value has (a status byte out of range, a zero
 //! id). Shared corridors are written once, in a table ahead of everything that names them;
@@ -38,30 +36,30 @@ pub(crate) struct CorridorTable<'a> {
 }
 
 impl<'a> CorridorTable<'a> {
-    /// The table of the agents' corridors (by slot) and the cache's (in the order it is
-    /// written), each corridor kept once, in the order met.
-    pub fn gather(
-        lanes: &'a [Option<Arc<Corridor>>],
-        cached: impl ExactSizeIterator<Item = &'a Arc<Corridor>>,
-    ) -> CorridorTable<'a> {
+    /// The table of the agents' corridors, by slot, with room for `cached` more.
+    pub fn of_lanes(lanes: &'a [Option<Arc<Corridor>>], cached: usize) -> CorridorTable<'a> {
         // Sized for every corridor distinct (a few agents share most of theirs, the cache
         // holds mostly the agents'): the map never grows while it is filled.
-        let most = lanes.len() + cached.len();
+        let most = lanes.len() + cached;
         let mut table = CorridorTable {
             corridors: Vec::with_capacity(most),
             places: HashMap::with_capacity_and_hasher(most, Default::default()),
             lane_places: Vec::with_capacity(lanes.len()),
-            cache_places: Vec::with_capacity(cached.len()),
+            cache_places: Vec::with_capacity(cached),
         };
         for corridor in lanes {
             let place = corridor.as_ref().map_or(u32::MAX, |c| table.place_of(c));
             table.lane_places.push(place);
         }
-        for corridor in cached {
-            let place = table.place_of(corridor);
-            table.cache_places.push(place);
-        }
         table
+    }
+
+    /// Adds the cache's corridors, in the order the cache is written.
+    pub fn add_cached(&mut self, cached: impl Iterator<Item = &'a Arc<Corridor>>) {
+        for corridor in cached {
+            let place = self.place_of(corridor);
+            self.cache_places.push(place);
+        }
     }
 
     /// The corridor's place, given the next one if it is new.
@@ -164,40 +162,6 @@ impl<'a> Writer<'a> {
         self.varint(len as u64);
     }
 
-    /// A column: every agent's value of one kind, in slot order (see the module doc).
-    pub fn column<T: LaneValue>(&mut self, values: &[T]) {
-        T::write_column(values, self);
-    }
-
-    pub(crate) fn raw_column<R: bytemuck::Pod>(&mut self, raw: &[R]) {
-        let bytes: &[u8] = bytemuck::cast_slice(raw);
-        let size = size_of::<R>();
-        let first = &bytes[..size.min(bytes.len())];
-        // Compared as bytes, so -0.0 and 0.0 differ and NaNs compare by their bits.
-        let differ = |value: &&[u8]| *value != first;
-        let exceptions = bytes.chunks_exact(size).filter(differ).count();
-        if raw.len() > 1 && exceptions == 0 {
-            self.u8(COLUMN_SAME);
-            self.bytes.extend_from_slice(first);
-        } else if exceptions * (size + 2) < bytes.len() / 2 {
-            // Mostly the first agent's value (no slope ahead, not stalled, on flat ground).
-            self.u8(COLUMN_MOSTLY);
-            self.bytes.extend_from_slice(first);
-            self.len(exceptions);
-            let mut previous = 0;
-            for (slot, value) in bytes.chunks_exact(size).enumerate() {
-                if value != first {
-                    self.len(slot - previous);
-                    self.bytes.extend_from_slice(value);
-                    previous = slot;
-                }
-            }
-        } else {
-            self.u8(COLUMN_EACH);
-            self.bytes.extend_from_slice(bytes);
-        }
-    }
-
     /// A four-byte section tag, checked on reading so a misplaced section is named.
     pub fn tag(&mut self, tag: &[u8; 4]) {
         self.bytes.extend_from_slice(tag);
@@ -206,6 +170,13 @@ impl<'a> Writer<'a> {
     /// The place of a corridor in the table.
     fn corridor_place(&self, corridor: &Arc<Corridor>) -> u32 {
         self.table.places[&address(corridor)]
+    }
+
+    /// The lanes' corridor column: each agent's corridor by its place in the table
+    /// (`u32::MAX`: none), as the table found them while it was gathered.
+    pub fn corridor_column(&mut self) {
+        let table = self.table;
+        self.raw_column(&table.lane_places, None);
     }
 
     /// A slice's elements, without their count (a lane, whose count is the crowd's).
@@ -333,53 +304,26 @@ impl<'a> Reader<'a> {
         Ok(f32::from_bits(u32::from_le_bytes(self.take()?)))
     }
 
-    /// A column of `count` values (see [`Writer::column`]), each checked by
-    /// [`LaneValue::from_raw`].
-    pub fn column<T: LaneValue>(&mut self, count: usize) -> Result<Vec<T>, RestoreError> {
-        T::read_column(self, count)
-    }
-
-    /// A column of plain values as [`Writer::raw_column`] wrote it.
-    pub(crate) fn raw_column<R: bytemuck::Pod>(
+    /// `count` agents' corridors as [`Writer::corridor_column`] wrote them.
+    pub fn corridor_column(
         &mut self,
         count: usize,
-    ) -> Result<Vec<R>, RestoreError> {
-        let size = size_of::<R>();
-        match self.u8()? {
-            COLUMN_SAME => {
-                let value = bytemuck::pod_read_unaligned(self.bytes_of(size)?);
-                Ok(vec![value; count])
-            }
-            COLUMN_MOSTLY => {
-                let value = bytemuck::pod_read_unaligned(self.bytes_of(size)?);
-                let mut raw = vec![value; count];
-                let exceptions = self.len(size + 1)?;
-                let mut slot = 0usize;
-                for _ in 0..exceptions {
-                    slot = slot.saturating_add(self.len(0)?);
-                    let value = bytemuck::pod_read_unaligned(self.bytes_of(size)?);
-                    match raw.get_mut(slot) {
-                        Some(place) => *place = value,
-                        None => {
-                            return Err(self.malformed(format!(
-                                "an exception at slot {slot} of a column of {count}"
-                            )));
-                        }
-                    }
-                }
-                Ok(raw)
-            }
-            COLUMN_EACH => {
-                let bytes = self.bytes_of(
-                    size.checked_mul(count)
-                        .ok_or_else(|| self.malformed(format!("a column of {count} values")))?,
-                )?;
-                let mut raw = vec![<R as bytemuck::Zeroable>::zeroed(); count];
-                bytemuck::cast_slice_mut::<R, u8>(&mut raw).copy_from_slice(bytes);
-                Ok(raw)
-            }
-            other => Err(self.malformed(format!("column mode {other}"))),
-        }
+    ) -> Result<Vec<Option<Arc<Corridor>>>, RestoreError> {
+        let places: Vec<u32> = self.raw_column(count, None)?;
+        places
+            .into_iter()
+            .enumerate()
+            .map(|(slot, place)| match place {
+                u32::MAX => Ok(None),
+                place => match self.corridors.get(place as usize) {
+                    Some(corridor) => Ok(Some(corridor.clone())),
+                    None => Err(self.malformed(format!(
+                        "slot {slot}: corridor {place} of a table of {}",
+                        self.corridors.len()
+                    ))),
+                },
+            })
+            .collect()
     }
 
     #[inline]
@@ -559,108 +503,6 @@ impl Saved for Arc<Corridor> {
     }
 }
 
-/// Column mode: one value for every agent.
-const COLUMN_SAME: u8 = 1;
-/// Column mode: each agent's value.
-const COLUMN_EACH: u8 = 0;
-/// Column mode: the first agent's value for all but a few, listed by slot.
-const COLUMN_MOSTLY: u8 = 2;
-
-/// A per-agent value with a plain-bytes form for [`Writer::column`].
-pub(crate) trait LaneValue: Sized {
-    /// The plain form.
-    type Raw: bytemuck::Pod + std::fmt::Debug;
-    fn raw(&self, out: &Writer) -> Self::Raw;
-    /// The value of a plain form; `None` if no value has it.
-    fn from_raw(raw: Self::Raw, input: &Reader) -> Option<Self>;
-
-    /// Writes a column of values (by their plain forms).
-    fn write_column(values: &[Self], out: &mut Writer) {
-        let raw: Vec<Self::Raw> = values.iter().map(|value| value.raw(out)).collect();
-        out.raw_column(&raw);
-    }
-
-    /// Reads a column [`LaneValue::write_column`] wrote.
-    fn read_column(input: &mut Reader, count: usize) -> Result<Vec<Self>, RestoreError> {
-        let raw = input.raw_column::<Self::Raw>(count)?;
-        Self::from_raw_column(raw, input)
-    }
-
-    /// The values of a column of plain forms, each checked.
-    fn from_raw_column(raw: Vec<Self::Raw>, input: &Reader) -> Result<Vec<Self>, RestoreError> {
-        let mut values = Vec::with_capacity(raw.len());
-        for (slot, raw) in raw.into_iter().enumerate() {
-            match Self::from_raw(raw, input) {
-                Some(value) => values.push(value),
-                None => {
-                    return Err(input.malformed(format!(
-                        "value {raw:?} of slot {slot} in a column of {}",
-                        std::any::type_name::<Self>()
-                    )));
-                }
-            }
-        }
-        Ok(values)
-    }
-}
-
-/// Numbers are their own plain form: their columns are copied as they are.
-macro_rules! plain_lane_value {
-    ($($type:ty),*) => {$(
-        impl LaneValue for $type {
-            type Raw = $type;
-            fn raw(&self, _out: &Writer) -> $type {
-                *self
-            }
-            fn from_raw(raw: $type, _input: &Reader) -> Option<$type> {
-                Some(raw)
-            }
-            fn write_column(values: &[$type], out: &mut Writer) {
-                out.raw_column(values);
-            }
-            fn from_raw_column(raw: Vec<$type>, _input: &Reader) -> Result<Vec<$type>, RestoreError> {
-                Ok(raw)
-            }
-        }
-    )*};
-}
-plain_lane_value!(u8, u32, u64, f32);
-
-impl LaneValue for bool {
-    type Raw = u8;
-    fn raw(&self, _out: &Writer) -> u8 {
-        u8::from(*self)
-    }
-    fn from_raw(raw: u8, _input: &Reader) -> Option<bool> {
-        match raw {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        }
-    }
-}
-
-/// An agent's corridor, by its place in the table (`u32::MAX`: none).
-impl LaneValue for Option<Arc<Corridor>> {
-    type Raw = u32;
-    fn raw(&self, out: &Writer) -> u32 {
-        self.as_ref()
-            .map_or(u32::MAX, |corridor| out.corridor_place(corridor))
-    }
-    /// The lanes' corridor column, from the places the table found for it.
-    fn write_column(values: &[Self], out: &mut Writer) {
-        let table = out.table;
-        debug_assert_eq!(values.len(), table.lane_places.len());
-        out.raw_column(&table.lane_places);
-    }
-    fn from_raw(raw: u32, input: &Reader) -> Option<Self> {
-        if raw == u32::MAX {
-            return Some(None);
-        }
-        input.corridors.get(raw as usize).cloned().map(Some)
-    }
-}
-
 /// Implements [`Saved`] for a struct by its fields, in order.
 macro_rules! saved_struct {
     ($type:ty { $($field:ident),* $(,)? }) => {
@@ -705,7 +547,7 @@ mod tests {
 
     #[test]
     fn values_read_back_as_written_and_a_short_input_is_refused_by_section() {
-        let table = CorridorTable::gather(&[], std::iter::empty());
+        let table = CorridorTable::of_lanes(&[], 0);
         let mut out = Writer::new(&table);
         out.tag(b"TEST");
         (7u8, 0x1234_5678u32).write(&mut out);
@@ -741,7 +583,7 @@ mod tests {
 
     #[test]
     fn a_count_larger_than_the_bytes_left_is_refused_before_allocating() {
-        let table = CorridorTable::gather(&[], std::iter::empty());
+        let table = CorridorTable::of_lanes(&[], 0);
         let mut out = Writer::new(&table);
         out.u32(u32::MAX);
         let mut input = Reader::new(&out.bytes);

@@ -14,6 +14,7 @@ use crate::crowd::agent::{AgentId, AgentParams};
 use crate::crowd::components::{
     Cancelling, HoldOrder, HoldReserved, LinkCrossing, MoveRequest, Slot, VelocityRequest,
 };
+use crate::crowd::lanes::AgentLanes;
 use crate::crowd::runtime::Crowd;
 use crate::crowd::scheduler::RequestId;
 
@@ -92,19 +93,22 @@ impl Crowd {
         out.column(&column(&params, |p| p.max_acceleration_mps2));
         out.column(&has);
 
-        let requests: Vec<MoveRequest> = request_at
+        let (request_slots, requests): (Vec<usize>, Vec<MoveRequest>) = request_at
             .iter()
-            .filter(|&&at| at != NONE)
-            .map(|&at| requests_met[at as usize])
-            .collect();
-        out.column(&column(&requests, |r| r.target.x));
-        out.column(&column(&requests, |r| r.target.y));
-        out.column(&column(&requests, |r| r.target.z));
-        for identity in [|r: &MoveRequest| r.order, |r: &MoveRequest| r.query] {
-            out.column(&column(&requests, |r| identity(r).logical));
-            out.column(&column(&requests, |r| identity(r).attempt));
-            out.column(&column(&requests, |r| identity(r).epoch));
-        }
+            .enumerate()
+            .filter(|&(_, &at)| at != NONE)
+            .map(|(slot, &at)| (slot, requests_met[at as usize]))
+            .unzip();
+        // Against what the lanes (written before) hold: the goal is mostly the target,
+        // the query's identity mostly a step from the order's.
+        let goals = GoalColumns::of(&self.lanes, &request_slots);
+        out.column_against(&column(&requests, |r| r.target.x), &goals.x);
+        out.column_against(&column(&requests, |r| r.target.y), &goals.y);
+        out.column_against(&column(&requests, |r| r.target.z), &goals.z);
+        let orders = column(&requests, |r| r.order);
+        let queries = column(&requests, |r| r.query);
+        write_identities(out, &orders, None);
+        write_identities(out, &queries, Some(&orders));
         out.column(&column(&requests, |r| r.awaiting));
         out.column(&column(&requests, |r| r.attempts_since_adopted));
         out.column(&column(&requests, |r| r.adopted_once));
@@ -130,8 +134,9 @@ impl Crowd {
     pub(super) fn read_components(
         &mut self,
         input: &mut Reader,
-        ids: &[AgentId],
+        lanes: &AgentLanes,
     ) -> Result<(), RestoreError> {
+        let ids = &lanes.id;
         let count = ids.len();
         let radius_m: Vec<f32> = input.column(count)?;
         let height_m: Vec<f32> = input.column(count)?;
@@ -142,7 +147,10 @@ impl Crowd {
         if let Some(slot) = has.iter().position(|&bits| bits > 63) {
             return Err(input.malformed(format!("component bits {} of slot {slot}", has[slot])));
         }
-        let requests = read_requests(input, has.iter().filter(|&&b| b & HAS_MOVE != 0).count())?;
+        let request_slots: Vec<usize> = (0..count)
+            .filter(|&slot| has[slot] & HAS_MOVE != 0)
+            .collect();
+        let requests = read_requests(input, &GoalColumns::of(lanes, &request_slots))?;
         let rows = |bit: u8| has.iter().filter(move |&&b| b & bit != 0).count();
         let cancelling: Vec<Cancelling> = input.elements(rows(HAS_CANCEL))?;
         let velocity: Vec<VelocityRequest> = input.elements(rows(HAS_VELOCITY))?;
@@ -243,31 +251,89 @@ fn column<T, F>(items: &[T], field: impl Fn(&T) -> F) -> Vec<F> {
     items.iter().map(field).collect()
 }
 
-fn read_requests(input: &mut Reader, count: usize) -> Result<Vec<MoveRequest>, RestoreError> {
-    let target_x: Vec<f32> = input.column(count)?;
-    let target_y: Vec<f32> = input.column(count)?;
-    let target_z: Vec<f32> = input.column(count)?;
-    let mut identities = Vec::new();
-    for _ in 0..2 {
-        let logical: Vec<u64> = input.column(count)?;
-        let attempt: Vec<u32> = input.column(count)?;
-        let epoch: Vec<u32> = input.column(count)?;
-        identities.push((logical, attempt, epoch));
+/// The goal lanes of the agents in `slots`: the columns a move order's target is written
+/// against.
+struct GoalColumns {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    z: Vec<f32>,
+}
+
+impl GoalColumns {
+    fn of(lanes: &AgentLanes, slots: &[usize]) -> GoalColumns {
+        GoalColumns {
+            x: slots.iter().map(|&slot| lanes.goal_x[slot]).collect(),
+            y: slots.iter().map(|&slot| lanes.goal_y[slot]).collect(),
+            z: slots.iter().map(|&slot| lanes.goal_z[slot]).collect(),
+        }
     }
+}
+
+/// Request identities as three columns, against `reference`'s if given.
+fn write_identities(out: &mut Writer, identities: &[RequestId], reference: Option<&[RequestId]>) {
+    let logical = column(identities, |id| id.logical);
+    let attempt = column(identities, |id| id.attempt);
+    let epoch = column(identities, |id| id.epoch);
+    match reference {
+        None => {
+            out.column(&logical);
+            out.column(&attempt);
+            out.column(&epoch);
+        }
+        Some(reference) => {
+            out.column_against(&logical, &column(reference, |id| id.logical));
+            out.column_against(&attempt, &column(reference, |id| id.attempt));
+            out.column_against(&epoch, &column(reference, |id| id.epoch));
+        }
+    }
+}
+
+/// Reads what [`write_identities`] wrote (`count` of them, or as many as `reference`).
+fn read_identities(
+    input: &mut Reader,
+    count: usize,
+    reference: Option<&[RequestId]>,
+) -> Result<Vec<RequestId>, RestoreError> {
+    let (logical, attempt, epoch): (Vec<u64>, Vec<u32>, Vec<u32>) = match reference {
+        None => (
+            input.column(count)?,
+            input.column(count)?,
+            input.column(count)?,
+        ),
+        Some(reference) => (
+            input.column_against(&column(reference, |id| id.logical))?,
+            input.column_against(&column(reference, |id| id.attempt))?,
+            input.column_against(&column(reference, |id| id.epoch))?,
+        ),
+    };
+    Ok((0..count)
+        .map(|row| RequestId {
+            logical: logical[row],
+            attempt: attempt[row],
+            epoch: epoch[row],
+        })
+        .collect())
+}
+
+fn read_requests(
+    input: &mut Reader,
+    goals: &GoalColumns,
+) -> Result<Vec<MoveRequest>, RestoreError> {
+    let count = goals.x.len();
+    let target_x: Vec<f32> = input.column_against(&goals.x)?;
+    let target_y: Vec<f32> = input.column_against(&goals.y)?;
+    let target_z: Vec<f32> = input.column_against(&goals.z)?;
+    let orders = read_identities(input, count, None)?;
+    let queries = read_identities(input, count, Some(&orders))?;
     let awaiting: Vec<bool> = input.column(count)?;
     let attempts_since_adopted: Vec<u32> = input.column(count)?;
     let adopted_once: Vec<bool> = input.column(count)?;
     let deadline_frame: Vec<u64> = input.column(count)?;
-    let identity = |which: usize, index: usize| RequestId {
-        logical: identities[which].0[index],
-        attempt: identities[which].1[index],
-        epoch: identities[which].2[index],
-    };
     Ok((0..count)
         .map(|index| MoveRequest {
             target: glam::Vec3::new(target_x[index], target_y[index], target_z[index]),
-            order: identity(0, index),
-            query: identity(1, index),
+            order: orders[index],
+            query: queries[index],
             awaiting: awaiting[index],
             attempts_since_adopted: attempts_since_adopted[index],
             adopted_once: adopted_once[index],

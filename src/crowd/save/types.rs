@@ -7,7 +7,8 @@
 //! their own modules.
 
 use super::RestoreError;
-use super::codec::{LaneValue, Reader, Saved, Writer, saved_newtype, saved_struct};
+use super::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
+use super::column::LaneValue;
 use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
 use crate::crowd::avoid::AvoidanceProfile;
 use crate::crowd::components::{
@@ -116,93 +117,56 @@ impl Saved for PolyRef {
     }
 }
 
-/// A column of ids as two: the indices, then the generations (mostly 1, so mostly one value).
+/// An id's plain form: its bits (a column of them is two, the indices, then the
+/// generations, mostly 1).
 impl LaneValue for AgentId {
     type Raw = u64;
-    fn raw(&self, _out: &Writer) -> u64 {
+    fn raw(&self) -> u64 {
         self.to_bits()
     }
-    fn from_raw(raw: u64, _input: &Reader) -> Option<Self> {
+    fn from_raw(raw: u64) -> Option<Self> {
         AgentId::from_bits(raw)
     }
-    fn write_column(values: &[Self], out: &mut Writer) {
-        write_halves(values.iter().map(|id| id.to_bits()), values.len(), out);
-    }
-    fn read_column(input: &mut Reader, count: usize) -> Result<Vec<Self>, RestoreError> {
-        let bits = read_halves(input, count)?;
-        Self::from_raw_column(bits, input)
-    }
 }
 
-/// A column of polygon references as two: the slot-and-polygon bits, then the tile
-/// generations (one value while no tile has been rebuilt).
+/// A polygon reference's plain form: its bits (a column of them is two, the slot-and-polygon
+/// bits, then the tile generations, one value while no tile has been rebuilt).
 impl LaneValue for PolyRef {
     type Raw = u64;
-    fn raw(&self, _out: &Writer) -> u64 {
+    fn raw(&self) -> u64 {
         self.to_bits()
     }
-    fn from_raw(raw: u64, _input: &Reader) -> Option<Self> {
+    fn from_raw(raw: u64) -> Option<Self> {
         PolyRef::from_bits(raw)
     }
-    fn write_column(values: &[Self], out: &mut Writer) {
-        write_halves(
-            values.iter().map(|polygon| polygon.to_bits()),
-            values.len(),
-            out,
-        );
-    }
-    fn read_column(input: &mut Reader, count: usize) -> Result<Vec<Self>, RestoreError> {
-        let bits = read_halves(input, count)?;
-        Self::from_raw_column(bits, input)
-    }
-}
-
-/// 64-bit values as a column of their low halves, then one of their high halves.
-fn write_halves(values: impl Iterator<Item = u64> + Clone, count: usize, out: &mut Writer) {
-    let mut half = Vec::with_capacity(count);
-    half.extend(values.clone().map(|value| value as u32));
-    out.raw_column(&half);
-    half.clear();
-    half.extend(values.map(|value| (value >> 32) as u32));
-    out.raw_column(&half);
-}
-
-fn read_halves(input: &mut Reader, count: usize) -> Result<Vec<u64>, RestoreError> {
-    let low: Vec<u32> = input.raw_column(count)?;
-    let high: Vec<u32> = input.raw_column(count)?;
-    Ok(low
-        .into_iter()
-        .zip(high)
-        .map(|(low, high)| u64::from(high) << 32 | u64::from(low))
-        .collect())
 }
 
 impl LaneValue for AgentStatus {
     type Raw = u8;
-    fn raw(&self, _out: &Writer) -> u8 {
+    fn raw(&self) -> u8 {
         *self as u8
     }
-    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+    fn from_raw(raw: u8) -> Option<Self> {
         AgentStatus::ALL.get(usize::from(raw)).copied()
     }
 }
 
 impl LaneValue for FilterId {
     type Raw = u8;
-    fn raw(&self, _out: &Writer) -> u8 {
+    fn raw(&self) -> u8 {
         self.0
     }
-    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+    fn from_raw(raw: u8) -> Option<Self> {
         Some(FilterId(raw))
     }
 }
 
 impl LaneValue for ProfileId {
     type Raw = u8;
-    fn raw(&self, _out: &Writer) -> u8 {
+    fn raw(&self) -> u8 {
         self.0
     }
-    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+    fn from_raw(raw: u8) -> Option<Self> {
         Some(ProfileId(raw))
     }
 }
@@ -468,14 +432,14 @@ impl Saved for BlockedBy {
 /// A blocked lane: 0 not blocked, 1 by the crowd, 2 by a wall.
 impl LaneValue for Option<BlockedBy> {
     type Raw = u8;
-    fn raw(&self, _out: &Writer) -> u8 {
+    fn raw(&self) -> u8 {
         match self {
             None => 0,
             Some(BlockedBy::Crowd) => 1,
             Some(BlockedBy::Wall) => 2,
         }
     }
-    fn from_raw(raw: u8, _input: &Reader) -> Option<Self> {
+    fn from_raw(raw: u8) -> Option<Self> {
         match raw {
             0 => Some(None),
             1 => Some(Some(BlockedBy::Crowd)),
