@@ -24,6 +24,7 @@
 //! the mesh module), in a quarter of the bytes.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -424,6 +425,47 @@ impl std::ops::AddAssign for CorridorMemory {
     }
 }
 
+/// Hashes corridor keys for the cache: a multiply and a rotation a word (the keys are
+/// polygon references and version counters the crowd makes, so nothing needs the
+/// protection against crafted keys that the standard hasher pays for on every lookup and
+/// every insert of a restore). Deterministic, which no behaviour relies on: the cache
+/// never acts in its table's order (see [`CorridorCache`]).
+#[derive(Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl KeyHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(23) ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, value: u8) {
+        self.add(u64::from(value));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.add(value);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // The table takes its bucket from the low bits, which a product mixes least.
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
 /// Key of a shared corridor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CorridorKey {
@@ -450,7 +492,7 @@ pub struct CorridorKey {
 /// insert.
 #[derive(Debug)]
 pub struct CorridorCache {
-    entries: HashMap<CorridorKey, Arc<Corridor>>,
+    entries: HashMap<CorridorKey, Arc<Corridor>, BuildHasherDefault<KeyHasher>>,
     /// Entries beyond which an insert sweeps.
     capacity: usize,
     /// Size at which the next insert sweeps.
@@ -482,7 +524,7 @@ impl CorridorCache {
     /// An empty cache that sweeps unheld entries once it holds more than `capacity`.
     pub fn with_capacity(capacity: usize) -> CorridorCache {
         CorridorCache {
-            entries: HashMap::new(),
+            entries: HashMap::default(),
             capacity,
             sweep_at: capacity,
             hits: 0,
@@ -528,7 +570,10 @@ impl CorridorCache {
             return;
         }
         let room = self.entries.capacity().max(self.sweep_at);
-        let old = std::mem::replace(&mut self.entries, HashMap::with_capacity(room));
+        let old = std::mem::replace(
+            &mut self.entries,
+            HashMap::with_capacity_and_hasher(room, Default::default()),
+        );
         self.entries.extend(old);
     }
 

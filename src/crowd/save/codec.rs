@@ -304,16 +304,18 @@ impl<'a> Reader<'a> {
         Ok(f32::from_bits(u32::from_le_bytes(self.take()?)))
     }
 
-    /// `count` agents' corridors as [`Writer::corridor_column`] wrote them.
-    pub fn corridor_column(
-        &mut self,
-        count: usize,
-    ) -> Result<Vec<Option<Arc<Corridor>>>, RestoreError> {
-        let places: Vec<u32> = self.raw_column(count, None)?;
+    /// `count` agents' corridors' places as [`Writer::corridor_column`] wrote them (the
+    /// lanes may be read before the table is: see [`Reader::corridors_at`]).
+    pub fn corridor_places(&mut self, count: usize) -> Result<Vec<u32>, RestoreError> {
+        self.raw_column(count, None)
+    }
+
+    /// The corridors of the table at `places` (`u32::MAX`: none), by slot.
+    pub fn corridors_at(&self, places: &[u32]) -> Result<Vec<Option<Arc<Corridor>>>, RestoreError> {
         places
-            .into_iter()
+            .iter()
             .enumerate()
-            .map(|(slot, place)| match place {
+            .map(|(slot, &place)| match place {
                 u32::MAX => Ok(None),
                 place => match self.corridors.get(place as usize) {
                     Some(corridor) => Ok(Some(corridor.clone())),

@@ -45,15 +45,17 @@
 //! orders and events), `IDS ` (the identity table), `CORR` (the corridor table, in parts
 //! of 1,024 corridors, each part's length first), `LANE` (each lane as a column, in the
 //! order `lanes.rs` lists them; a few against a lane before them), `AGNT` (parameters and
-//! orders as columns, `components.rs`), `SCHD` (the path queue and open searches), `CACH`
-//! (the corridor cache by key). Columns are described in `column.rs`; other integers are
-//! LEB128, counts included; enums a tag byte and their fields; corridors are named by
-//! their place in the table.
+//! orders as columns, `components.rs`), `SCHD` (its length, the path queue, the open
+//! searches), `CACH` (the corridor cache by key). Columns are described in `column.rs`;
+//! other integers are LEB128, counts included; enums a tag byte and their fields;
+//! corridors are named by their place in the table.
 //!
 //! # Cost
 //! Saving writes the corridor table and the agents' sections side by side (rayon), the
-//! corridors prefetched a few ahead; restoring maps the per-step buffers' pages while it
-//! reads. `cargo bench --bench save` measures both on 10,000 walking agents.
+//! corridors prefetched a few ahead. Restoring maps the per-step buffers' pages while it
+//! reads, builds the corridors while it reads the lanes and the agents' records (the
+//! lanes name corridors by place, resolved after), and runs the open searches again while
+//! it reads the cache. `cargo bench --bench save` measures both on 10,000 walking agents.
 
 pub(crate) mod codec;
 mod column;
@@ -335,7 +337,11 @@ impl Crowd {
         self.write_components(out);
 
         out.tag(b"SCHD");
-        self.scheduler.write_state(out);
+        // Its length first, so a restore reads the cache beside it.
+        let mut scheduler = Writer::new(table);
+        self.scheduler.write_state(&mut scheduler);
+        out.len(scheduler.bytes.len());
+        out.bytes.extend_from_slice(&scheduler.bytes);
 
         out.tag(b"CACH");
         self.cache.write_state(out, cached, &table.cache_places);
@@ -391,44 +397,23 @@ impl Crowd {
         })?;
 
         input.section("corridors", b"CORR")?;
-        input.corridors = read_corridors(input)?;
-
-        input.section("lanes", b"LANE")?;
-        // As `write_payload` wrote them, each reference read before the lanes against it.
-        let mut lanes = AgentLanes::default();
-        macro_rules! read_lane {
-            (corridor) => {
-                input.corridor_column(count)?
-            };
-            (desired_x) => {
-                input.column_against(&lanes.velocity_x)?
-            };
-            (desired_z) => {
-                input.column_against(&lanes.velocity_z)?
-            };
-            (anchor_x) => {
-                input.column_against(&lanes.position_x)?
-            };
-            (anchor_z) => {
-                input.column_against(&lanes.position_z)?
-            };
-            (cursor_polygon) => {
-                input.column_against(&lanes.polygon)?
-            };
-            ($lane:ident) => {
-                input.column(count)?
-            };
-        }
-        macro_rules! read_lanes {
-            ($($lane:ident),* $(,)?) => {
-                $(lanes.$lane = read_lane!($lane);)*
-            };
-        }
-        every_lane!(read_lanes);
+        let corridor_parts = corridor_parts_of(input)?;
+        // The corridors are built (in parallel parts) while the lanes and the agents'
+        // records are read: the lanes name their corridors by place, resolved after.
+        let (corridors, lanes) = rayon::join(
+            || build_corridors(corridor_parts),
+            || -> Result<(AgentLanes, Vec<u32>), RestoreError> {
+                input.section("lanes", b"LANE")?;
+                let lanes = read_lanes(input, count)?;
+                input.section("agents", b"AGNT")?;
+                self.read_components(input, &lanes.0)?;
+                Ok(lanes)
+            },
+        );
+        input.corridors = corridors?;
+        let (mut lanes, corridor_places) = lanes?;
+        lanes.corridor = input.corridors_at(&corridor_places)?;
         self.check_lanes(input, &lanes)?;
-
-        input.section("agents", b"AGNT")?;
-        self.read_components(input, &lanes)?;
         if !self.ids.free_are_dead() {
             return Err(input.malformed("an agent on a free index"));
         }
@@ -439,12 +424,24 @@ impl Crowd {
         // read); the per-step buffers are mapped beside the reading.
         self.reserve_tables().map_err(RestoreError::Config)?;
 
+        // The open searches run again as far as they had run while the cache is read.
         input.section("scheduler", b"SCHD")?;
-        self.scheduler
-            .read_state(input, &self.snapshot, &self.filters)?;
-
+        let len = input.len(1)?;
+        let offset = input.offset();
+        let mut scheduler = Reader::part(input.raw_bytes(len)?, offset, "scheduler");
         input.section("cache", b"CACH")?;
-        self.cache.read_state(input)
+        let (scheduler_read, cache_read) = rayon::join(
+            || -> Result<(), RestoreError> {
+                self.scheduler
+                    .read_state(&mut scheduler, &self.snapshot, &self.filters)?;
+                if !scheduler.is_at_end() {
+                    return Err(scheduler.malformed("bytes after the path queue"));
+                }
+                Ok(())
+            },
+            || self.cache.read_state(input),
+        );
+        scheduler_read.and(cache_read)
     }
 
     /// Refuses lanes whose values would send a pass out of range: a corridor cursor past
@@ -544,7 +541,11 @@ fn prefetch(address: *const u8) {
     let _ = address;
 }
 
-fn read_corridors(input: &mut Reader) -> Result<Vec<Arc<Corridor>>, RestoreError> {
+/// A part of the corridor table: its corridor count, its offset in the payload, its bytes.
+type CorridorPart<'a> = (usize, usize, &'a [u8]);
+
+/// The corridor table's parts, the reader moved past the table.
+fn corridor_parts_of<'a>(input: &mut Reader<'a>) -> Result<Vec<CorridorPart<'a>>, RestoreError> {
     let count = input.len(1)?;
     let mut parts = Vec::new();
     for first in (0..count).step_by(CORRIDORS_PER_PART) {
@@ -553,6 +554,11 @@ fn read_corridors(input: &mut Reader) -> Result<Vec<Arc<Corridor>>, RestoreError
         let offset = input.offset();
         parts.push((corridors, offset, input.raw_bytes(len)?));
     }
+    Ok(parts)
+}
+
+/// The corridors of the parts [`corridor_parts_of`] found, in order.
+fn build_corridors(parts: Vec<(usize, usize, &[u8])>) -> Result<Vec<Arc<Corridor>>, RestoreError> {
     let parts: Vec<Vec<Arc<Corridor>>> = parts
         .into_par_iter()
         .map(|(corridors, offset, bytes)| {
@@ -567,6 +573,45 @@ fn read_corridors(input: &mut Reader) -> Result<Vec<Arc<Corridor>>, RestoreError
         })
         .collect::<Result<_, RestoreError>>()?;
     Ok(parts.into_iter().flatten().collect())
+}
+
+/// The `LANE` section of `count` agents, as `write_agents` wrote it, each reference read
+/// before the lanes against it; the corridors as their places in the table (the lanes'
+/// corridor lane left empty).
+fn read_lanes(input: &mut Reader, count: usize) -> Result<(AgentLanes, Vec<u32>), RestoreError> {
+    let mut lanes = AgentLanes::default();
+    let corridor_places;
+    macro_rules! read_lane {
+        (corridor) => {{
+            corridor_places = input.corridor_places(count)?;
+            Vec::new()
+        }};
+        (desired_x) => {
+            input.column_against(&lanes.velocity_x)?
+        };
+        (desired_z) => {
+            input.column_against(&lanes.velocity_z)?
+        };
+        (anchor_x) => {
+            input.column_against(&lanes.position_x)?
+        };
+        (anchor_z) => {
+            input.column_against(&lanes.position_z)?
+        };
+        (cursor_polygon) => {
+            input.column_against(&lanes.polygon)?
+        };
+        ($lane:ident) => {
+            input.column(count)?
+        };
+    }
+    macro_rules! read_lanes {
+        ($($lane:ident),* $(,)?) => {
+            $(lanes.$lane = read_lane!($lane);)*
+        };
+    }
+    every_lane!(read_lanes);
+    Ok((lanes, corridor_places))
 }
 
 /// Writes the tile generations and link versions of `snapshot`.
