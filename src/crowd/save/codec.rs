@@ -294,6 +294,11 @@ impl<'a> Reader<'a> {
         self.varint()
     }
 
+    /// A `u64` in eight little-endian bytes (a length written after what it measures).
+    pub fn u64_fixed(&mut self) -> Result<u64, RestoreError> {
+        Ok(u64::from_le_bytes(self.take()?))
+    }
+
     #[inline]
     pub fn signed(&mut self) -> Result<i64, RestoreError> {
         let value = self.varint()?;

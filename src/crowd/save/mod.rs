@@ -42,11 +42,12 @@
 //! (`u32`), the payload's length (`u64`) and its CRC-32 (`u32`, IEEE). Then the payload,
 //! in sections each opening with a four-byte tag: `MESH` (the tile generations and link
 //! versions of the crowd's snapshot), `CRWD` (the agent count, counters, tables, pending
-//! orders and events), `IDS ` (the identity table), `CORR` (the corridor table, in parts
-//! of 1,024 corridors, each part's length first), `LANE` (each lane as a column, in the
-//! order `lanes.rs` lists them; a few against a lane before them), `AGNT` (parameters and
-//! orders as columns, `components.rs`), `SCHD` (its length, the path queue, the open
-//! searches), `CACH` (the corridor cache by key). Columns are described in `column.rs`;
+//! orders and events), `IDS ` (the identity table), `AGTS` (the byte length of the next
+//! four sections, a fixed-width `u64`), `LANE` (each lane as a column, in the order
+//! `lanes.rs` lists them; a few against a lane before them), `AGNT` (parameters and orders
+//! as columns, `components.rs`), `SCHD` (its length, the path queue, the open searches),
+//! `CACH` (the corridor cache by key), and last `CORR` (the corridor table, in parts of
+//! 1,024 corridors, each part's length first). Columns are described in `column.rs`;
 //! other integers are LEB128, counts included; enums a tag byte and their fields;
 //! corridors are named by their place in the table.
 //!
@@ -190,44 +191,50 @@ impl Crowd {
             || CorridorTable::of_lanes(&self.lanes.corridor, self.cache.len()),
         );
         table.add_cached(cached.iter().map(|(_, corridor)| *corridor));
-        // The corridor table (in parts, themselves in parallel) and the agents' sections
-        // are written side by side: reading corridors mostly waits for their memory, the
-        // agents' columns stream through theirs.
-        let (corridor_parts, agents) = rayon::join(
-            || corridor_parts(&table),
-            || {
-                let mut out = Writer::new(&table);
-                // A little over what walking agents take.
-                out.bytes.reserve(128 * self.lanes.len());
-                self.write_agents(&mut out, &table, &cached);
-                out.bytes
-            },
-        );
         let mut out = Writer::new(&table);
         out.bytes = std::mem::take(bytes);
         out.bytes.clear();
-        let corridor_bytes: usize = corridor_parts.iter().map(Vec::len).sum();
-        out.bytes
-            .reserve(HEADER_BYTES + 1024 + corridor_bytes + agents.len());
+        // A little over what walking agents take, so the buffer grows rarely if ever.
+        out.bytes.reserve(HEADER_BYTES + 256 * self.lanes.len());
         out.bytes.extend_from_slice(&[0; HEADER_BYTES]);
         self.write_head(&mut out);
+        // The agents' sections straight into the buffer, their length first (filled in
+        // after), while the corridor table is written in parts beside them: reading
+        // corridors mostly waits for their memory, the agents' columns stream through
+        // theirs. The checksum of everything before the table is taken on the same side.
+        out.tag(b"AGTS");
+        let length_at = out.bytes.len();
+        out.bytes.extend_from_slice(&[0; 8]);
+        let (corridor_parts, mut checksum) = rayon::join(
+            || corridor_parts(&table),
+            || {
+                self.write_agents(&mut out, &table, &cached);
+                let length = (out.bytes.len() - length_at - 8) as u64;
+                out.bytes[length_at..length_at + 8].copy_from_slice(&length.to_le_bytes());
+                let mut checksum = crc32fast::Hasher::new();
+                checksum.update(&out.bytes[HEADER_BYTES..]);
+                checksum
+            },
+        );
+        let table_at = out.bytes.len();
         out.tag(b"CORR");
         out.len(table.corridors.len());
         for part in &corridor_parts {
             out.len(part.len());
             out.bytes.extend_from_slice(part);
         }
-        out.bytes.extend_from_slice(&agents);
+        let mut table_checksum = crc32fast::Hasher::new();
+        table_checksum.update(&out.bytes[table_at..]);
+        checksum.combine(&table_checksum);
         *bytes = out.bytes;
         let payload_bytes = (bytes.len() - HEADER_BYTES) as u64;
-        let checksum = crc32fast::hash(&bytes[HEADER_BYTES..]);
         let header = bytes
             .first_chunk_mut::<HEADER_BYTES>()
             .expect("the header was written");
         header[..8].copy_from_slice(&MAGIC);
         header[8..12].copy_from_slice(&SAVE_FORMAT_VERSION.to_le_bytes());
         header[12..20].copy_from_slice(&payload_bytes.to_le_bytes());
-        header[20..24].copy_from_slice(&checksum.to_le_bytes());
+        header[20..24].copy_from_slice(&checksum.finalize().to_le_bytes());
     }
 
     /// The crowd `bytes` hold, on `mesh` (in the state the saved crowd last saw) under
@@ -396,6 +403,10 @@ impl Crowd {
             input.malformed("a generation 0, or a free index out of range or twice")
         })?;
 
+        input.section("agents", b"AGTS")?;
+        let length = usize::try_from(input.u64_fixed()?).unwrap_or(usize::MAX);
+        let offset = input.offset();
+        let mut agents = Reader::part(input.raw_bytes(length)?, offset, "agents");
         input.section("corridors", b"CORR")?;
         let corridor_parts = corridor_parts_of(input)?;
         // The corridors are built (in parallel parts) while the lanes and the agents'
@@ -403,19 +414,19 @@ impl Crowd {
         let (corridors, lanes) = rayon::join(
             || build_corridors(corridor_parts),
             || -> Result<(AgentLanes, Vec<u32>), RestoreError> {
-                input.section("lanes", b"LANE")?;
-                let lanes = read_lanes(input, count)?;
-                input.section("agents", b"AGNT")?;
-                self.read_components(input, &lanes.0)?;
+                agents.section("lanes", b"LANE")?;
+                let lanes = read_lanes(&mut agents, count)?;
+                agents.section("agents", b"AGNT")?;
+                self.read_components(&mut agents, &lanes.0)?;
                 Ok(lanes)
             },
         );
-        input.corridors = corridors?;
+        agents.corridors = corridors?;
         let (mut lanes, corridor_places) = lanes?;
-        lanes.corridor = input.corridors_at(&corridor_places)?;
-        self.check_lanes(input, &lanes)?;
+        lanes.corridor = agents.corridors_at(&corridor_places)?;
+        self.check_lanes(&agents, &lanes)?;
         if !self.ids.free_are_dead() {
-            return Err(input.malformed("an agent on a free index"));
+            return Err(agents.malformed("an agent on a free index"));
         }
         self.portal_windows = vec![PortalWindow::EMPTY; lanes.len()];
         self.lanes = lanes;
@@ -425,11 +436,11 @@ impl Crowd {
         self.reserve_tables().map_err(RestoreError::Config)?;
 
         // The open searches run again as far as they had run while the cache is read.
-        input.section("scheduler", b"SCHD")?;
-        let len = input.len(1)?;
-        let offset = input.offset();
-        let mut scheduler = Reader::part(input.raw_bytes(len)?, offset, "scheduler");
-        input.section("cache", b"CACH")?;
+        agents.section("scheduler", b"SCHD")?;
+        let len = agents.len(1)?;
+        let offset = agents.offset();
+        let mut scheduler = Reader::part(agents.raw_bytes(len)?, offset, "scheduler");
+        agents.section("cache", b"CACH")?;
         let (scheduler_read, cache_read) = rayon::join(
             || -> Result<(), RestoreError> {
                 self.scheduler
@@ -439,7 +450,13 @@ impl Crowd {
                 }
                 Ok(())
             },
-            || self.cache.read_state(input),
+            || -> Result<(), RestoreError> {
+                self.cache.read_state(&mut agents)?;
+                if !agents.is_at_end() {
+                    return Err(agents.malformed("bytes after the cache"));
+                }
+                Ok(())
+            },
         );
         scheduler_read.and(cache_read)
     }
