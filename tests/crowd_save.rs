@@ -317,6 +317,64 @@ fn truncated_corrupted_and_foreign_bytes_are_refused_by_value() {
     assert!(restore(&[]).is_some());
 }
 
+/// `bytes` with the payload's checksum made right again: what a faulty build would write.
+fn checksummed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let checksum = crc32fast::hash(&bytes[24..]);
+    bytes[20..24].copy_from_slice(&checksum.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn a_checksum_valid_save_with_any_byte_changed_is_refused_by_value_or_restored_never_a_panic() {
+    let (mesh, _, bytes) = rooms_save();
+    let config = CrowdConfig::default();
+    // The agents' block announces a length past the payload's end: refused naming it.
+    let at = bytes
+        .windows(4)
+        .position(|window| window == b"AGTS")
+        .expect("the agents' block")
+        + 4;
+    let mut long = bytes.clone();
+    long[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    let error = Crowd::restore(&mesh, config, &checksummed(long))
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(
+            &error,
+            RestoreError::Malformed {
+                section: "agents",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    // Every byte of the payload, each of three bit flips, checksum made right: a typed
+    // error or a crowd that steps (a flipped float is still a float), never a panic.
+    let (mut refused, mut restored) = (0, 0);
+    for position in 24..bytes.len() {
+        for bit in [0x01u8, 0x10, 0x80] {
+            let mut changed = bytes.clone();
+            changed[position] ^= bit;
+            match Crowd::restore(&mesh, config, &checksummed(changed)) {
+                Ok(mut crowd) => {
+                    // And it steps (whatever the flip made of it) without a panic.
+                    let _ = crowd.step(DT, &mut KinematicController);
+                    restored += 1;
+                }
+                Err(RestoreError::Malformed { .. })
+                | Err(RestoreError::TileChanged { .. })
+                | Err(RestoreError::LinkChanged { .. }) => refused += 1,
+                Err(other) => panic!("byte {position} ^ {bit:#x}: {other}"),
+            }
+        }
+    }
+    assert!(
+        refused > 0 && restored > 0,
+        "{refused} refused, {restored} restored"
+    );
+}
+
 #[test]
 fn a_save_against_a_changed_mesh_is_refused_naming_the_tile_or_link_and_both_versions() {
     let (mut mesh, door, bytes) = rooms_save();

@@ -273,7 +273,7 @@ impl Crowd {
         Ok(crowd)
     }
 
-    /// The sections before the corridor table: `MESH`, `CRWD`, `IDS `.
+    /// The sections before the agents' block: `MESH`, `CRWD`, `IDS `.
     fn write_head(&self, out: &mut Writer) {
         out.tag(b"MESH");
         write_mesh(out, &self.snapshot);
@@ -298,7 +298,7 @@ impl Crowd {
         out.elements(free);
     }
 
-    /// The sections after the corridor table: `LANE`, `AGNT`, `SCHD`, `CACH`.
+    /// The agents' block (after its `AGTS` tag and length): `LANE`, `AGNT`, `SCHD`, `CACH`.
     fn write_agents(
         &self,
         out: &mut Writer,
@@ -390,11 +390,13 @@ impl Crowd {
         );
         self.scratch = scratch;
         self.neighbour_grid = grid;
-        mapped.map_err(|_| RestoreError::Config(CrowdError::OutOfMemory { agents }))?;
-        read
+        // What is wrong with the bytes comes first; then whether the memory was there.
+        read?;
+        mapped.map_err(|_| RestoreError::Config(CrowdError::OutOfMemory { agents }))
     }
 
-    /// The sections after `CRWD`, for a crowd of `count` agents.
+    /// The sections after `CRWD`, for a crowd of `count` agents: the identity table, the
+    /// agents' block and the corridor table.
     fn read_agents(&mut self, input: &mut Reader, count: usize) -> Result<(), RestoreError> {
         input.section("ids", b"IDS ")?;
         let generation: Vec<u32> = Saved::read(input)?;
