@@ -4,8 +4,15 @@
 //!
 //! `cargo bench --bench save`
 //!
-//! - `save/city_10000`: `Crowd::save`, the whole crowd to bytes in a new vector;
+//! - `save/city_10000`: `Crowd::save`, the whole crowd to bytes in a new vector, every
+//!   vector kept until the round ends, so each save writes memory the system has never
+//!   given the process before (the worst case);
+//! - `save/city_10000_then_drop`: `Crowd::save`, the bytes dropped before the next save
+//!   (a game writing them out), so the allocator hands the same memory back;
 //! - `save/city_10000_into_buffer`: `Crowd::save_into` a buffer kept between saves;
+//! - `fresh_memory/save_sized`: a new vector as long as the save, filled with one byte
+//!   and kept like `save/city_10000`'s: what the system alone charges for first touching
+//!   that many pages, the floor under any save into new memory;
 //! - `restore/city_10000`: `Crowd::restore` from those bytes (checks, open searches run
 //!   again, buffers sized).
 
@@ -63,10 +70,19 @@ fn save_benches(criterion: &mut Criterion) {
     group.bench_function("city_10000", |bench| {
         bench.iter_with_large_drop(|| black_box(&crowd).save())
     });
+    group.bench_function("city_10000_then_drop", |bench| {
+        bench.iter(|| drop(black_box(&crowd).save()))
+    });
     // A game saving every so often into the same buffer.
     let mut buffer = Vec::new();
     group.bench_function("city_10000_into_buffer", |bench| {
         bench.iter(|| black_box(&crowd).save_into(&mut buffer))
+    });
+    group.finish();
+    let mut group = criterion.benchmark_group("fresh_memory");
+    group.sample_size(20);
+    group.bench_function("save_sized", |bench| {
+        bench.iter_with_large_drop(|| vec![1u8; black_box(bytes.len())])
     });
     group.finish();
     let mut group = criterion.benchmark_group("restore");

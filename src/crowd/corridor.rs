@@ -126,12 +126,18 @@ impl Corridor {
         })
     }
 
-    /// Where its polygon and read-slot lists start in memory, for a caller about to read
-    /// many corridors to prefetch them (the save does).
-    pub(crate) fn list_addresses(&self) -> [*const u8; 2] {
+    /// Where its polygon and read-slot lists lie in memory (start address and length in
+    /// bytes), for a caller about to read many corridors to prefetch them (the save does).
+    pub(crate) fn list_memory(&self) -> [(*const u8, usize); 2] {
         [
-            self.polygons.as_ptr().cast(),
-            self.reads.slots.as_ptr().cast(),
+            (
+                self.polygons.as_ptr().cast(),
+                size_of_val(self.polygons.as_slice()),
+            ),
+            (
+                self.reads.slots.as_ptr().cast(),
+                size_of_val(&*self.reads.slots),
+            ),
         ]
     }
 
@@ -644,11 +650,7 @@ impl CorridorCache {
 impl Saved for Corridor {
     const MIN_BYTES: usize = 4 + 4 + 1;
     fn write(&self, out: &mut Writer) {
-        write_deltas(
-            out,
-            self.polygons.iter().map(|&bits| i64::from(bits)),
-            self.polygons.len(),
-        );
+        out.deltas(self.polygons.iter().copied());
         self.links.write(out);
         self.complete.write(out);
         self.reads.write(out);
@@ -696,8 +698,7 @@ impl Saved for CorridorReads {
     const MIN_BYTES: usize = 4 + 4 + 4 + 8 + 8;
     fn write(&self, out: &mut Writer) {
         self.newest_generation.write(out);
-        let slots = self.slots.iter().map(|slot| i64::from(slot.0));
-        write_deltas(out, slots, self.slots.len());
+        out.deltas(self.slots.iter().map(|slot| u32::from(slot.0)));
         out.len(self.links.len());
         out.elements(&self.links);
         self.filter.write(out);
@@ -716,19 +717,7 @@ impl Saved for CorridorReads {
     }
 }
 
-/// Writes a run of numbers as its count and the differences between neighbours (the first
-/// from 0): a path's polygons mostly follow each other within a tile, a differences of a
-/// few, one byte each.
-fn write_deltas(out: &mut Writer, values: impl Iterator<Item = i64>, count: usize) {
-    out.len(count);
-    let mut previous = 0;
-    for value in values {
-        out.signed(value - previous);
-        previous = value;
-    }
-}
-
-/// Reads what [`write_deltas`] wrote, each value checked to fit `T`.
+/// Reads what [`Writer::deltas`] wrote, each value checked to fit `T`.
 fn read_deltas<T: TryFrom<i64>>(input: &mut Reader) -> Result<Vec<T>, RestoreError> {
     let count = input.len(1)?;
     let mut values = Vec::with_capacity(count);
@@ -767,14 +756,32 @@ impl CorridorCache {
 
     /// The entries in key order.
     pub(crate) fn sorted_entries(&self) -> Vec<(CorridorKey, &Arc<Corridor>)> {
-        // Keys copied out in the table's order (one stream of memory) before sorting.
-        let mut entries: Vec<(CorridorKey, &Arc<Corridor>)> = self
+        // Keys copied out in the table's order (one stream of memory); then their
+        // places, small to move, sorted by start and goal as one number (the whole key
+        // breaks the rare ties).
+        let entries: Vec<(CorridorKey, &Arc<Corridor>)> = self
             .entries
             .iter()
             .map(|(key, corridor)| (*key, corridor))
             .collect();
-        entries.sort_unstable_by_key(|(key, _)| key.order());
-        entries
+        let mut order: Vec<(u128, u32)> = entries
+            .iter()
+            .enumerate()
+            .map(|(index, (key, _))| {
+                let ends = u128::from(key.start.to_bits()) << 64 | u128::from(key.goal.to_bits());
+                (ends, index as u32)
+            })
+            .collect();
+        order.sort_unstable_by(|&(ends_a, index_a), &(ends_b, index_b)| {
+            ends_a.cmp(&ends_b).then_with(|| {
+                let order_of = |index: u32| entries[index as usize].0.order();
+                order_of(index_a).cmp(&order_of(index_b))
+            })
+        });
+        order
+            .into_iter()
+            .map(|(_, index)| entries[index as usize])
+            .collect()
     }
 
     /// Reads what [`CorridorCache::write_state`] wrote into this (empty) cache.

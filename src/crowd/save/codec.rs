@@ -101,7 +101,9 @@ impl Hasher for AddressHasher {
 /// Appends saved values to a byte vector.
 pub(crate) struct Writer<'a> {
     pub bytes: Vec<u8>,
-    table: &'a CorridorTable<'a>,
+    /// Where corridors are named; `None` for the sections written while the table is
+    /// gathered, which hold no corridor.
+    table: Option<&'a CorridorTable<'a>>,
 }
 
 impl<'a> Writer<'a> {
@@ -109,8 +111,14 @@ impl<'a> Writer<'a> {
     pub fn new(table: &'a CorridorTable<'a>) -> Writer<'a> {
         Writer {
             bytes: Vec::new(),
-            table,
+            table: Some(table),
         }
+    }
+
+    /// A writer for sections that hold no corridor, into `bytes`, so they are written
+    /// before the corridor table is gathered (or beside it).
+    pub fn without_corridors(bytes: Vec<u8>) -> Writer<'a> {
+        Writer { bytes, table: None }
     }
 
     #[inline]
@@ -142,15 +150,29 @@ impl<'a> Writer<'a> {
         self.varint(u64::from(value));
     }
 
-    pub fn u64(&mut self, value: u64) {
-        self.varint(value);
+    /// A run of numbers as its count, then each one's difference from the one before
+    /// (the first from 0) as [`Writer::signed`] writes it: the same bytes as those calls,
+    /// encoded into room made for the longest case (five bytes a difference of 32-bit
+    /// numbers) and cut to what was used, so no byte checks the vector's capacity.
+    pub fn deltas(&mut self, values: impl ExactSizeIterator<Item = u32>) {
+        const COUNT_BYTES: usize = 10;
+        const DIFFERENCE_BYTES: usize = 5;
+        let start = self.bytes.len();
+        self.bytes
+            .resize(start + COUNT_BYTES + DIFFERENCE_BYTES * values.len(), 0);
+        let room = &mut self.bytes[start..];
+        let mut at = put_varint(room, 0, values.len() as u64);
+        let mut previous = 0i64;
+        for value in values {
+            let difference = i64::from(value) - previous;
+            previous = i64::from(value);
+            at = put_varint(room, at, ((difference << 1) ^ (difference >> 63)) as u64);
+        }
+        self.bytes.truncate(start + at);
     }
 
-    /// A signed difference, zigzagged (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) so small
-    /// differences of either sign take one byte.
-    #[inline]
-    pub fn signed(&mut self, value: i64) {
-        self.varint(((value << 1) ^ (value >> 63)) as u64);
+    pub fn u64(&mut self, value: u64) {
+        self.varint(value);
     }
 
     pub fn f32(&mut self, value: f32) {
@@ -169,13 +191,18 @@ impl<'a> Writer<'a> {
 
     /// The place of a corridor in the table.
     fn corridor_place(&self, corridor: &Arc<Corridor>) -> u32 {
-        self.table.places[&address(corridor)]
+        let table = self
+            .table
+            .expect("a section holding corridors is written with the corridor table");
+        table.places[&address(corridor)]
     }
 
     /// The lanes' corridor column: each agent's corridor by its place in the table
     /// (`u32::MAX`: none), as the table found them while it was gathered.
     pub fn corridor_column(&mut self) {
-        let table = self.table;
+        let table = self
+            .table
+            .expect("the corridor column is written with the corridor table");
         self.raw_column(&table.lane_places, None);
     }
 
@@ -185,6 +212,18 @@ impl<'a> Writer<'a> {
             value.write(self);
         }
     }
+}
+
+/// Writes `value` as LEB128 into `room` at `at`; where the next byte goes.
+#[inline]
+pub(super) fn put_varint(room: &mut [u8], mut at: usize, mut value: u64) -> usize {
+    while value >= 0x80 {
+        room[at] = value as u8 | 0x80;
+        value >>= 7;
+        at += 1;
+    }
+    room[at] = value as u8;
+    at + 1
 }
 
 /// Reads saved values from a byte slice.

@@ -62,7 +62,7 @@ impl Crowd {
             if let Some(request) = request {
                 bits |= HAS_MOVE;
                 request_at[slot] = requests_met.len() as u32;
-                requests_met.push(*request);
+                requests_met.push(request);
             }
             if let Some(cancelling) = cancelling {
                 bits |= HAS_CANCEL;
@@ -93,11 +93,11 @@ impl Crowd {
         out.column(&column(&params, |p| p.max_acceleration_mps2));
         out.column(&has);
 
-        let (request_slots, requests): (Vec<usize>, Vec<MoveRequest>) = request_at
+        let (request_slots, requests): (Vec<usize>, Vec<&MoveRequest>) = request_at
             .iter()
             .enumerate()
             .filter(|&(_, &at)| at != NONE)
-            .map(|(slot, &at)| (slot, requests_met[at as usize]))
+            .map(|(slot, &at)| (slot, &requests_met[at as usize]))
             .unzip();
         // Against what the lanes (written before) hold: the goal is mostly the target,
         // the query's identity mostly a step from the order's.

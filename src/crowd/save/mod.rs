@@ -37,24 +37,28 @@
 //! request in that epoch (spec 001, h5), keeping its place in the queue, so a result of
 //! the old epoch can never be adopted; move orders keep their identities.
 //!
-//! # Format (version 3)
+//! # Format (version 4)
 //! Little-endian, no padding. A 24-byte header: the magic `WMCROWD\0`, the format version
 //! (`u32`), the payload's length (`u64`) and its CRC-32 (`u32`, IEEE). Then the payload,
 //! in sections each opening with a four-byte tag: `MESH` (the tile generations and link
 //! versions of the crowd's snapshot), `CRWD` (the agent count, counters, tables, pending
 //! orders and events), `IDS ` (the identity table), `AGTS` (the byte length of the next
-//! four sections, a fixed-width `u64`), `LANE` (each lane as a column, in the order
-//! `lanes.rs` lists them; a few against a lane before them), `AGNT` (parameters and orders
-//! as columns, `components.rs`), `SCHD` (its length, the path queue, the open searches),
-//! `CACH` (the corridor cache by key), and last `CORR` (the corridor table, in parts of
-//! 1,024 corridors, each part's length first). Columns are described in `column.rs`;
-//! other integers are LEB128, counts included; enums a tag byte and their fields;
-//! corridors are named by their place in the table.
+//! five sections, a fixed-width `u64`), `LANE` (each lane but the corridor lane as a
+//! column, in the order `lanes.rs` lists them; a few against a lane before them), `AGNT`
+//! (parameters and orders as columns, `components.rs`), `PLCS` (the corridor lane: each
+//! agent's corridor by its place in the table, a column), `SCHD` (its length, the path
+//! queue, the open searches), `CACH` (the corridor cache by key), and last `CORR` (the
+//! corridor table, in parts of 1,024 corridors, each part's length first). Columns are
+//! described in `column.rs`; other integers are LEB128, counts included; enums a tag byte
+//! and their fields; corridors are named by their place in the table.
 //!
 //! # Cost
-//! Saving writes the corridor table and the agents' sections side by side (rayon), the
-//! corridors prefetched a few ahead. Restoring maps the per-step buffers' pages while it
-//! reads, builds the corridors while it reads the lanes and the agents' records (the
+//! Saving runs two sides at once (rayon): one writes every section that holds no corridor
+//! straight into the caller's buffer, the other gathers the corridor table, writes the
+//! sections that name corridors, then the table in parts (corridors prefetched a few
+//! ahead), the first side taking parts once it is done. That is why the corridor lane has
+//! a section of its own after the others. Restoring maps the per-step buffers' pages while
+//! it reads, builds the corridors while it reads the lanes and the agents' records (the
 //! lanes name corridors by place, resolved after), and runs the open searches again while
 //! it reads the cache. `cargo bench --bench save` measures both on 10,000 walking agents.
 
@@ -86,7 +90,7 @@ use crate::query::QueryFilter;
 const MAGIC: [u8; 8] = *b"WMCROWD\0";
 
 /// The format this build writes and reads.
-pub const SAVE_FORMAT_VERSION: u32 = 3;
+pub const SAVE_FORMAT_VERSION: u32 = 4;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
@@ -183,58 +187,74 @@ impl Crowd {
     /// [`Crowd::save`] into `bytes` (emptied first), so a game that saves often reuses one
     /// buffer instead of mapping fresh memory for each save.
     pub fn save_into(&self, bytes: &mut Vec<u8>) {
-        // Every corridor once: the agents' in slot order, then the cache's by key (so the
-        // same crowd writes the same bytes); the cache is sorted while the agents' are
-        // gathered.
-        let (cached, mut table) = rayon::join(
-            || self.cache.sorted_entries(),
-            || CorridorTable::of_lanes(&self.lanes.corridor, self.cache.len()),
-        );
-        table.add_cached(cached.iter().map(|(_, corridor)| *corridor));
-        let mut out = Writer::new(&table);
-        out.bytes = std::mem::take(bytes);
-        out.bytes.clear();
+        let mut buffer = std::mem::take(bytes);
+        buffer.clear();
         // A little over what walking agents take, so the buffer grows rarely if ever.
-        out.bytes.reserve(HEADER_BYTES + 256 * self.lanes.len());
-        out.bytes.extend_from_slice(&[0; HEADER_BYTES]);
-        self.write_head(&mut out);
-        // The agents' sections straight into the buffer, their length first (filled in
-        // after), while the corridor table is written in parts beside them: reading
-        // corridors mostly waits for their memory, the agents' columns stream through
-        // theirs. The checksum of everything before the table is taken on the same side.
-        out.tag(b"AGTS");
-        let length_at = out.bytes.len();
-        out.bytes.extend_from_slice(&[0; 8]);
-        let (corridor_parts, mut checksum) = rayon::join(
-            || corridor_parts(&table),
+        buffer.reserve(HEADER_BYTES + 256 * self.lanes.len());
+        buffer.extend_from_slice(&[0; HEADER_BYTES]);
+        // Two sides at once. One gathers the corridor table (every corridor once: the
+        // agents' in slot order, then the cache's by key, so the same crowd writes the
+        // same bytes), writes the sections that name corridors by their place in it, then
+        // the table itself in parts; the other writes, straight into the buffer, every
+        // section that holds no corridor. Whichever finishes first takes parts of the
+        // table from the other (rayon steals them): reading corridors mostly waits for
+        // their memory, the columns stream through theirs. Each side checksums its bytes.
+        let ((table, named, parts), plain) = rayon::join(
             || {
-                self.write_agents(&mut out, &table, &cached);
-                let length = (out.bytes.len() - length_at - 8) as u64;
-                out.bytes[length_at..length_at + 8].copy_from_slice(&length.to_le_bytes());
-                let mut checksum = crc32fast::Hasher::new();
-                checksum.update(&out.bytes[HEADER_BYTES..]);
-                checksum
+                let cached = self.cache.sorted_entries();
+                let mut table = CorridorTable::of_lanes(&self.lanes.corridor, cached.len());
+                table.add_cached(cached.iter().map(|(_, corridor)| *corridor));
+                let mut named = Writer::new(&table);
+                self.write_named_sections(&mut named, &table, &cached);
+                let named = Checksummed::of(named.bytes);
+                let parts = corridor_parts(&table);
+                (table, named, parts)
             },
+            || self.write_plain_sections(buffer),
         );
+        let PlainSections {
+            bytes: mut buffer,
+            agents_length_at,
+            checksum_before_length,
+            mut checksum,
+        } = plain;
+        buffer.extend_from_slice(&named.bytes);
+        checksum.combine(&named.checksum);
+        // The agents' block ends here: its length goes before it, a fixed eight bytes
+        // the plain side's checksum left out (it comes in where they are, below).
+        let agents_length = (buffer.len() - agents_length_at - 8) as u64;
+        buffer[agents_length_at..agents_length_at + 8]
+            .copy_from_slice(&agents_length.to_le_bytes());
+        let mut out = Writer::new(&table);
+        out.bytes = buffer;
         let table_at = out.bytes.len();
         out.tag(b"CORR");
         out.len(table.corridors.len());
-        for part in &corridor_parts {
-            out.len(part.len());
-            out.bytes.extend_from_slice(part);
+        let mut table_checksum = checksum_of(&out.bytes[table_at..]);
+        for part in &parts {
+            let length_at = out.bytes.len();
+            out.len(part.bytes.len());
+            table_checksum.update(&out.bytes[length_at..]);
+            out.bytes.extend_from_slice(&part.bytes);
+            table_checksum.combine(&part.checksum);
         }
-        let mut table_checksum = crc32fast::Hasher::new();
-        table_checksum.update(&out.bytes[table_at..]);
-        checksum.combine(&table_checksum);
-        *bytes = out.bytes;
-        let payload_bytes = (bytes.len() - HEADER_BYTES) as u64;
-        let header = bytes
+        let mut buffer = out.bytes;
+        // The whole payload's checksum: up to the length, the length, the rest.
+        let mut payload_checksum = checksum_before_length;
+        payload_checksum.combine(&checksum_of(
+            &buffer[agents_length_at..agents_length_at + 8],
+        ));
+        payload_checksum.combine(&checksum);
+        payload_checksum.combine(&table_checksum);
+        let payload_bytes = (buffer.len() - HEADER_BYTES) as u64;
+        let header = buffer
             .first_chunk_mut::<HEADER_BYTES>()
             .expect("the header was written");
         header[..8].copy_from_slice(&MAGIC);
         header[8..12].copy_from_slice(&SAVE_FORMAT_VERSION.to_le_bytes());
         header[12..20].copy_from_slice(&payload_bytes.to_le_bytes());
-        header[20..24].copy_from_slice(&checksum.finalize().to_le_bytes());
+        header[20..24].copy_from_slice(&payload_checksum.finalize().to_le_bytes());
+        *bytes = buffer;
     }
 
     /// The crowd `bytes` hold, on `mesh` (in the state the saved crowd last saw) under
@@ -298,22 +318,38 @@ impl Crowd {
         out.elements(free);
     }
 
-    /// The agents' block (after its `AGTS` tag and length): `LANE`, `AGNT`, `SCHD`, `CACH`.
-    fn write_agents(
-        &self,
-        out: &mut Writer,
-        table: &CorridorTable,
-        cached: &[(CorridorKey, &Arc<Corridor>)],
-    ) {
+    /// The sections that hold no corridor, written into `buffer` (after its header) while
+    /// the corridor table is gathered: `MESH`, `CRWD`, `IDS `, the `AGTS` tag and room for
+    /// its length, `LANE`, `AGNT`.
+    fn write_plain_sections(&self, buffer: Vec<u8>) -> PlainSections {
+        let mut out = Writer::without_corridors(buffer);
+        self.write_head(&mut out);
+        out.tag(b"AGTS");
+        let agents_length_at = out.bytes.len();
+        let checksum_before_length = checksum_of(&out.bytes[HEADER_BYTES..]);
+        out.bytes.extend_from_slice(&[0; 8]);
         out.tag(b"LANE");
+        self.write_lanes(&mut out);
+        out.tag(b"AGNT");
+        self.write_components(&mut out);
+        let checksum = checksum_of(&out.bytes[agents_length_at + 8..]);
+        PlainSections {
+            bytes: out.bytes,
+            agents_length_at,
+            checksum_before_length,
+            checksum,
+        }
+    }
+
+    /// Every lane but the corridor lane (which names corridors: it is `PLCS`) as a column,
+    /// in the order `lanes.rs` lists them.
+    fn write_lanes(&self, out: &mut Writer) {
         let lanes = &self.lanes;
         // A lane that usually equals one written before it is written against that one
         // (`column.rs`): most agents' preferred velocity is the velocity they got, most
         // progress anchors are where the agent is, most cursors' polygons the agent's.
         macro_rules! write_lane {
-            (corridor) => {
-                out.corridor_column()
-            };
+            (corridor) => {};
             (desired_x) => {
                 out.column_against(&lanes.desired_x, &lanes.velocity_x)
             };
@@ -339,12 +375,21 @@ impl Crowd {
             };
         }
         every_lane!(write_lanes);
+    }
 
-        out.tag(b"AGNT");
-        self.write_components(out);
+    /// The sections of the agents' block that name corridors by their place in `table`:
+    /// `PLCS` (each agent's corridor), `SCHD` (its length first, so a restore reads the
+    /// cache beside it), `CACH`.
+    fn write_named_sections(
+        &self,
+        out: &mut Writer,
+        table: &CorridorTable,
+        cached: &[(CorridorKey, &Arc<Corridor>)],
+    ) {
+        out.tag(b"PLCS");
+        out.corridor_column();
 
         out.tag(b"SCHD");
-        // Its length first, so a restore reads the cache beside it.
         let mut scheduler = Writer::new(table);
         self.scheduler.write_state(&mut scheduler);
         out.len(scheduler.bytes.len());
@@ -419,8 +464,10 @@ impl Crowd {
                 agents.section("lanes", b"LANE")?;
                 let lanes = read_lanes(&mut agents, count)?;
                 agents.section("agents", b"AGNT")?;
-                self.read_components(&mut agents, &lanes.0)?;
-                Ok(lanes)
+                self.read_components(&mut agents, &lanes)?;
+                agents.section("corridor places", b"PLCS")?;
+                let places = agents.corridor_places(count)?;
+                Ok((lanes, places))
             },
         );
         agents.corridors = corridors?;
@@ -519,7 +566,7 @@ const CORRIDORS_PER_PART: usize = 1024;
 
 /// The corridor table's parts, each [`CORRIDORS_PER_PART`] corridors (the last fewer); the
 /// section is the table's count, then each part's length in bytes and its bytes.
-fn corridor_parts(table: &CorridorTable) -> Vec<Vec<u8>> {
+fn corridor_parts(table: &CorridorTable) -> Vec<Checksummed> {
     table
         .corridors
         .par_chunks(CORRIDORS_PER_PART)
@@ -533,14 +580,54 @@ fn corridor_parts(table: &CorridorTable) -> Vec<Vec<u8>> {
                     prefetch(std::ptr::from_ref(ahead).cast());
                 }
                 if let Some(&ahead) = part.get(index + PREFETCH_LISTS_AHEAD) {
-                    ahead.list_addresses().into_iter().for_each(prefetch);
+                    for (start, length) in ahead.list_memory() {
+                        // Every line the list touches, not only its first.
+                        let into_line = start as usize % CACHE_LINE_BYTES;
+                        let line = start.wrapping_sub(into_line);
+                        for index in 0..(into_line + length).div_ceil(CACHE_LINE_BYTES) {
+                            prefetch(line.wrapping_add(index * CACHE_LINE_BYTES));
+                        }
+                    }
                 }
                 corridor.write(&mut part_out);
             }
-            part_out.bytes
+            Checksummed::of(part_out.bytes)
         })
         .collect()
 }
+
+/// Bytes written on one side of the save, with their checksum (taken there, while they
+/// are in that core's cache).
+struct Checksummed {
+    bytes: Vec<u8>,
+    checksum: crc32fast::Hasher,
+}
+
+impl Checksummed {
+    fn of(bytes: Vec<u8>) -> Checksummed {
+        let checksum = checksum_of(&bytes);
+        Checksummed { bytes, checksum }
+    }
+}
+
+fn checksum_of(bytes: &[u8]) -> crc32fast::Hasher {
+    let mut checksum = crc32fast::Hasher::new();
+    checksum.update(bytes);
+    checksum
+}
+
+/// What [`Crowd::write_plain_sections`] wrote: the save's buffer up to `PLCS`, with the
+/// checksums of its payload before the agents' block's length and after it.
+struct PlainSections {
+    bytes: Vec<u8>,
+    /// Where the agents' block's length goes.
+    agents_length_at: usize,
+    checksum_before_length: crc32fast::Hasher,
+    checksum: crc32fast::Hasher,
+}
+
+/// The processors' cache line (x86-64 and most ARM cores).
+const CACHE_LINE_BYTES: usize = 64;
 
 /// How many corridors ahead of the one being written its struct is prefetched.
 const PREFETCH_STRUCTS_AHEAD: usize = 8;
@@ -597,14 +684,14 @@ fn build_corridors(parts: Vec<(usize, usize, &[u8])>) -> Result<Vec<Arc<Corridor
 /// The `LANE` section of `count` agents, as `write_agents` wrote it, each reference read
 /// before the lanes against it; the corridors as their places in the table (the lanes'
 /// corridor lane left empty).
-fn read_lanes(input: &mut Reader, count: usize) -> Result<(AgentLanes, Vec<u32>), RestoreError> {
+/// Every lane but the corridor lane (left empty: `PLCS` names the corridors), as
+/// [`Crowd::write_lanes`] wrote them.
+fn read_lanes(input: &mut Reader, count: usize) -> Result<AgentLanes, RestoreError> {
     let mut lanes = AgentLanes::default();
-    let corridor_places;
     macro_rules! read_lane {
-        (corridor) => {{
-            corridor_places = input.corridor_places(count)?;
+        (corridor) => {
             Vec::new()
-        }};
+        };
         (desired_x) => {
             input.column_against(&lanes.velocity_x)?
         };
@@ -630,7 +717,7 @@ fn read_lanes(input: &mut Reader, count: usize) -> Result<(AgentLanes, Vec<u32>)
         };
     }
     every_lane!(read_lanes);
-    Ok((lanes, corridor_places))
+    Ok(lanes)
 }
 
 /// Writes the tile generations and link versions of `snapshot`.
