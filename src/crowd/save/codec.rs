@@ -17,6 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use glam::{Vec2, Vec3};
+use rayon::prelude::*;
 
 use super::RestoreError;
 use crate::crowd::corridor::Corridor;
@@ -303,6 +304,18 @@ impl<'a> Reader<'a> {
 
     #[inline]
     pub fn varint(&mut self) -> Result<u64, RestoreError> {
+        // Most numbers a save holds are under 128: one byte, no loop.
+        if let Some(&byte) = self.bytes.get(self.at)
+            && byte < 0x80
+        {
+            self.at += 1;
+            return Ok(u64::from(byte));
+        }
+        self.long_varint()
+    }
+
+    /// [`Reader::varint`] of two bytes or more (or none left).
+    fn long_varint(&mut self) -> Result<u64, RestoreError> {
         let mut value = 0u64;
         // At most ten bytes hold 64 bits; the tenth may carry only the top bit.
         for (index, &byte) in self.bytes[self.at..].iter().take(10).enumerate() {
@@ -356,20 +369,22 @@ impl<'a> Reader<'a> {
 
     /// The corridors of the table at `places` (`u32::MAX`: none), by slot.
     pub fn corridors_at(&self, places: &[u32]) -> Result<Vec<Option<Arc<Corridor>>>, RestoreError> {
-        places
+        let count = self.corridors.len();
+        if let Some((slot, place)) = places
             .iter()
             .enumerate()
-            .map(|(slot, &place)| match place {
-                u32::MAX => Ok(None),
-                place => match self.corridors.get(place as usize) {
-                    Some(corridor) => Ok(Some(corridor.clone())),
-                    None => Err(self.malformed(format!(
-                        "slot {slot}: corridor {place} of a table of {}",
-                        self.corridors.len()
-                    ))),
-                },
-            })
-            .collect()
+            .find(|&(_, &place)| place != u32::MAX && place as usize >= count)
+        {
+            return Err(self.malformed(format!(
+                "slot {slot}: corridor {place} of a table of {count}"
+            )));
+        }
+        // Each share counts itself in its corridor, a line scattered in memory: the
+        // cores' misses overlap when both take a share of the slots.
+        Ok(places
+            .par_iter()
+            .map(|&place| (place != u32::MAX).then(|| self.corridors[place as usize].clone()))
+            .collect())
     }
 
     #[inline]

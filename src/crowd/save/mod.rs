@@ -68,6 +68,7 @@ mod components;
 mod types;
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use codec::{CorridorTable, Reader, Saved, Writer};
@@ -77,7 +78,7 @@ use super::agent::{AgentIds, TABLE_ENTRIES_MAX};
 use super::avoid::AvoidanceProfile;
 use super::components::MoveRequest;
 use super::config::CrowdConfig;
-use super::corridor::{Corridor, CorridorKey};
+use super::corridor::{Corridor, CorridorKey, KeyHasher};
 use super::events::CrowdError;
 use super::lanes::{AgentLanes, every_lane};
 use super::passes::PortalWindow;
@@ -543,7 +544,10 @@ impl Crowd {
     fn start_new_epoch(&mut self) {
         self.epoch += 1;
         let epoch = self.epoch;
-        let mut renamed = HashMap::new();
+        // (Thousands of queries wait in a large crowd's queue: the cache's hasher, not
+        // the standard one, and room for all of them.)
+        let mut renamed: HashMap<RequestId, RequestId, BuildHasherDefault<KeyHasher>> =
+            HashMap::with_capacity_and_hasher(self.scheduler.depth(), Default::default());
         for request in self.world.query_mut::<&mut MoveRequest>() {
             if request.awaiting {
                 let old = request.query;
@@ -681,11 +685,9 @@ fn build_corridors(parts: Vec<(usize, usize, &[u8])>) -> Result<Vec<Arc<Corridor
     Ok(parts.into_iter().flatten().collect())
 }
 
-/// The `LANE` section of `count` agents, as `write_agents` wrote it, each reference read
-/// before the lanes against it; the corridors as their places in the table (the lanes'
-/// corridor lane left empty).
-/// Every lane but the corridor lane (left empty: `PLCS` names the corridors), as
-/// [`Crowd::write_lanes`] wrote them.
+/// The `LANE` section of `count` agents as [`Crowd::write_lanes`] wrote it (each reference
+/// read before the lanes against it): every lane but the corridor lane, left empty for
+/// `PLCS` to fill.
 fn read_lanes(input: &mut Reader, count: usize) -> Result<AgentLanes, RestoreError> {
     let mut lanes = AgentLanes::default();
     macro_rules! read_lane {
