@@ -557,25 +557,12 @@ mod tests {
         a.to_bits64() == b.to_bits64()
     }
 
-    /// Writes `values` (against `reference`), checks the mode chosen, reads them back.
-    fn round_trip<R: RawValue + PartialEq>(
-        values: &[R],
-        reference: Option<&[R]>,
-        mode: u8,
-    ) -> usize {
-        let table = CorridorTable::of_lanes(&[], 0);
-        let mut out = Writer::new(&table);
-        out.raw_column(values, reference);
-        out.u8(0xee);
-        assert_eq!(out.bytes[0], mode, "mode of {values:?}");
-        let mut input = Reader::new(&out.bytes);
-        let read: Vec<R> = input.raw_column(values.len(), reference).unwrap();
-        assert!(
-            read.iter().zip(values).all(|(a, b)| same_bits(*a, *b)) && read.len() == values.len(),
-            "{read:?} read back from {values:?}"
-        );
-        assert_eq!(input.u8().unwrap(), 0xee, "every byte of the column read");
-        out.bytes.len() - 1
+    /// Writes `values` (against `reference`), checks the mode chosen, reads them back;
+    /// the column's length in bytes.
+    fn round_trip<R: RawValue>(values: &[R], reference: Option<&[R]>, mode: u8) -> usize {
+        let bytes = reads_back(values, reference);
+        assert_eq!(bytes[0], mode, "mode of {values:?}");
+        bytes.len()
     }
 
     #[test]
@@ -632,8 +619,9 @@ mod tests {
         );
     }
 
-    /// Writes `values` (against `reference`) and reads them back, whatever the mode.
-    fn reads_back<R: RawValue>(values: &[R], reference: Option<&[R]>) {
+    /// Writes `values` (against `reference`) and reads them back, whatever the mode; the
+    /// column's bytes.
+    fn reads_back<R: RawValue>(values: &[R], reference: Option<&[R]>) -> Vec<u8> {
         let table = CorridorTable::of_lanes(&[], 0);
         let mut out = Writer::new(&table);
         out.raw_column(values, reference);
@@ -645,6 +633,7 @@ mod tests {
             out.bytes[0]
         );
         assert!(input.is_at_end(), "every byte of {values:?} read");
+        out.bytes
     }
 
     #[test]
