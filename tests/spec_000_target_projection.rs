@@ -3,6 +3,10 @@
 
 mod common;
 use glam::{Affine3A, Vec2, Vec3};
+use waymark::crowd::{
+    AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, FailureCondition, HoldPolicy, HostWorld,
+    InteractionFailure, InteractionPhase, KinematicController, MoverAction, Outcome, RequestId,
+};
 use waymark::ids::TransformVersion;
 
 use waymark::mesh::{NavMesh, Snapshot, WalkablePolygon};
@@ -731,4 +735,207 @@ fn bad_records_name_the_field() {
         message.contains("probe.radius_m") && message.contains("NaN"),
         "{message}"
     );
+}
+
+/// A crowd with one guard (radius 0.4 m, height 1.8 m) standing at `start` on the seat's
+/// mesh.
+fn guard_at(seat: &Seat, start: Vec3) -> (Crowd, AgentId) {
+    let mut crowd = Crowd::new(&seat.mesh, CrowdConfig::default()).unwrap();
+    let params = AgentParams {
+        radius_m: 0.4,
+        height_m: 1.8,
+        ..AgentParams::DETOUR_REFERENCE
+    };
+    let guard = crowd.add_agent(start, params).unwrap();
+    (crowd, guard)
+}
+
+/// Steps `crowd` in `world` until `order` ends (at most `frames`), recording the guard's
+/// position after each step; returns the outcome, every order ended on the way (that one
+/// included, with those of its step), and the track.
+fn run_interaction(
+    crowd: &mut Crowd,
+    guard: AgentId,
+    world: &StaticWorld,
+    order: RequestId,
+    frames: usize,
+) -> (Option<Outcome>, Vec<(RequestId, Outcome)>, Vec<Vec3>) {
+    let host = HostWorld {
+        collision: world,
+        objects: &[],
+    };
+    let mut track = vec![crowd.position(guard).unwrap()];
+    let mut ended = Vec::new();
+    for _ in 0..frames {
+        let events = crowd
+            .step_with(0.1, &mut KinematicController, &host)
+            .unwrap();
+        track.push(crowd.position(guard).unwrap());
+        for event in events {
+            if let CrowdEvent::OrderEnded { order, outcome, .. } = event {
+                ended.push((order, outcome));
+            }
+        }
+        if let Some(&(_, outcome)) = ended.iter().find(|(ended, _)| *ended == order) {
+            return (Some(outcome), ended, track);
+        }
+    }
+    (None, ended, track)
+}
+
+#[test]
+fn t10_end_to_end_the_crowd_walks_from_s_to_q_and_succeeds_at_the_pose() {
+    let seat = seat(0.1, 0.01);
+    let start = Vec3::new(0.8, 0.0, 0.7);
+    let q = Vec3::new(0.75, 0.0, 0.525);
+    let (mut crowd, guard) = guard_at(&seat, start);
+    let host = HostWorld {
+        collision: &seat.world,
+        objects: &[],
+    };
+    let (order, hold) = crowd
+        .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
+        .unwrap();
+    // The projection chose t6's q in fragment C+ (the first by id).
+    let view = crowd.interaction(guard).unwrap().unwrap();
+    assert!(view.foot.distance(q) < 1e-5, "{:?}", view.foot);
+    assert_eq!(view.phase, InteractionPhase::Walking);
+    assert_eq!(
+        crowd.owner(guard).unwrap().unwrap().action,
+        MoverAction::Move(order)
+    );
+
+    let (outcome, _, track) = run_interaction(&mut crowd, guard, &seat.world, order, 200);
+    assert_eq!(outcome, Some(Outcome::Success));
+    // Success only at the pose: within the hold's enter threshold of q, at rest, with
+    // every check passing there; the hold owns the mover and keeps the pose.
+    let end = crowd.position(guard).unwrap();
+    let error = Vec2::new(end.x - q.x, end.z - q.z).length();
+    assert!(error <= HoldPolicy::SPEC_EXAMPLE.enter_m, "{end:?}");
+    assert!(crowd.velocity(guard).unwrap().length() <= HoldPolicy::SPEC_EXAMPLE.speed_enter_mps);
+    assert!(validate_pose(&seat.record, end, &seat.world).passed);
+    let view = crowd.interaction(guard).unwrap().unwrap();
+    assert_eq!(view.phase, InteractionPhase::Holding);
+    assert!(view.checks_pass);
+    assert_eq!(
+        crowd.owner(guard).unwrap().unwrap().action,
+        MoverAction::Hold(hold)
+    );
+    assert_eq!(crowd.hold(guard).unwrap().unwrap().fact, Some(1));
+    // The way there is t10's straight segment S -> q, inside N all along.
+    let along = (q - start).normalize();
+    for point in &track {
+        let offset = *point - start;
+        let off_line = (offset - along * offset.dot(along)).length();
+        assert!(off_line < 0.01, "{point:?} is {off_line} m off the segment");
+        assert!((0.6..=0.9).contains(&point.x) && (-0.7..=0.7 + 1e-5).contains(&point.z));
+    }
+
+    // Releasing the pose: the hold is cancelled by its id and the agent ends idle.
+    crowd.cancel_order(guard, hold).unwrap();
+    let (outcome, _, _) = run_interaction(&mut crowd, guard, &seat.world, hold, 60);
+    assert_eq!(outcome, Some(Outcome::Cancelled));
+    assert_eq!(crowd.owner(guard).unwrap(), None);
+    assert_eq!(crowd.interaction(guard).unwrap(), None);
+}
+
+#[test]
+fn t11_crowd_interaction_with_no_legal_region_fails_without_walking() {
+    let seat = seat(0.18, 0.01);
+    let start = Vec3::new(0.8, 0.0, 0.7);
+    let (mut crowd, guard) = guard_at(&seat, start);
+    let host = HostWorld {
+        collision: &seat.world,
+        objects: &[],
+    };
+    let (order, hold) = crowd
+        .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
+        .unwrap();
+    let events = crowd
+        .step_with(0.1, &mut KinematicController, &host)
+        .unwrap();
+    let ended: Vec<(RequestId, Outcome)> = events
+        .iter()
+        .filter_map(|event| match *event {
+            CrowdEvent::OrderEnded { order, outcome, .. } => Some((order, outcome)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ended,
+        vec![
+            (
+                order,
+                Outcome::Failure(FailureCondition::Interaction(
+                    InteractionFailure::NoLegalRegion
+                ))
+            ),
+            (hold, Outcome::Cancelled),
+        ]
+    );
+    let moved = crowd.position(guard).unwrap().distance(start);
+    assert!(moved < 1e-3, "moved {moved} m");
+
+    // Candidates exhausted is reported apart.
+    let mut short_reach = seat_with_reach(0.5);
+    short_reach.record.candidates_max = 10;
+    let (mut crowd, guard) = guard_at(&short_reach, start);
+    let host = HostWorld {
+        collision: &short_reach.world,
+        objects: &[],
+    };
+    let (order, _) = crowd
+        .request_interaction(
+            guard,
+            short_reach.record.clone(),
+            HoldPolicy::SPEC_EXAMPLE,
+            &host,
+        )
+        .unwrap();
+    let (outcome, _, _) = run_interaction(&mut crowd, guard, &short_reach.world, order, 5);
+    assert_eq!(
+        outcome,
+        Some(Outcome::Failure(FailureCondition::Interaction(
+            InteractionFailure::CandidatesExhausted
+        )))
+    );
+}
+
+#[test]
+fn t_crowd_interaction_fails_naming_the_check_that_breaks_at_the_actual_pose() {
+    // The pose is verified at q; a second board put in the line of sight after admission
+    // (the collision world changed) fails the interaction once the guard stands there.
+    let seat = seat(0.1, 0.01);
+    let start = Vec3::new(0.8, 0.0, 0.7);
+    let (mut crowd, guard) = guard_at(&seat, start);
+    let host = HostWorld {
+        collision: &seat.world,
+        objects: &[],
+    };
+    let (order, hold) = crowd
+        .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
+        .unwrap();
+    let mut blocked = seat.world.clone();
+    blocked
+        .add(
+            "screen",
+            Shape::Box {
+                min: Vec3::new(0.3, 1.0, 0.2),
+                max: Vec3::new(0.3, 1.5, 0.5),
+            },
+        )
+        .unwrap();
+    let (outcome, mut ended, _) = run_interaction(&mut crowd, guard, &blocked, order, 200);
+    let failed = Outcome::Failure(FailureCondition::Interaction(
+        InteractionFailure::PoseCheck("line of sight"),
+    ));
+    assert_eq!(outcome, Some(failed));
+    // The hold brakes and ends with the same reason (in that step if the guard already
+    // stood); nothing holds the mover afterwards, and each order ended once.
+    if !ended.iter().any(|(order, _)| *order == hold) {
+        let (_, more, _) = run_interaction(&mut crowd, guard, &blocked, hold, 60);
+        ended.extend(more);
+    }
+    assert_eq!(ended, vec![(order, failed), (hold, failed)]);
+    assert_eq!(crowd.owner(guard).unwrap(), None);
 }

@@ -74,6 +74,7 @@ impl Crowd {
                 outcome: Outcome::Failure(FailureCondition::NoPath),
             });
             self.end_reserved_hold(agent, Some(events));
+            self.take_interaction(agent);
         }
         self.lanes.status[slot] = AgentStatus::Failed;
         self.lanes.corridor[slot] = None;

@@ -106,7 +106,7 @@ impl Crowd {
     /// arrive, are rejected at adoption by their request id). The order ends once, in a
     /// [`CrowdEvent::OrderEnded`](crate::crowd::CrowdEvent::OrderEnded).
     pub fn request_move(&mut self, agent: AgentId, target: Vec3) -> Result<RequestId, CrowdError> {
-        self.order_move(agent, target, None)
+        self.order_move(agent, target, None, Logged::Yes)
     }
 
     /// [`Crowd::request_move`] with a deadline: an order not ended by the step that starts
@@ -127,14 +127,17 @@ impl Crowd {
                 frame: self.frame,
             });
         }
-        self.order_move(agent, target, Some(deadline_frame))
+        self.order_move(agent, target, Some(deadline_frame), Logged::Yes)
     }
 
-    fn order_move(
+    /// A move order's admission and installation; logged as a `Move` command unless it
+    /// is part of a command logged as a whole (an interaction's walk).
+    pub(super) fn order_move(
         &mut self,
         agent: AgentId,
         target: Vec3,
         deadline_frame: Option<u64>,
+        logged: Logged,
     ) -> Result<RequestId, CrowdError> {
         let (slot, request) = self.admit(agent, |_, _| {
             if target.is_finite() {
@@ -146,14 +149,16 @@ impl Crowd {
                 })
             }
         })?;
-        self.log(|| {
-            LogRecord::Command(Command::Move {
-                agent,
-                order: request,
-                target,
-                deadline_frame,
-            })
-        });
+        if logged == Logged::Yes {
+            self.log(|| {
+                LogRecord::Command(Command::Move {
+                    agent,
+                    order: request,
+                    target,
+                    deadline_frame,
+                })
+            });
+        }
         self.world
             .insert_one(
                 self.ids.entity(agent),
@@ -475,8 +480,8 @@ impl Crowd {
     /// walks it back toward `target` at the policy's correction speed, with avoidance. The
     /// order owns the mover ([`Crowd::owner`]) until it is cancelled or replaced (it ends
     /// `Cancelled`) or the hold fails (`Failure(Hold(why))` once the agent has braked to a
-    /// stop). A non-finite target or a policy out of range is refused by value; the holds
-    /// of the crowd judge no interaction checks yet (issue 24's `request_interaction`).
+    /// stop). A non-finite target or a policy out of range is refused by value. A hold with
+    /// interaction checks comes with [`Crowd::request_interaction`].
     pub fn request_hold(
         &mut self,
         agent: AgentId,
@@ -539,25 +544,32 @@ impl Crowd {
             .map_err(|(field, value)| CrowdError::BadParameter { field, value })?;
         self.slot(agent)?;
         self.check_hold_capacity(agent)?;
-        let walk = self.order_move(agent, target, None)?;
-        Ok((walk, self.reserve_hold(agent, policy)))
+        let walk = self.order_move(agent, target, None, Logged::Yes)?;
+        Ok((walk, self.reserve_hold(agent, policy, Logged::Yes)))
     }
 
     /// Reserves a hold beside the agent's (just given) move order; returns its identity.
-    pub(super) fn reserve_hold(&mut self, agent: AgentId, policy: HoldPolicy) -> RequestId {
+    pub(super) fn reserve_hold(
+        &mut self,
+        agent: AgentId,
+        policy: HoldPolicy,
+        logged: Logged,
+    ) -> RequestId {
         let hold = RequestId {
             logical: self.next_logical,
             attempt: 0,
             epoch: self.epoch,
         };
         self.next_logical += 1;
-        self.log(|| {
-            LogRecord::Command(Command::ReserveHold {
-                agent,
-                hold,
-                policy,
-            })
-        });
+        if logged == Logged::Yes {
+            self.log(|| {
+                LogRecord::Command(Command::ReserveHold {
+                    agent,
+                    hold,
+                    policy,
+                })
+            });
+        }
         self.world
             .insert_one(self.ids.entity(agent), HoldReserved { hold, policy })
             .expect("a known agent");
@@ -732,4 +744,13 @@ impl Crowd {
         self.lanes.on_head_start[slot] = false;
         self.lanes.corner_age[slot] = u8::MAX;
     }
+}
+
+/// Whether a part of a command writes its own log entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Logged {
+    /// It is the command given: logged.
+    Yes,
+    /// It is part of a command logged as a whole.
+    InWhole,
 }

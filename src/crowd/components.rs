@@ -62,6 +62,9 @@ pub(crate) enum Ending {
     Blocked(super::events::BlockedBy),
     /// The agent's hold failed: it ends `Failure(Hold(why))`, without a receipt.
     Hold(super::hold::HoldFailure),
+    /// The agent's interaction failed: its walk or hold ends `Failure(Interaction(why))`,
+    /// without a receipt.
+    Interaction(super::interaction::InteractionFailure),
 }
 
 /// An agent moving at a velocity its host asked for (a hecs component).

@@ -141,6 +141,9 @@ pub enum FailureCondition {
     /// The agent's hold failed (`request_hold`): it could not correct (the speed needed
     /// is beyond it) or did not recover by its deadline; it braked, as for a deadline.
     Hold(crate::crowd::HoldFailure),
+    /// The interaction failed (`request_interaction`): no pose, a check failing at the
+    /// actual pose, or the target's object teleported, replaced or gone.
+    Interaction(crate::crowd::InteractionFailure),
 }
 
 /// What holds a blocked agent ([`CrowdEvent::Blocked`], [`Crowd::blocked`](crate::crowd::Crowd::blocked)).
@@ -256,6 +259,10 @@ pub enum CrowdError {
         /// What owns the mover now, if anything.
         owner: Option<crate::crowd::MoverAction>,
     },
+    /// An interaction target that cannot be projected: a record field out of range, or a
+    /// moving target whose object the host's world does not place.
+    #[error("interaction target: {0}")]
+    Target(crate::target::TargetError),
     /// A deadline that is not after the crowd's current frame.
     #[error("deadline frame {deadline_frame} is not after the crowd's frame {frame}")]
     PastDeadline {

@@ -96,8 +96,16 @@ impl Crowd {
                     }
                 }
                 FeedbackMark::AtGoal => {
+                    let complete = self.lanes.corridor[slot]
+                        .as_ref()
+                        .is_some_and(|c| c.complete);
+                    if complete && self.is_walking_to_interact(agent) {
+                        // At an interaction's pose: no success yet; its hold settles the
+                        // body and the checks judge the actual pose.
+                        self.hand_interaction_to_hold(agent, slot);
+                        continue;
+                    }
                     let lanes = &mut self.lanes;
-                    let complete = lanes.corridor[slot].as_ref().is_some_and(|c| c.complete);
                     lanes.status[slot] = if complete {
                         AgentStatus::Arrived
                     } else {
@@ -128,6 +136,7 @@ impl Crowd {
                         self.start_reserved_hold(agent, slot);
                     } else {
                         self.end_reserved_hold(agent, Some(events));
+                        self.take_interaction(agent);
                     }
                 }
             }

@@ -30,8 +30,10 @@
 //!
 //! The crowd runs it for agents given [`Crowd::request_hold`](crate::crowd::Crowd::request_hold)
 //! or whose [`Crowd::request_move_then_hold`](crate::crowd::Crowd::request_move_then_hold)
-//! arrived (`step.rs`, `keep_holds`): on static ground (no support velocity yet, issue 23) and with
-//! no interaction checks (those come with `request_interaction`, issue 24). Spec 001's h3
+//! arrived (`step.rs`, `keep_holds`), and for interactions near their pose
+//! (`interaction.rs`, whose checks at the actual foot are the observation's `checks_pass`
+//! and whose moving target gives its velocity): on static ground (no support velocity yet,
+//! issue 23). Spec 001's h3
 //! and h4 are tested on the law with the spec's continuous step curve
 //! (`tests/spec_001_hold.rs`) and in the crowd (`tests/crowd_hold.rs`).
 //!

@@ -29,6 +29,7 @@
 //! Invariants: sequence numbers are consecutive from the frontier; the entries of a frame
 //! are in the order things happened; a replay with logging on writes the log it replays.
 
+use super::interaction::InteractionWorld;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -141,6 +142,22 @@ pub enum Command {
         hold: RequestId,
         /// Its policy.
         policy: crate::crowd::HoldPolicy,
+    },
+    /// [`Crowd::request_interaction`], with the foot of the pose its projection chose
+    /// (`None`: it found none, and the order ended at once).
+    Interact {
+        /// The agent.
+        agent: AgentId,
+        /// The interaction's identity.
+        order: RequestId,
+        /// Its hold's.
+        hold: RequestId,
+        /// The target.
+        record: Box<crate::target::TargetRecord>,
+        /// The hold's policy.
+        policy: crate::crowd::HoldPolicy,
+        /// The chosen pose's foot.
+        foot: Option<Vec3>,
     },
     /// [`Crowd::cancel`].
     Cancel {
@@ -313,6 +330,13 @@ pub enum ReplayError {
     /// The crowd's step failed.
     #[error("the step failed: {0}")]
     Step(CrowdError),
+    /// A logged interaction order, replayed without the host's world
+    /// ([`Replay::step_with`] gives it).
+    #[error("log entry {sequence}: an interaction order needs the host's world to replay")]
+    NeedsWorld {
+        /// The entry.
+        sequence: u64,
+    },
 }
 
 /// A fingerprint of a snapshot's tiles and links (every slot's state and generation,
@@ -631,6 +655,30 @@ impl Replay {
         controller: &mut (impl Controller + Send),
         set_mesh: &mut dyn FnMut(&mut Crowd, u64),
     ) -> Result<Vec<CrowdEvent>, ReplayError> {
+        self.step_in(crowd, dt, controller, None, set_mesh)
+    }
+
+    /// [`Replay::step`] with the host's world as it was at this frame (as
+    /// [`Crowd::step_with`]): a log with interaction orders replays only so.
+    pub fn step_with(
+        &mut self,
+        crowd: &mut Crowd,
+        dt: f32,
+        controller: &mut (impl Controller + Send),
+        world: &dyn InteractionWorld,
+        set_mesh: &mut dyn FnMut(&mut Crowd, u64),
+    ) -> Result<Vec<CrowdEvent>, ReplayError> {
+        self.step_in(crowd, dt, controller, Some(world), set_mesh)
+    }
+
+    fn step_in(
+        &mut self,
+        crowd: &mut Crowd,
+        dt: f32,
+        controller: &mut (impl Controller + Send),
+        world: Option<&dyn InteractionWorld>,
+        set_mesh: &mut dyn FnMut(&mut Crowd, u64),
+    ) -> Result<Vec<CrowdEvent>, ReplayError> {
         while let Some(entry) = self.commands.front() {
             if entry.frame > crowd.frame() {
                 break;
@@ -666,9 +714,11 @@ impl Replay {
                     feed.expiries = expiries;
                 }
             }
-            give(crowd, entry.sequence, entry.frame, command, set_mesh)?;
+            give(crowd, entry.sequence, entry.frame, command, world, set_mesh)?;
         }
-        let events = crowd.step(dt, controller).map_err(ReplayError::Step)?;
+        let events = crowd
+            .step_in(dt, controller, world)
+            .map_err(ReplayError::Step)?;
         if let Some(divergence) = crowd
             .log
             .replay
@@ -692,6 +742,7 @@ fn give(
     sequence: u64,
     frame: u64,
     command: &Command,
+    world: Option<&dyn InteractionWorld>,
     set_mesh: &mut dyn FnMut(&mut Crowd, u64),
 ) -> Result<(), ReplayError> {
     let refused = |error| ReplayError::Refused { sequence, error };
@@ -765,7 +816,31 @@ fn give(
                     "no move order".to_string(),
                 ));
             }
-            same(hold, crowd.reserve_hold(agent, policy), differs)
+            same(
+                hold,
+                crowd.reserve_hold(agent, policy, super::commands::Logged::Yes),
+                differs,
+            )
+        }
+        Command::Interact {
+            agent,
+            order,
+            hold,
+            record,
+            policy,
+            foot,
+        } => {
+            let world = world.ok_or(ReplayError::NeedsWorld { sequence })?;
+            let issued = crowd
+                .request_interaction(*agent, (**record).clone(), *policy, world)
+                .map_err(refused)?;
+            same((*order, *hold), issued, differs)?;
+            // The projection chose the same pose (or, like the logged run, none).
+            let chosen = crowd
+                .interaction(*agent)
+                .map_err(refused)?
+                .map(|view| view.foot);
+            same(*foot, chosen, differs)
         }
         &Command::Cancel { agent, record } => {
             same(record, crowd.cancel(agent).map_err(refused)?, differs)

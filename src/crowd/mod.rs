@@ -15,7 +15,7 @@
 //! mover has one owner at a time ([`Crowd::owner`]: its move order, its velocity order or
 //! its braking), taken at one admission entry (`owner.rs`), and every order ends exactly
 //! once in a [`CrowdEvent::OrderEnded`] with its [`Outcome`]. [`Crowd::step`] runs the passes in the order
-//! written once in `step.rs`: ingest -> schedule -> adopt -> follow -> slope -> avoid ->
+//! written once in `step.rs`: interactions -> ingest -> schedule -> adopt -> follow -> slope -> avoid ->
 //! move -> separate -> feedback, each timed and counted in [`StepStats`]. The avoid pass
 //! (`avoid/`) negotiates velocities between neighbours found by a per-frame grid
 //! (`neighbours.rs`). [`Crowd::save`] and [`Crowd::restore`] (`save/`) turn the whole
@@ -75,6 +75,7 @@ mod feedback;
 mod flow;
 mod funnel;
 mod hold;
+mod interaction;
 mod lanes;
 mod log;
 mod neighbours;
@@ -124,6 +125,9 @@ pub use events::{
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use hold::{
     FactChange, HoldFailure, HoldKeeper, HoldObservation, HoldPhase, HoldPolicy, HoldView,
+};
+pub use interaction::{
+    HostWorld, InteractionFailure, InteractionPhase, InteractionView, InteractionWorld, ObjectState,
 };
 pub use lanes::AgentStatus;
 pub(crate) use log::Fnv;

@@ -162,6 +162,7 @@ impl Crowd {
             // The move's reserved hold never starts: it ends with the move.
             self.end_reserved_hold(agent, None);
         }
+        self.take_interaction(agent);
         let orders = [
             moving.map(|request| request.order),
             steering.map(|velocity| velocity.order),

@@ -1,7 +1,9 @@
 //! One crowd step: the pass order, written once.
 //!
-//! ingest -> schedule -> adopt -> follow -> slope (with the neighbour grid rebuilt alongside
-//! these four) -> avoid -> move -> separate -> feedback.
+//! interactions -> ingest -> schedule -> adopt -> follow -> slope (with the neighbour grid
+//! rebuilt alongside these four) -> avoid -> move -> separate -> feedback. (Interactions:
+//! the few interaction orders' targets placed and poses checked in the host's world, given
+//! to [`Crowd::step_with`]; `interaction.rs`.)
 //! Each pass is timed and counted; the parallel ones (follow, slope, avoid, move, separate)
 //! collect their results in slot order. Off-mesh links: the follow pass starts crossings
 //! (agents at a link's entry), the move pass carries crossing agents along their links in
@@ -25,6 +27,7 @@ use super::components::{Cancelling, Ending, HoldOrder, MoveRequest, Slot, Veloci
 use super::controller::Controller;
 use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent, FailureCondition, Outcome};
 use super::hold::{FactChange, HoldObservation, HoldPhase};
+use super::interaction::{InteractionOrder, InteractionWorld};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{follow_pass, slope_pass};
 use super::runtime::Crowd;
@@ -185,14 +188,36 @@ impl Crowd {
         dt: f32,
         controller: &mut (impl Controller + Send),
     ) -> Result<Vec<CrowdEvent>, CrowdError> {
+        self.step_in(dt, controller, None)
+    }
+
+    /// [`Crowd::step`] with the host's world, which interaction orders
+    /// ([`Crowd::request_interaction`]) read each step: the pose checks at the actual foot
+    /// and where moving targets' objects are now. A crowd with an interaction under way
+    /// must be stepped with it (stepped without, the interaction fails `NoWorld`).
+    pub fn step_with(
+        &mut self,
+        dt: f32,
+        controller: &mut (impl Controller + Send),
+        world: &dyn InteractionWorld,
+    ) -> Result<Vec<CrowdEvent>, CrowdError> {
+        self.step_in(dt, controller, Some(world))
+    }
+
+    pub(super) fn step_in(
+        &mut self,
+        dt: f32,
+        controller: &mut (impl Controller + Send),
+        world: Option<&dyn InteractionWorld>,
+    ) -> Result<Vec<CrowdEvent>, CrowdError> {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(CrowdError::BadStep(dt));
         }
         if !self.config.keep_workers_awake {
             return if rayon::current_thread_index().is_some() {
-                self.step_on_pool(dt, controller)
+                self.step_on_pool(dt, controller, world)
             } else {
-                rayon::scope(|_| self.step_on_pool(dt, controller))
+                rayon::scope(|_| self.step_on_pool(dt, controller, world))
             };
         }
         let done = AtomicBool::new(false);
@@ -202,7 +227,7 @@ impl Crowd {
                 let done = &done;
                 scope.spawn(move |_| keep_awake(done, stepping));
             }
-            let result = self.step_on_pool(dt, controller);
+            let result = self.step_on_pool(dt, controller, world);
             done.store(true, Ordering::Release);
             result
         })
@@ -213,10 +238,12 @@ impl Crowd {
         &mut self,
         dt: f32,
         controller: &mut (impl Controller + Send),
+        world: Option<&dyn InteractionWorld>,
     ) -> Result<Vec<CrowdEvent>, CrowdError> {
         let mut stats = StepStats::default();
         let mut events = std::mem::take(&mut self.deferred_events);
         self.expire_deadlines();
+        self.keep_interactions(world, dt, &mut events);
 
         // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
         // spreads over frames instead of stretching one. The rest waits, in order.
@@ -489,6 +516,9 @@ impl Crowd {
                     Ending::Deadline => Outcome::Failure(FailureCondition::DeadlinePassed),
                     Ending::Blocked(by) => Outcome::Failure(FailureCondition::Blocked(by)),
                     Ending::Hold(why) => Outcome::Failure(FailureCondition::Hold(why)),
+                    Ending::Interaction(why) => {
+                        Outcome::Failure(FailureCondition::Interaction(why))
+                    }
                 };
                 if let Some(order) = state.record.order {
                     events.push(CrowdEvent::OrderEnded {
@@ -524,25 +554,33 @@ impl Crowd {
         let tick = self.frame;
         let lanes = &mut self.lanes;
         let mut changes = Vec::new();
-        for (slot, hold) in self.world.query_mut::<(&Slot, &mut HoldOrder)>() {
+        for (slot, hold, interaction) in
+            self.world
+                .query_mut::<(&Slot, &mut HoldOrder, Option<&InteractionOrder>)>()
+        {
             let slot = slot.0;
             if lanes.status[slot] != AgentStatus::Holding {
                 continue; // (crossing a link: it lands first)
             }
             let foot = lanes.position(slot);
+            // An interaction's hold judges its checks at the actual foot (run by the
+            // interaction pass at the step's start) and carries its moving target.
+            let (checks_pass, target_velocity) = interaction.map_or((true, Vec3::ZERO), |order| {
+                (order.checks_pass, order.foot_velocity)
+            });
             let seen = HoldObservation {
                 tick,
                 target: hold.target,
-                target_velocity: Vec3::ZERO,
+                target_velocity,
                 foot,
                 velocity: Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]),
-                checks_pass: true,
+                checks_pass,
             };
             let mut change = hold.keeper.observe(&seen);
             // Static ground: no support velocity to subtract (issue 23 brings supports).
             let preferred = hold.keeper.preferred_relative_velocity(
                 hold.target,
-                Vec3::ZERO,
+                target_velocity,
                 foot,
                 Vec3::ZERO,
                 lanes.speed_limit[slot],
@@ -566,8 +604,13 @@ impl Crowd {
                 order,
                 change,
             });
-            if let FactChange::Failed(why) = change {
-                self.start_braking(agent, slot, Ending::Hold(why));
+            match change {
+                FactChange::Established(_) => self.interaction_established(agent, events),
+                FactChange::Failed(why) => {
+                    self.interaction_hold_failed(agent, why, events);
+                    self.start_braking(agent, slot, Ending::Hold(why));
+                }
+                _ => {}
             }
         }
     }

@@ -131,6 +131,8 @@ pub struct OutcomeCounts {
     pub cancelled: usize,
     /// Ended in `Failure(Hold(_))`.
     pub hold_failed: usize,
+    /// Ended in `Failure(Interaction(_))`.
+    pub interaction_failed: usize,
 }
 
 impl OutcomeCounts {
@@ -143,6 +145,7 @@ impl OutcomeCounts {
             Outcome::Failure(FailureCondition::DeadlinePassed) => &mut self.deadline_passed,
             Outcome::Failure(FailureCondition::Blocked(_)) => &mut self.blocked,
             Outcome::Failure(FailureCondition::Hold(_)) => &mut self.hold_failed,
+            Outcome::Failure(FailureCondition::Interaction(_)) => &mut self.interaction_failed,
             Outcome::Cancelled => &mut self.cancelled,
         };
         *counter += 1;

@@ -384,6 +384,23 @@ impl CollisionWorld for StaticWorld {
     }
 }
 
+/// A world seen through a reference (a host's `&dyn CollisionWorld` among them) is the
+/// world itself.
+impl<W: CollisionWorld + ?Sized> CollisionWorld for &W {
+    fn shapes_near(&self, bounds: &Aabb) -> Vec<ShapeId> {
+        (**self).shapes_near(bounds)
+    }
+    fn shape(&self, id: ShapeId) -> Option<Shape> {
+        (**self).shape(id)
+    }
+    fn version(&self) -> CollisionVersion {
+        (**self).version()
+    }
+    fn shape_name(&self, id: ShapeId) -> String {
+        (**self).shape_name(id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

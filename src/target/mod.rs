@@ -23,7 +23,7 @@ mod region;
 pub use collision::{
     BadShape, CollisionVersion, CollisionWorld, Crossing, Shape, ShapeId, StaticWorld,
 };
-pub use pose::{PoseReport, ProbeReport, ShapeClearance, SightReport, validate_pose};
+pub use pose::{POSE_CHECKS, PoseReport, ProbeReport, ShapeClearance, SightReport, validate_pose};
 pub use record::{
     BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, Placement, ProbeRule,
     SightFrom, StandArea, TargetRecord, Tolerances,

@@ -92,22 +92,34 @@ pub struct PoseReport {
     pub passed: bool,
 }
 
+/// The names [`PoseReport::failure`] gives the checks, in the order they are judged; a
+/// crowd's interaction order adds two of its own (the stand area and the approach side,
+/// checked at the actual pose).
+pub const POSE_CHECKS: [&str; 7] = [
+    "body clearance",
+    "interaction distance",
+    "facing",
+    "line of sight",
+    "probe sweep",
+    "stand area",
+    "approach side",
+];
+
 impl PoseReport {
-    /// The first failing condition, named, or `None` when the pose passed.
+    /// The first failing condition, named as in [`POSE_CHECKS`], or `None` when the pose
+    /// passed.
     pub fn failure(&self) -> Option<&'static str> {
-        if !self.body_clear {
-            Some("body clearance")
-        } else if !self.distance_ok {
-            Some("interaction distance")
-        } else if !self.facing_ok {
-            Some("facing")
-        } else if self.sight.as_ref().is_some_and(|s| !s.clear) {
-            Some("line of sight")
-        } else if self.probe.as_ref().is_some_and(|p| !p.passed) {
-            Some("probe sweep")
-        } else {
-            None
-        }
+        let failed = [
+            !self.body_clear,
+            !self.distance_ok,
+            !self.facing_ok,
+            self.sight.as_ref().is_some_and(|s| !s.clear),
+            self.probe.as_ref().is_some_and(|p| !p.passed),
+        ];
+        failed
+            .iter()
+            .position(|&failed| failed)
+            .map(|check| POSE_CHECKS[check])
     }
 }
 

@@ -417,6 +417,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "blocked": outcomes.blocked,
             "cancelled": outcomes.cancelled,
             "hold_failed": outcomes.hold_failed,
+            "interaction_failed": outcomes.interaction_failed,
         });
         // Every agent's position, velocity, status and identities after the last frame, as
         // one number (hexadecimal): two runs compare by it.

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use waymark::crowd::{
     AgentId, AgentParams, AvoidanceProfile, BlockedBy, BlockedPolicy, CancelRecord, Crowd,
     CrowdConfig, CrowdEvent, Decision, FactChange, FailureCondition, FrameBudget, HoldFailure,
-    HoldPhase, HoldPolicy, KinematicController, LogEntry, LogRecord, MoverAction, MoverOwner,
-    Outcome, Rejection, RequestId,
+    HoldPhase, HoldPolicy, InteractionFailure, KinematicController, LogEntry, LogRecord,
+    MoverAction, MoverOwner, Outcome, Rejection, RequestId,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
@@ -959,6 +959,15 @@ fn outcome_name(outcome: Outcome) -> &'static str {
         Outcome::Failure(FailureCondition::Hold(HoldFailure::DeadlinePassed)) => {
             "hold_deadline_passed"
         }
+        Outcome::Failure(FailureCondition::Interaction(why)) => match why {
+            InteractionFailure::NoLegalRegion => "interaction_no_legal_region",
+            InteractionFailure::CandidatesExhausted => "interaction_candidates_exhausted",
+            InteractionFailure::PoseCheck(_) => "interaction_pose_check",
+            InteractionFailure::TargetTeleported => "interaction_target_teleported",
+            InteractionFailure::TargetReplaced => "interaction_target_replaced",
+            InteractionFailure::TargetMissing => "interaction_target_missing",
+            InteractionFailure::NoWorld => "interaction_no_world",
+        },
     }
 }
 

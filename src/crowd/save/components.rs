@@ -3,9 +3,9 @@
 //!
 //! Stage: crowd runtime, save and restore. Layout: the five parameter columns; a column of
 //! which components each agent has (bit 0 a move order, 1 a cancel, 2 a velocity order, 3 a
-//! link crossing, 4 a hold order, 5 a hold reserved beside a move); the move orders of those that have one, as columns
+//! link crossing, 4 a hold order, 5 a hold reserved beside a move, 6 an interaction order); the move orders of those that have one, as columns
 //! (target, order and query identities, flags, deadline); then the cancels, velocity
-//! orders, crossings, holds and reserved holds of those that have them, value by value (few agents have
+//! orders, crossings, holds, reserved holds and interactions of those that have them, value by value (few agents have
 //! one at a time).
 
 use super::RestoreError;
@@ -14,6 +14,7 @@ use crate::crowd::agent::{AgentId, AgentParams};
 use crate::crowd::components::{
     Cancelling, HoldOrder, HoldReserved, LinkCrossing, MoveRequest, Slot, VelocityRequest,
 };
+use crate::crowd::interaction::InteractionOrder;
 use crate::crowd::lanes::AgentLanes;
 use crate::crowd::runtime::Crowd;
 use crate::crowd::scheduler::RequestId;
@@ -24,6 +25,7 @@ const HAS_VELOCITY: u8 = 4;
 const HAS_CROSSING: u8 = 8;
 const HAS_HOLD: u8 = 16;
 const HAS_RESERVED_HOLD: u8 = 32;
+const HAS_INTERACTION: u8 = 64;
 
 /// A move order's deadline column's value for "none".
 const NO_DEADLINE: u64 = u64::MAX;
@@ -51,10 +53,21 @@ impl Crowd {
             Option<&LinkCrossing>,
             Option<&HoldOrder>,
             Option<&HoldReserved>,
+            Option<&InteractionOrder>,
         )>();
+        let mut interactions_met = Vec::new();
         let (mut holds_met, mut reserved_met) = (Vec::new(), Vec::new());
-        for (slot, agent_params, request, cancelling, velocity, crossing, hold, reserved) in
-            query.iter()
+        for (
+            slot,
+            agent_params,
+            request,
+            cancelling,
+            velocity,
+            crossing,
+            hold,
+            reserved,
+            interaction,
+        ) in query.iter()
         {
             let slot = slot.0;
             params[slot] = *agent_params;
@@ -83,6 +96,10 @@ impl Crowd {
             if let Some(reserved) = reserved {
                 bits |= HAS_RESERVED_HOLD;
                 reserved_met.push((slot, *reserved));
+            }
+            if let Some(interaction) = interaction {
+                bits |= HAS_INTERACTION;
+                interactions_met.push((slot, interaction));
             }
             has[slot] = bits;
         }
@@ -127,6 +144,8 @@ impl Crowd {
         holds_met.iter().for_each(|(_, h)| h.write(out));
         reserved_met.sort_unstable_by_key(|&(slot, _)| slot);
         reserved_met.iter().for_each(|(_, r)| r.write(out));
+        interactions_met.sort_unstable_by_key(|&(slot, _)| slot);
+        interactions_met.iter().for_each(|(_, i)| i.write(out));
     }
 
     /// Reads what [`Crowd::write_components`] wrote and gives each agent of `ids` (in slot
@@ -144,7 +163,7 @@ impl Crowd {
         let preferred_speed_mps: Vec<f32> = input.column(count)?;
         let max_acceleration_mps2: Vec<f32> = input.column(count)?;
         let has: Vec<u8> = input.column(count)?;
-        if let Some(slot) = has.iter().position(|&bits| bits > 63) {
+        if let Some(slot) = has.iter().position(|&bits| bits > 127) {
             return Err(input.malformed(format!("component bits {} of slot {slot}", has[slot])));
         }
         let request_slots: Vec<usize> = (0..count)
@@ -157,6 +176,8 @@ impl Crowd {
         let crossing: Vec<LinkCrossing> = input.elements(rows(HAS_CROSSING))?;
         let holds: Vec<HoldOrder> = input.elements(rows(HAS_HOLD))?;
         let reserved: Vec<HoldReserved> = input.elements(rows(HAS_RESERVED_HOLD))?;
+        let interactions: Vec<InteractionOrder> = input.elements(rows(HAS_INTERACTION))?;
+        let mut interactions = interactions.into_iter();
         let (mut requests, mut cancelling, mut velocity, mut crossing) = (
             requests.into_iter(),
             cancelling.into_iter(),
@@ -211,6 +232,9 @@ impl Crowd {
                     }
                     if take(HAS_RESERVED_HOLD) {
                         record.add(reserved.next().expect("counted"));
+                    }
+                    if take(HAS_INTERACTION) {
+                        record.add(interactions.next().expect("counted"));
                     }
                     spawned.push((agent, self.world.spawn(record.build())));
                 }

@@ -65,6 +65,7 @@
 pub(crate) mod codec;
 mod column;
 mod components;
+mod interaction;
 mod types;
 
 use std::collections::HashMap;

@@ -369,6 +369,11 @@ impl Saved for Outcome {
             Outcome::Failure(FailureCondition::Blocked(BlockedBy::Wall)) => 6,
             Outcome::Failure(FailureCondition::Hold(HoldFailure::CapabilityInsufficient)) => 7,
             Outcome::Failure(FailureCondition::Hold(HoldFailure::DeadlinePassed)) => 8,
+            Outcome::Failure(FailureCondition::Interaction(why)) => {
+                out.u8(9);
+                why.write(out);
+                return;
+            }
         });
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -382,6 +387,7 @@ impl Saved for Outcome {
             6 => Outcome::Failure(FailureCondition::Blocked(BlockedBy::Wall)),
             7 => Outcome::Failure(FailureCondition::Hold(HoldFailure::CapabilityInsufficient)),
             8 => Outcome::Failure(FailureCondition::Hold(HoldFailure::DeadlinePassed)),
+            9 => Outcome::Failure(FailureCondition::Interaction(Saved::read(input)?)),
             other => return Err(input.malformed(format!("outcome tag {other}"))),
         })
     }
@@ -397,6 +403,11 @@ impl Saved for Ending {
             Ending::Blocked(BlockedBy::Wall) => 3,
             Ending::Hold(HoldFailure::CapabilityInsufficient) => 4,
             Ending::Hold(HoldFailure::DeadlinePassed) => 5,
+            Ending::Interaction(why) => {
+                out.u8(6);
+                why.write(out);
+                return;
+            }
         });
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -407,6 +418,7 @@ impl Saved for Ending {
             3 => Ok(Ending::Blocked(BlockedBy::Wall)),
             4 => Ok(Ending::Hold(HoldFailure::CapabilityInsufficient)),
             5 => Ok(Ending::Hold(HoldFailure::DeadlinePassed)),
+            6 => Ok(Ending::Interaction(Saved::read(input)?)),
             other => Err(input.malformed(format!("braking cause {other}"))),
         }
     }

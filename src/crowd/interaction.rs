@@ -1,0 +1,669 @@
+//! Interaction orders (spec 000 in the runtime, spec 001's hand-off): walk to a verified
+//! interaction pose, settle on it, and report success only where every check passes at the
+//! pose the body actually stands in.
+//!
+//! Stage: crowd runtime, above [`target`](crate::target). Inputs: a game's
+//! [`Crowd::request_interaction`] (a [`TargetRecord`] and the [`HoldPolicy`] that keeps the
+//! pose), and each step the host's [`InteractionWorld`]: its collision world (the pose
+//! checks) and the current state of the objects moving targets ride on. Outputs: the
+//! order's one terminal outcome ([`CrowdEvent::OrderEnded`]), the hold's stand facts.
+//!
+//! An order goes through three phases. Admission projects the target (spec 000: the legal
+//! region, candidates in a fixed order, the first verified pose); a target with no legal
+//! region or whose candidates all fail ends `Failure` with that reason at the next step,
+//! never a walk "somewhere near". Walking: a move order to the pose's foot, under the
+//! interaction's identity; a moving target's foot is placed again every step from its
+//! object's motion before the agent follows (so a velocity chosen on the old prediction
+//! is never stepped), and the walk's goal moves with it (a new path when it leaves the
+//! goal polygon). Once the agent is within the crowd's arrival tolerance of the pose, the
+//! mover passes to the hold reserved at admission (one owner change), which walks the
+//! rest under the correction law. Verifying: each step the checks run at the actual foot
+//! (body, distance, facing, sight, probe, the stand area and the approach side, on the
+//! target as placed now); the interaction succeeds in the step the hold first establishes
+//! its stand fact, which needs those checks to pass, and fails naming the first failing
+//! check if the body stands on the pose (within the enter thresholds) with a check
+//! failing. The hold keeps the pose afterwards (Holding), its checks still judged each
+//! step, until the game cancels it by its id.
+//!
+//! A moving target's object that is teleported, replaced (a new asset or slot) or gone
+//! ends the order `Failure` with that reason (spec 000: 目标替换、传送及槽修改使原请求失效);
+//! an order under way when the crowd is stepped without a world
+//! ([`Crowd::step`] instead of [`Crowd::step_with`]) fails `NoWorld` rather than wait.
+//!
+//! Invariants: the interaction's identity ends exactly once (success, a failure with its
+//! reason, or cancelled with its walk or its unverified hold); "arrived near" is never
+//! success; few agents interact at a time, so the pass is a query over the component,
+//! its outcomes reported in slot order.
+//!
+//! [`CrowdEvent::OrderEnded`]: crate::crowd::CrowdEvent::OrderEnded
+//! [`Crowd::step`]: crate::crowd::Crowd::step
+//! [`Crowd::step_with`]: crate::crowd::Crowd::step_with
+
+use glam::{Vec2, Vec3};
+
+use super::agent::AgentId;
+use super::commands::Logged;
+use super::components::{Ending, HoldOrder, HoldReserved, MoveRequest, Slot};
+use super::events::{CrowdError, CrowdEvent, FailureCondition, Outcome};
+use super::hold::{HoldKeeper, HoldPhase, HoldPolicy};
+use super::lanes::AgentStatus;
+use super::log::{Command, LogRecord};
+use super::runtime::Crowd;
+use super::scheduler::RequestId;
+use crate::target::{
+    CollisionWorld, ObjectMotion, Placement, StandArea, TargetError, TargetRecord, Verdict,
+    project_target, validate_pose,
+};
+
+/// What the crowd reads of the host's world for its interaction orders, each step
+/// ([`Crowd::step_with`]) and at admission.
+pub trait InteractionWorld: Sync {
+    /// The collision world the pose checks run in.
+    fn collision(&self) -> &dyn CollisionWorld;
+    /// The state of the object a moving target rides on ([`Placement::Moving`]'s
+    /// `reference_object`) at this step.
+    fn object(&self, reference_object: u32) -> ObjectState;
+}
+
+/// The state of a moving target's object at one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ObjectState {
+    /// Where the object is now, moved continuously since the last step.
+    Moving(ObjectMotion),
+    /// The object jumped (a teleport, a respawn): interaction orders on it fail.
+    Teleported(ObjectMotion),
+    /// The object or the slot was replaced (a new asset, a changed slot geometry):
+    /// interaction orders on it fail.
+    Replaced,
+    /// The host knows no such object: interaction orders on it fail.
+    Missing,
+}
+
+/// An [`InteractionWorld`] from a collision world and a list of objects' states: what a
+/// host without a world type of its own, a test or `waymark sim` passes.
+#[derive(Clone, Copy, Debug)]
+pub struct HostWorld<'a, W> {
+    /// The collision world.
+    pub collision: &'a W,
+    /// Each moving target's object and its state this step; an object not listed is
+    /// [`ObjectState::Missing`].
+    pub objects: &'a [(u32, ObjectState)],
+}
+
+impl<W: CollisionWorld + Sync> InteractionWorld for HostWorld<'_, W> {
+    fn collision(&self) -> &dyn CollisionWorld {
+        self.collision
+    }
+    fn object(&self, reference_object: u32) -> ObjectState {
+        self.objects
+            .iter()
+            .find(|(object, _)| *object == reference_object)
+            .map_or(ObjectState::Missing, |(_, state)| *state)
+    }
+}
+
+/// Why an interaction order failed ([`FailureCondition::Interaction`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InteractionFailure {
+    /// The target's legal region is provably empty (spec 000).
+    NoLegalRegion,
+    /// The region is not empty, but every sampled candidate failed a check.
+    CandidatesExhausted,
+    /// A check failed at the pose the body actually stood in: the check, named as in
+    /// [`POSE_CHECKS`](crate::target::POSE_CHECKS).
+    PoseCheck(&'static str),
+    /// The target's object was teleported.
+    TargetTeleported,
+    /// The target's object or slot was replaced.
+    TargetReplaced,
+    /// The target's object is gone from the host's world.
+    TargetMissing,
+    /// The crowd was stepped without the host's world while the order was under way.
+    NoWorld,
+}
+
+/// Where an interaction order is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InteractionPhase {
+    /// Walking to the pose (the interaction's move order owns the mover).
+    Walking,
+    /// Settling on the pose (its hold owns the mover); the checks run at the actual foot
+    /// until the stand fact is established.
+    Verifying,
+    /// Succeeded; the hold keeps the pose.
+    Holding,
+}
+
+/// An interaction order as [`Crowd::interaction`] shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InteractionView {
+    /// The interaction's identity (its walk's too).
+    pub order: RequestId,
+    /// The hold reserved at admission.
+    pub hold: RequestId,
+    /// The phase.
+    pub phase: InteractionPhase,
+    /// The pose's foot in the world now.
+    pub foot: Vec3,
+    /// The region fragment it lies in (`None` for a discrete stand point).
+    pub fragment: Option<u32>,
+    /// Whether the checks passed at the actual foot at the last step's start.
+    pub checks_pass: bool,
+}
+
+/// An agent's interaction order (a hecs component; few agents have one at a time).
+#[derive(Clone, Debug)]
+pub(crate) struct InteractionOrder {
+    pub order: RequestId,
+    pub hold: RequestId,
+    /// The target as the game gave it (in its object's frame for a moving target).
+    pub record: TargetRecord,
+    pub fragment: Option<u32>,
+    /// The verified foot in the record's own frame.
+    pub foot_local: Vec3,
+    /// The foot in the world now, and its world velocity.
+    pub foot: Vec3,
+    pub foot_velocity: Vec3,
+    /// A moving target's object motion last placed from.
+    pub motion: Option<ObjectMotion>,
+    pub checks_pass: bool,
+    pub phase: InteractionPhase,
+}
+
+impl InteractionOrder {
+    /// The record placed in the world where its object is now.
+    fn placed(&self) -> TargetRecord {
+        match &self.motion {
+            Some(motion) => self.record.placed(motion),
+            None => self.record.clone(),
+        }
+    }
+}
+
+/// The first check that fails with feet at `foot`, or `None`: the pose checks, then the
+/// stand area and the approach side of `record` (placed in the world).
+fn failing_check(
+    record: &TargetRecord,
+    foot: Vec3,
+    world: &dyn CollisionWorld,
+) -> Option<&'static str> {
+    const SLACK_M: f32 = 1e-4;
+    let flat = Vec2::new(foot.x, foot.z);
+    if let Some(side) = record.approach_side {
+        if (flat - side.origin).dot(side.outward.normalize_or_zero()) < -SLACK_M {
+            return Some("approach side");
+        }
+    }
+    let inside = match &record.stand {
+        StandArea::Points { points, .. } => points.iter().any(|point| {
+            Vec2::new(point.x - foot.x, point.z - foot.z).length()
+                <= record.tolerances.horizontal_m + SLACK_M
+        }),
+        StandArea::Region { polygons, .. } => polygons
+            .iter()
+            .any(|polygon| inside_convex(polygon, flat, SLACK_M)),
+    };
+    if !inside {
+        return Some("stand area");
+    }
+    validate_pose(record, foot, &world).failure()
+}
+
+/// Whether `point` lies in the convex `polygon` (either winding), `slack` outside allowed.
+fn inside_convex(polygon: &[Vec2], point: Vec2, slack: f32) -> bool {
+    let mut sign = 0.0f32;
+    for (index, &corner) in polygon.iter().enumerate() {
+        let next = polygon[(index + 1) % polygon.len()];
+        let edge = next - corner;
+        let length = edge.length();
+        if length == 0.0 {
+            continue;
+        }
+        let side = edge.perp_dot(point - corner) / length;
+        if side.abs() <= slack {
+            continue;
+        }
+        if sign == 0.0 {
+            sign = side.signum();
+        } else if side.signum() != sign {
+            return false;
+        }
+    }
+    true
+}
+
+impl Crowd {
+    /// Sends the agent to interact with `record`'s target (spec 000) and keep the pose under
+    /// `policy` (spec 001's station keeping): the target is projected here, against `world`
+    /// (a moving target at its object's current motion), and the agent walks to the first
+    /// verified pose; near it the hold reserved here takes the mover and settles the body on
+    /// the pose, and the interaction ends `Success` when the hold's stand fact is first
+    /// established with every check passing at the actual pose (see the module doc of
+    /// `interaction.rs` for the phases and failures). Returns `(interaction, hold)`: the
+    /// interaction's identity (also its walk's, as [`Crowd::owner`] shows it while walking)
+    /// and the hold's, by which [`Crowd::cancel_order`] later releases the pose. A target
+    /// with no legal region, or whose candidates all fail, is admitted and ends
+    /// `Failure(Interaction(..))` with the next step's events (its hold `Cancelled`
+    /// unstarted). Refused with a typed error naming the value: a record field out of
+    /// range, a moving target whose object `world` does not place, a policy out of range,
+    /// the holds table full, an agent still cancelling.
+    pub fn request_interaction(
+        &mut self,
+        agent: AgentId,
+        record: TargetRecord,
+        policy: HoldPolicy,
+        world: &dyn InteractionWorld,
+    ) -> Result<(RequestId, RequestId), CrowdError> {
+        let slot = self.slot(agent)?;
+        HoldKeeper::new(policy)
+            .map_err(|(field, value)| CrowdError::BadParameter { field, value })?;
+        self.check_hold_capacity(agent)?;
+        let motion = match record.placement {
+            Placement::Fixed { .. } => None,
+            Placement::Moving {
+                reference_object, ..
+            } => match world.object(reference_object) {
+                ObjectState::Moving(motion) | ObjectState::Teleported(motion) => Some(motion),
+                ObjectState::Replaced | ObjectState::Missing => {
+                    return Err(CrowdError::Target(TargetError::MissingMotion {
+                        reference_object,
+                    }));
+                }
+            },
+        };
+        let projection = project_target(
+            &self.snapshot,
+            self.filter_of(slot),
+            &record,
+            &world.collision(),
+            motion.as_ref(),
+        )
+        .map_err(CrowdError::Target)?;
+        let pose = match projection.verdict {
+            Verdict::Success(pose) => pose,
+            Verdict::NoLegalRegion => {
+                return self.refuse_interaction(
+                    agent,
+                    record,
+                    policy,
+                    InteractionFailure::NoLegalRegion,
+                );
+            }
+            Verdict::CandidatesExhausted => {
+                return self.refuse_interaction(
+                    agent,
+                    record,
+                    policy,
+                    InteractionFailure::CandidatesExhausted,
+                );
+            }
+        };
+        let foot = pose.foot;
+        let foot_local = match &motion {
+            Some(motion) => motion.world_from_object.inverse().transform_point3(foot),
+            None => foot,
+        };
+        let order = self.order_move(agent, foot, None, Logged::InWhole)?;
+        let hold = self.reserve_hold(agent, policy, Logged::InWhole);
+        self.log(|| {
+            LogRecord::Command(Command::Interact {
+                agent,
+                order,
+                hold,
+                record: Box::new(record.clone()),
+                policy,
+                foot: Some(foot),
+            })
+        });
+        self.world
+            .insert_one(
+                self.ids.entity(agent),
+                InteractionOrder {
+                    order,
+                    hold,
+                    record,
+                    fragment: pose.fragment,
+                    foot_local,
+                    foot,
+                    foot_velocity: Vec3::ZERO,
+                    motion,
+                    checks_pass: true,
+                    phase: InteractionPhase::Walking,
+                },
+            )
+            .expect("a known agent");
+        Ok((order, hold))
+    }
+
+    /// An interaction whose projection found no pose: admitted (the old order ends as for
+    /// any new one), and ended with the next step's events, its hold unstarted.
+    fn refuse_interaction(
+        &mut self,
+        agent: AgentId,
+        record: TargetRecord,
+        policy: HoldPolicy,
+        why: InteractionFailure,
+    ) -> Result<(RequestId, RequestId), CrowdError> {
+        let (slot, order) = self.admit(agent, |_, _| Ok(()))?;
+        let hold = RequestId {
+            logical: self.next_logical,
+            attempt: 0,
+            epoch: self.epoch,
+        };
+        self.next_logical += 1;
+        self.log(|| {
+            LogRecord::Command(Command::Interact {
+                agent,
+                order,
+                hold,
+                record: Box::new(record),
+                policy,
+                foot: None,
+            })
+        });
+        if self.lanes.status[slot] != AgentStatus::CrossingLink {
+            self.lanes.status[slot] = AgentStatus::Failed;
+        }
+        self.deferred_events.push(CrowdEvent::OrderEnded {
+            agent,
+            order,
+            outcome: Outcome::Failure(FailureCondition::Interaction(why)),
+        });
+        self.deferred_events.push(CrowdEvent::OrderEnded {
+            agent,
+            order: hold,
+            outcome: Outcome::Cancelled,
+        });
+        Ok((order, hold))
+    }
+
+    /// The agent's interaction order, if it has one under way or holding.
+    pub fn interaction(&self, agent: AgentId) -> Result<Option<InteractionView>, CrowdError> {
+        self.slot(agent)?;
+        Ok(self
+            .world
+            .get::<&InteractionOrder>(self.ids.entity(agent))
+            .ok()
+            .map(|order| InteractionView {
+                order: order.order,
+                hold: order.hold,
+                phase: order.phase,
+                foot: order.foot,
+                fragment: order.fragment,
+                checks_pass: order.checks_pass,
+            }))
+    }
+
+    /// The interaction pass, at the start of a step: each order's target placed where its
+    /// object is now, walks handed to their holds near the pose, the checks run at the
+    /// actual foot of those settling or holding. In slot order.
+    pub(super) fn keep_interactions(
+        &mut self,
+        world: Option<&dyn InteractionWorld>,
+        dt: f32,
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        let mut under_way: Vec<(usize, AgentId)> = self
+            .world
+            .query::<(&Slot, &InteractionOrder)>()
+            .iter()
+            .map(|(slot, _)| (slot.0, self.lanes.id[slot.0]))
+            .collect();
+        if under_way.is_empty() {
+            return;
+        }
+        under_way.sort_unstable_by_key(|&(slot, _)| slot);
+        for (slot, agent) in under_way {
+            if let Err(why) = self.keep_interaction(slot, agent, world, dt) {
+                self.fail_interaction(agent, slot, why, events);
+            }
+        }
+    }
+
+    /// One order of the interaction pass; `Err` when it fails here.
+    fn keep_interaction(
+        &mut self,
+        slot: usize,
+        agent: AgentId,
+        world: Option<&dyn InteractionWorld>,
+        dt: f32,
+    ) -> Result<(), InteractionFailure> {
+        let world = world.ok_or(InteractionFailure::NoWorld)?;
+        let entity = self.ids.entity(agent);
+        let mut order = self
+            .world
+            .get::<&mut InteractionOrder>(entity)
+            .expect("listed by the pass");
+        if let Placement::Moving {
+            reference_object, ..
+        } = order.record.placement
+        {
+            let motion = match world.object(reference_object) {
+                ObjectState::Moving(motion) => motion,
+                ObjectState::Teleported(_) => return Err(InteractionFailure::TargetTeleported),
+                ObjectState::Replaced => return Err(InteractionFailure::TargetReplaced),
+                ObjectState::Missing => return Err(InteractionFailure::TargetMissing),
+            };
+            let foot = motion.world_from_object.transform_point3(order.foot_local);
+            order.foot_velocity = (foot - order.foot) / dt;
+            order.foot = foot;
+            order.motion = Some(motion);
+        }
+        let foot = order.foot;
+        let phase = order.phase;
+        let lanes = &mut self.lanes;
+        match phase {
+            InteractionPhase::Walking => {
+                drop(order);
+                let moved = Vec2::new(lanes.goal_x[slot] - foot.x, lanes.goal_z[slot] - foot.z)
+                    .length()
+                    > 0.0;
+                if let Ok(mut walk) = self.world.get::<&mut MoveRequest>(entity) {
+                    walk.target = foot;
+                }
+                if moved && !walk_goal_moves(self, slot, foot) {
+                    self.reissue(agent);
+                }
+                let lanes = &self.lanes;
+                let near = Vec2::new(
+                    lanes.position_x[slot] - foot.x,
+                    lanes.position_z[slot] - foot.z,
+                )
+                .length()
+                    <= self.config.arrive_tolerance_m;
+                let walking = matches!(
+                    lanes.status[slot],
+                    AgentStatus::Moving | AgentStatus::WaitingForPath
+                ) && !lanes.on_head_start[slot];
+                if near && walking {
+                    self.hand_interaction_to_hold(agent, slot);
+                }
+            }
+            InteractionPhase::Verifying | InteractionPhase::Holding => {
+                let placed = order.placed();
+                let actual = lanes.position(slot);
+                let failing = failing_check(&placed, actual, world.collision());
+                order.checks_pass = failing.is_none();
+                drop(order);
+                let mut hold = self
+                    .world
+                    .get::<&mut HoldOrder>(entity)
+                    .expect("the interaction's hold owns the mover");
+                hold.target = foot;
+                let policy = *hold.keeper.policy();
+                let settling = phase == InteractionPhase::Verifying
+                    && matches!(hold.keeper.phase(), HoldPhase::Settling);
+                drop(hold);
+                if let (true, Some(check)) = (settling, failing) {
+                    // Standing on the pose (as the stand fact would judge it) with a check
+                    // failing: the pose does not hold here.
+                    let error = Vec2::new(actual.x - foot.x, actual.z - foot.z).length();
+                    let velocity = Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]);
+                    let order = self
+                        .world
+                        .get::<&InteractionOrder>(entity)
+                        .expect("still there");
+                    let relative = (velocity - order.foot_velocity).length();
+                    if error <= policy.enter_m && relative <= policy.speed_enter_mps {
+                        return Err(InteractionFailure::PoseCheck(check));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The walk of an interaction near its pose: the mover passes to the hold reserved at
+    /// admission, which settles the body on the pose; the interaction waits for its stand
+    /// fact.
+    pub(super) fn hand_interaction_to_hold(&mut self, agent: AgentId, slot: usize) {
+        let entity = self.ids.entity(agent);
+        let Ok(mut order) = self.world.get::<&mut InteractionOrder>(entity) else {
+            return;
+        };
+        if order.phase != InteractionPhase::Walking {
+            return;
+        }
+        order.phase = InteractionPhase::Verifying;
+        let (hold, target) = (order.hold, order.foot);
+        drop(order);
+        let _ = self.world.remove_one::<MoveRequest>(entity);
+        let reserved = self
+            .world
+            .remove_one::<HoldReserved>(entity)
+            .expect("an interaction's hold is reserved with its walk");
+        let keeper = HoldKeeper::new(reserved.policy).expect("checked at admission");
+        self.world
+            .insert_one(
+                entity,
+                HoldOrder {
+                    order: hold,
+                    target,
+                    keeper,
+                },
+            )
+            .expect("a known agent");
+        self.count_handoff(slot);
+        let lanes = &mut self.lanes;
+        lanes.corridor[slot] = None;
+        lanes.on_head_start[slot] = false;
+        lanes.status[slot] = AgentStatus::Holding;
+        lanes.blocked[slot] = None;
+        lanes.stalled_s[slot] = 0.0;
+    }
+
+    /// The hold of an interaction established its first stand fact: the interaction
+    /// succeeds (the hold keeps the pose).
+    pub(super) fn interaction_established(&mut self, agent: AgentId, events: &mut Vec<CrowdEvent>) {
+        let Ok(mut order) = self
+            .world
+            .get::<&mut InteractionOrder>(self.ids.entity(agent))
+        else {
+            return;
+        };
+        if order.phase == InteractionPhase::Verifying {
+            order.phase = InteractionPhase::Holding;
+            events.push(CrowdEvent::OrderEnded {
+                agent,
+                order: order.order,
+                outcome: Outcome::Success,
+            });
+        }
+    }
+
+    /// An interaction fails: while it walks, its walk brakes and ends with the reason; once
+    /// its hold owns the mover, the interaction ends here and the hold brakes, ending with
+    /// the same reason when the agent stands.
+    fn fail_interaction(
+        &mut self,
+        agent: AgentId,
+        slot: usize,
+        why: InteractionFailure,
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        let entity = self.ids.entity(agent);
+        let Ok(order) = self.world.remove_one::<InteractionOrder>(entity) else {
+            return;
+        };
+        if order.phase == InteractionPhase::Verifying {
+            events.push(CrowdEvent::OrderEnded {
+                agent,
+                order: order.order,
+                outcome: Outcome::Failure(FailureCondition::Interaction(why)),
+            });
+        }
+        self.start_braking(agent, slot, Ending::Interaction(why));
+    }
+
+    /// Whether the agent walks to an interaction's pose (its walk owns the mover).
+    pub(super) fn is_walking_to_interact(&self, agent: AgentId) -> bool {
+        self.world
+            .get::<&InteractionOrder>(self.ids.entity(agent))
+            .is_ok_and(|order| order.phase == InteractionPhase::Walking)
+    }
+
+    /// The hold of an interaction not yet verified failed: the interaction ends with it,
+    /// in this step's `events`.
+    pub(super) fn interaction_hold_failed(
+        &mut self,
+        agent: AgentId,
+        why: super::hold::HoldFailure,
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        let entity = self.ids.entity(agent);
+        let verifying = self
+            .world
+            .get::<&InteractionOrder>(entity)
+            .is_ok_and(|order| order.phase == InteractionPhase::Verifying);
+        if !verifying {
+            return;
+        }
+        let order = self
+            .world
+            .remove_one::<InteractionOrder>(entity)
+            .expect("looked at");
+        events.push(CrowdEvent::OrderEnded {
+            agent,
+            order: order.order,
+            outcome: Outcome::Failure(FailureCondition::Hold(why)),
+        });
+    }
+
+    /// Takes the agent's interaction order with its mover's order (a cancel, a new order,
+    /// a failure of its walk or hold): an interaction whose hold had not yet verified the
+    /// pose ends `Cancelled` with the next step's events (one walking ends as its walk
+    /// does; one holding has succeeded already).
+    pub(super) fn take_interaction(&mut self, agent: AgentId) {
+        let Ok(order) = self
+            .world
+            .remove_one::<InteractionOrder>(self.ids.entity(agent))
+        else {
+            return;
+        };
+        if order.phase == InteractionPhase::Verifying {
+            self.deferred_events.push(CrowdEvent::OrderEnded {
+                agent,
+                order: order.order,
+                outcome: Outcome::Cancelled,
+            });
+        }
+    }
+}
+
+/// Moves the walk's goal to `foot` where it stays on the goal polygon (the corridor still
+/// ends there); `false` when it left it (a new path is needed).
+fn walk_goal_moves(crowd: &mut Crowd, slot: usize, foot: Vec3) -> bool {
+    let polygon = crowd.lanes.goal_polygon[slot];
+    let Some(tile) = crowd.snapshot.tile(polygon) else {
+        return false;
+    };
+    let flat = Vec2::new(foot.x, foot.z);
+    if !tile.contains_xz(polygon.polygon(), flat) {
+        return false;
+    }
+    let lanes = &mut crowd.lanes;
+    lanes.goal_x[slot] = foot.x;
+    lanes.goal_y[slot] = tile.height_at(polygon.polygon(), flat);
+    lanes.goal_z[slot] = foot.z;
+    true
+}
