@@ -939,3 +939,61 @@ fn t_crowd_interaction_fails_naming_the_check_that_breaks_at_the_actual_pose() {
     assert_eq!(ended, vec![(order, failed), (hold, failed)]);
     assert_eq!(crowd.owner(guard).unwrap(), None);
 }
+
+#[test]
+fn t10_unreachable_c_plus_sends_the_crowd_to_c_minus() {
+    // N split in two with a gap between: the guard stands on the lower half, so C+ (on the
+    // upper) is out of its reach; the crowd tries C-, q mirrored, and succeeds there.
+    let upper = WalkablePolygon::ground(rectangle(0.6, 0.9, 0.05, 0.7, 0.0));
+    let lower = WalkablePolygon::ground(rectangle(0.6, 0.9, -0.7, -0.05, 0.0));
+    let mut split = seat(0.1, 0.01);
+    split.mesh = mesh_of(&[upper.clone(), lower.clone()]);
+    let start = Vec3::new(0.8, 0.0, -0.7);
+    let (mut crowd, guard) = guard_at(&split, start);
+    let host = HostWorld {
+        collision: &split.world,
+        objects: &[],
+    };
+    let (order, _) = crowd
+        .request_interaction(guard, split.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
+        .unwrap();
+    let first = crowd.interaction(guard).unwrap().unwrap();
+    assert!(
+        first.foot.distance(Vec3::new(0.75, 0.0, 0.525)) < 1e-5,
+        "{first:?}"
+    );
+    let (outcome, _, track) = run_interaction(&mut crowd, guard, &split.world, order, 200);
+    assert_eq!(outcome, Some(Outcome::Success));
+    let chosen = crowd.interaction(guard).unwrap().unwrap();
+    assert_ne!(chosen.fragment, first.fragment);
+    assert!(
+        chosen.foot.distance(Vec3::new(0.75, 0.0, -0.525)) < 1e-5,
+        "{chosen:?}"
+    );
+    // It never set foot on the upper half.
+    assert!(track.iter().all(|point| point.z < 0.0), "{track:?}");
+
+    // With the lower half's fragment gone too (the guard stands where neither pose is):
+    // unreachable, named.
+    let mut apart = seat(0.1, 0.01);
+    apart.mesh = mesh_of(&[
+        upper,
+        lower,
+        WalkablePolygon::ground(rectangle(1.5, 2.0, -0.7, 0.7, 0.0)),
+    ]);
+    let (mut crowd, guard) = guard_at(&apart, Vec3::new(1.8, 0.0, 0.0));
+    let host = HostWorld {
+        collision: &apart.world,
+        objects: &[],
+    };
+    let (order, _) = crowd
+        .request_interaction(guard, apart.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
+        .unwrap();
+    let (outcome, _, _) = run_interaction(&mut crowd, guard, &apart.world, order, 200);
+    assert_eq!(
+        outcome,
+        Some(Outcome::Failure(FailureCondition::Interaction(
+            InteractionFailure::Unreachable
+        )))
+    );
+}

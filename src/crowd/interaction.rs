@@ -50,9 +50,10 @@ use super::lanes::AgentStatus;
 use super::log::{Command, LogRecord};
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
+use crate::mesh::PolyRef;
 use crate::target::{
     CollisionWorld, ObjectMotion, Placement, StandArea, TargetError, TargetRecord, Verdict,
-    project_target, validate_pose,
+    project_target, project_target_avoiding, validate_pose,
 };
 
 /// What the crowd reads of the host's world for its interaction orders, each step
@@ -109,6 +110,9 @@ pub enum InteractionFailure {
     NoLegalRegion,
     /// The region is not empty, but every sampled candidate failed a check.
     CandidatesExhausted,
+    /// Every legal pose found lies where the agent's paths do not reach (each tried in
+    /// turn: a partial path to one sends the agent to the next).
+    Unreachable,
     /// A check failed at the pose the body actually stood in: the check, named as in
     /// [`POSE_CHECKS`](crate::target::POSE_CHECKS).
     PoseCheck(&'static str),
@@ -159,6 +163,9 @@ pub(crate) struct InteractionOrder {
     /// The target as the game gave it (in its object's frame for a moving target).
     pub record: TargetRecord,
     pub fragment: Option<u32>,
+    /// The walkable polygon under the pose, and those whose poses proved unreachable.
+    pub polygon: PolyRef,
+    pub avoided: Vec<PolyRef>,
     /// The verified foot in the record's own frame.
     pub foot_local: Vec3,
     /// The foot in the world now, and its world velocity.
@@ -323,6 +330,8 @@ impl Crowd {
                     hold,
                     record,
                     fragment: pose.fragment,
+                    polygon: pose.polygon,
+                    avoided: Vec::new(),
                     foot_local,
                     foot,
                     foot_velocity: Vec3::ZERO,
@@ -454,6 +463,48 @@ impl Crowd {
         let lanes = &mut self.lanes;
         match phase {
             InteractionPhase::Walking => {
+                let partial = lanes.corridor[slot]
+                    .as_ref()
+                    .is_some_and(|corridor| !corridor.complete);
+                if partial {
+                    // The path found stops short: this pose is out of reach. The next
+                    // legal pose off its polygon, if there is one.
+                    let unreachable = order.polygon;
+                    order.avoided.push(unreachable);
+                    let placed_from = order.motion;
+                    let projection = project_target_avoiding(
+                        &self.snapshot,
+                        &self.filters[self.lanes.filter[slot].index()],
+                        &order.record,
+                        &world.collision(),
+                        placed_from.as_ref(),
+                        &order.avoided,
+                    );
+                    let Ok(crate::target::TargetResult {
+                        verdict: Verdict::Success(pose),
+                        ..
+                    }) = projection
+                    else {
+                        return Err(InteractionFailure::Unreachable);
+                    };
+                    order.foot_local = match &placed_from {
+                        Some(motion) => motion
+                            .world_from_object
+                            .inverse()
+                            .transform_point3(pose.foot),
+                        None => pose.foot,
+                    };
+                    order.foot = pose.foot;
+                    order.fragment = pose.fragment;
+                    order.polygon = pose.polygon;
+                    drop(order);
+                    if let Ok(mut walk) = self.world.get::<&mut MoveRequest>(entity) {
+                        walk.target = pose.foot;
+                    }
+                    self.lanes.corridor[slot] = None;
+                    self.reissue(agent);
+                    return Ok(());
+                }
                 drop(order);
                 let moved = Vec2::new(lanes.goal_x[slot] - foot.x, lanes.goal_z[slot] - foot.z)
                     .length()

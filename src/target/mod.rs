@@ -221,6 +221,21 @@ pub fn project_target(
     world: &impl CollisionWorld,
     motion: Option<&ObjectMotion>,
 ) -> Result<TargetResult, TargetError> {
+    project_target_avoiding(snapshot, filter, record, world, motion, &[])
+}
+
+/// [`project_target`] taking no candidate on the `avoided` polygons: the next legal pose
+/// when the poses on those proved unreachable (spec 000: a region that cannot be reached
+/// sends the search to the other legal fragments). The region and the points are reported
+/// whole; only the candidates skip.
+pub fn project_target_avoiding(
+    snapshot: &Snapshot,
+    filter: &QueryFilter,
+    record: &TargetRecord,
+    world: &impl CollisionWorld,
+    motion: Option<&ObjectMotion>,
+    avoided: &[PolyRef],
+) -> Result<TargetResult, TargetError> {
     record.validate()?;
     let placed = match record.placement {
         Placement::Fixed { .. } => record.clone(),
@@ -280,6 +295,9 @@ pub fn project_target(
                 if result.attempts.len() >= record.candidates_max as usize {
                     break;
                 }
+                if avoided.contains(&candidate.polygon) {
+                    continue;
+                }
                 let attempt = CandidateAttempt {
                     fragment: None,
                     polygon: candidate.polygon,
@@ -314,6 +332,9 @@ pub fn project_target(
     };
     result.verdict = Verdict::CandidatesExhausted;
     for fragment in &result.region.fragments {
+        if avoided.contains(&fragment.polygon) {
+            continue;
+        }
         let Some(tile) = snapshot.tile(fragment.polygon) else {
             continue;
         };

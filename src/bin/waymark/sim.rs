@@ -967,6 +967,7 @@ fn outcome_name(outcome: Outcome) -> &'static str {
             InteractionFailure::TargetReplaced => "interaction_target_replaced",
             InteractionFailure::TargetMissing => "interaction_target_missing",
             InteractionFailure::NoWorld => "interaction_no_world",
+            InteractionFailure::Unreachable => "interaction_unreachable",
         },
     }
 }

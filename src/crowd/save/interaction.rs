@@ -80,6 +80,8 @@ saved_struct!(InteractionOrder {
     hold,
     record,
     fragment,
+    polygon,
+    avoided,
     foot_local,
     foot,
     foot_velocity,
@@ -247,6 +249,7 @@ impl Saved for InteractionFailure {
             InteractionFailure::TargetReplaced => out.u8(4),
             InteractionFailure::TargetMissing => out.u8(5),
             InteractionFailure::NoWorld => out.u8(6),
+            InteractionFailure::Unreachable => out.u8(7),
         }
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -264,6 +267,7 @@ impl Saved for InteractionFailure {
             4 => InteractionFailure::TargetReplaced,
             5 => InteractionFailure::TargetMissing,
             6 => InteractionFailure::NoWorld,
+            7 => InteractionFailure::Unreachable,
             other => return Err(input.malformed(format!("interaction failure tag {other}"))),
         })
     }
