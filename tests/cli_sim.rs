@@ -349,3 +349,51 @@ fn bad_scenarios_are_one_error_line_naming_the_value() {
         assert!(stderr.contains(message), "case {index}: {stderr}");
     }
 }
+
+#[test]
+fn t10_a_guard_told_to_interact_walks_to_q_succeeds_there_holds_and_is_released() {
+    let (summary, trace) = sim(&fixture("sim_t10_interact.json"), "t10.jsonl");
+    // The command returns both identities and the chosen pose: t6's q.
+    let given = records(&trace, "commands");
+    assert_eq!(given[0].1["command"], "interact");
+    assert_eq!(given[0].1["foot"], json!([0.75, 0.0, 0.525]));
+    let orders: Vec<(Value, Value)> = summary["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["order"]["logical"].clone(), o["outcome"].clone()))
+        .collect();
+    assert_eq!(
+        orders,
+        [
+            (json!(0), json!("success")),
+            (json!(1), json!("cancelled"))
+        ]
+    );
+    // Success comes in the tick the hold's first fact is established, with the checks
+    // passing at the guard's actual pose.
+    let success_tick = summary["orders"][0]["tick"].as_u64().unwrap();
+    let facts: Vec<(u64, Value)> = records(&trace, "events")
+        .into_iter()
+        .filter(|(_, e)| e["event"] == "stand_fact")
+        .map(|(tick, e)| (tick, e["change"].clone()))
+        .collect();
+    assert_eq!(facts[0], (success_tick, json!({ "established": 1 })));
+    let states = records(&trace, "agents");
+    let at_success = states
+        .iter()
+        .rev()
+        .find(|(tick, _)| *tick <= success_tick)
+        .unwrap();
+    assert_eq!(at_success.1["interaction"]["phase"], "holding");
+    assert_eq!(at_success.1["interaction"]["checks_pass"], true);
+    // Released at tick 60: nothing owns the mover, the guard stands at q.
+    let last = &summary["agents"][0];
+    assert_eq!(last["owner"], Value::Null);
+    assert_eq!(last["interaction"], Value::Null);
+    let (x, z) = (
+        last["position"][0].as_f64().unwrap(),
+        last["position"][2].as_f64().unwrap(),
+    );
+    assert!((x - 0.75).abs() < 0.011 && (z - 0.525).abs() < 0.011, "{x} {z}");
+}

@@ -17,14 +17,18 @@ use serde_json::{Value, json};
 use waymark::crowd::{
     AgentId, AgentParams, AvoidanceProfile, BlockedBy, BlockedPolicy, CancelRecord, Crowd,
     CrowdConfig, CrowdEvent, Decision, FactChange, FailureCondition, FrameBudget, HoldFailure,
-    HoldPhase, HoldPolicy, InteractionFailure, KinematicController, LogEntry, LogRecord,
-    MoverAction, MoverOwner, Outcome, Rejection, RequestId,
+    HoldPhase, HoldPolicy, HostWorld, InteractionFailure, InteractionPhase, KinematicController,
+    LogEntry, LogRecord, MoverAction, MoverOwner, Outcome, Rejection, RequestId,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
 
 use crate::CliError;
 use crate::bake_args::{BakeArgs, PresetArg};
+use crate::target::{
+    BodySpec, BoxSpec, CapsuleSpec, PlaneSpec, TargetSpec, build_record_of, build_world_of,
+};
+use waymark::target::StaticWorld;
 
 #[derive(clap::Args, Debug)]
 pub struct SimCommand {
@@ -79,6 +83,14 @@ struct LevelSpec {
     /// Off-mesh links (doors and the like), by name.
     #[serde(default)]
     links: Vec<LinkSpec>,
+    /// The collision world interaction orders check their poses in (as `waymark target`'s
+    /// scenario lists it).
+    #[serde(default)]
+    boxes: Vec<BoxSpec>,
+    #[serde(default)]
+    planes: Vec<PlaneSpec>,
+    #[serde(default)]
+    capsules: Vec<CapsuleSpec>,
 }
 
 fn default_radius() -> f32 {
@@ -210,6 +222,17 @@ enum CommandSpec {
         #[serde(default)]
         recovery_ticks: Option<u64>,
     },
+    /// Walk to a verified interaction pose and hold it (spec 000, spec 001): the target
+    /// as `waymark target`'s scenario gives it, in the level's collision world.
+    Interact {
+        agent: String,
+        target_shape: String,
+        body: BodySpec,
+        target: Box<TargetSpec>,
+        /// The hold's policy (spec 001's example where a field is left out).
+        #[serde(default)]
+        hold: PolicySpec,
+    },
     Add(AgentSpec),
     Remove {
         agent: String,
@@ -222,6 +245,48 @@ enum CommandSpec {
     Restore,
 }
 
+/// A hold policy's fields, each defaulting to spec 001's example.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct PolicySpec {
+    #[serde(default)]
+    kp_per_s: Option<f32>,
+    #[serde(default)]
+    correction_cap_mps: Option<f32>,
+    #[serde(default)]
+    brake_budget_mps2: Option<f32>,
+    #[serde(default)]
+    position_deadband_m: Option<f32>,
+    #[serde(default)]
+    enter_m: Option<f32>,
+    #[serde(default)]
+    exit_m: Option<f32>,
+    #[serde(default)]
+    speed_enter_mps: Option<f32>,
+    #[serde(default)]
+    recovery_ticks: Option<u64>,
+}
+
+impl PolicySpec {
+    fn policy(&self) -> HoldPolicy {
+        let defaults = HoldPolicy::SPEC_EXAMPLE;
+        HoldPolicy {
+            kp_per_s: self.kp_per_s.unwrap_or(defaults.kp_per_s),
+            correction_cap_mps: self
+                .correction_cap_mps
+                .unwrap_or(defaults.correction_cap_mps),
+            brake_budget_mps2: self.brake_budget_mps2.unwrap_or(defaults.brake_budget_mps2),
+            position_deadband_m: self
+                .position_deadband_m
+                .unwrap_or(defaults.position_deadband_m),
+            enter_m: self.enter_m.unwrap_or(defaults.enter_m),
+            exit_m: self.exit_m.unwrap_or(defaults.exit_m),
+            speed_enter_mps: self.speed_enter_mps.unwrap_or(defaults.speed_enter_mps),
+            recovery_ticks: self.recovery_ticks.unwrap_or(defaults.recovery_ticks),
+        }
+    }
+}
+
 /// The last save: the crowd's bytes, and the game's own part (names, the wall profile).
 struct SavedGame {
     bytes: Vec<u8>,
@@ -232,6 +297,8 @@ struct SavedGame {
 /// What the game side of the run keeps: agent names, and the last save.
 struct Sim {
     mesh: NavMesh,
+    /// The level's collision world (interaction orders' checks).
+    world: StaticWorld,
     links: HashMap<String, LinkId>,
     config: CrowdConfig,
     crowd: Crowd,
@@ -281,9 +348,13 @@ pub fn run(command: &SimCommand) -> Result<(), CliError> {
             given.push(sim.give(tick, &timed.command)?);
         }
         let frame = sim.crowd.frame();
+        let host = HostWorld {
+            collision: &sim.world,
+            objects: &[],
+        };
         let events = sim
             .crowd
-            .step(scenario.dt_s, &mut KinematicController)
+            .step_with(scenario.dt_s, &mut KinematicController, &host)
             .map_err(CliError::from)?;
         log.clear();
         sim.crowd.drain_log(&mut log);
@@ -412,6 +483,7 @@ impl Sim {
         }
         let config = crowd_config(&scenario.crowd)?;
         let crowd = Crowd::new(&mesh, config)?;
+        let world = build_world_of(&level.boxes, &level.planes, &level.capsules)?;
         let params = mesh.snapshot().data().params;
         let body = if params.agent_radius_m > 0.0 {
             (params.agent_radius_m, params.agent_height_m)
@@ -420,6 +492,7 @@ impl Sim {
         };
         Ok(Sim {
             mesh,
+            world,
             links,
             config,
             crowd,
@@ -567,21 +640,46 @@ impl Sim {
                 recovery_ticks,
             } => {
                 let id = self.agent(agent, tick)?;
-                let defaults = HoldPolicy::SPEC_EXAMPLE;
-                let policy = HoldPolicy {
-                    kp_per_s: kp_per_s.unwrap_or(defaults.kp_per_s),
-                    correction_cap_mps: correction_cap_mps.unwrap_or(defaults.correction_cap_mps),
-                    brake_budget_mps2: brake_budget_mps2.unwrap_or(defaults.brake_budget_mps2),
-                    position_deadband_m: position_deadband_m
-                        .unwrap_or(defaults.position_deadband_m),
-                    enter_m: enter_m.unwrap_or(defaults.enter_m),
-                    exit_m: exit_m.unwrap_or(defaults.exit_m),
-                    speed_enter_mps: speed_enter_mps.unwrap_or(defaults.speed_enter_mps),
-                    recovery_ticks: recovery_ticks.unwrap_or(defaults.recovery_ticks),
-                };
+                let policy = PolicySpec {
+                    kp_per_s: *kp_per_s,
+                    correction_cap_mps: *correction_cap_mps,
+                    brake_budget_mps2: *brake_budget_mps2,
+                    position_deadband_m: *position_deadband_m,
+                    enter_m: *enter_m,
+                    exit_m: *exit_m,
+                    speed_enter_mps: *speed_enter_mps,
+                    recovery_ticks: *recovery_ticks,
+                }
+                .policy();
                 self.crowd
                     .request_hold(id, Vec3::from(*target), policy)
                     .map(|order| json!({ "order": identity(order) }))
+                    .map_err(|error| error.to_string())
+            }
+            CommandSpec::Interact {
+                agent,
+                target_shape,
+                body,
+                target,
+                hold,
+            } => {
+                let id = self.agent(agent, tick)?;
+                let record = build_record_of(target_shape, body, target, &self.world)?;
+                let host = HostWorld {
+                    collision: &self.world,
+                    objects: &[],
+                };
+                self.crowd
+                    .request_interaction(id, record, hold.policy(), &host)
+                    .map(|(order, hold)| {
+                        let foot = self
+                            .crowd
+                            .interaction(id)
+                            .ok()
+                            .flatten()
+                            .map(|view| v3(view.foot));
+                        json!({ "order": identity(order), "hold": identity(hold), "foot": foot })
+                    })
                     .map_err(|error| error.to_string())
             }
             CommandSpec::Add(agent) => match self.add(agent) {
@@ -906,17 +1004,37 @@ fn agent_state(crowd: &Crowd, agent: AgentId) -> Value {
         };
         json!({ "order": identity(hold.order), "phase": phase, "fact": hold.fact })
     });
+    let interaction = crowd.interaction(agent).ok().flatten().map(|view| {
+        let phase = match view.phase {
+            InteractionPhase::Walking => "walking",
+            InteractionPhase::Verifying => "verifying",
+            InteractionPhase::Holding => "holding",
+        };
+        json!({
+            "order": identity(view.order),
+            "phase": phase,
+            "foot": v3(view.foot),
+            "checks_pass": view.checks_pass,
+        })
+    });
     // Positions to the millimetre: a trace records motion, not float noise.
     let rounded = |value: f32| (f64::from(value) * 1000.0).round() / 1000.0;
     json!({
         "position": [rounded(position.x), rounded(position.y), rounded(position.z)],
         "velocity": [rounded(velocity.x), rounded(velocity.y), rounded(velocity.z)],
         "hold": hold,
+        "interaction": interaction,
         "status": status,
         "order": order,
         "query": query,
         "owner": owner,
     })
+}
+
+/// A point to the micrometre.
+fn v3(point: Vec3) -> Value {
+    let rounded = |value: f32| (f64::from(value) * 1e6).round() / 1e6;
+    json!([rounded(point.x), rounded(point.y), rounded(point.z)])
 }
 
 fn identity(id: RequestId) -> Value {
@@ -1000,6 +1118,7 @@ fn command_name(command: &CommandSpec) -> &'static str {
         CommandSpec::Teleport { .. } => "teleport",
         CommandSpec::Push { .. } => "push",
         CommandSpec::Hold { .. } => "hold",
+        CommandSpec::Interact { .. } => "interact",
         CommandSpec::Add(_) => "add",
         CommandSpec::Remove { .. } => "remove",
         CommandSpec::Door { .. } => "door",
@@ -1016,6 +1135,7 @@ fn command_agent(command: &CommandSpec) -> Option<&str> {
         | CommandSpec::Teleport { agent, .. }
         | CommandSpec::Push { agent, .. }
         | CommandSpec::Hold { agent, .. }
+        | CommandSpec::Interact { agent, .. }
         | CommandSpec::Remove { agent } => Some(agent),
         CommandSpec::Add(agent) => Some(&agent.name),
         CommandSpec::Door { .. } | CommandSpec::Save | CommandSpec::Restore => None,

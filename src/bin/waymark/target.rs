@@ -66,34 +66,34 @@ fn ground() -> u8 {
     AreaId::GROUND.0
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct BoxSpec {
+pub(crate) struct BoxSpec {
     name: String,
     min: [f32; 3],
     max: [f32; 3],
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct PlaneSpec {
+pub(crate) struct PlaneSpec {
     name: String,
     normal: [f32; 3],
     offset: f32,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct CapsuleSpec {
+pub(crate) struct CapsuleSpec {
     name: String,
     a: [f32; 3],
     b: [f32; 3],
     radius: f32,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct BodySpec {
+pub(crate) struct BodySpec {
     radius_m: f32,
     height_m: f32,
     eye_height_m: f32,
@@ -108,9 +108,9 @@ fn clearance_tolerance() -> f32 {
     1e-4
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct TargetSpec {
+pub(crate) struct TargetSpec {
     #[serde(default)]
     instance: u32,
     #[serde(default)]
@@ -140,9 +140,9 @@ fn candidates_max() -> u32 {
     64
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
-enum StandSpec {
+pub(crate) enum StandSpec {
     Region {
         polygons: Vec<Vec<[f32; 2]>>,
         height_m: f32,
@@ -154,32 +154,32 @@ enum StandSpec {
     },
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct FacingSpec {
+pub(crate) struct FacingSpec {
     forward: [f32; 2],
     max_angle_deg: f32,
     #[serde(default)]
     in_place_accept: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct SideSpec {
+pub(crate) struct SideSpec {
     origin: [f32; 2],
     outward: [f32; 2],
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct ToleranceSpec {
+pub(crate) struct ToleranceSpec {
     horizontal_m: f32,
     vertical_m: f32,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct InteractionSpec {
+pub(crate) struct InteractionSpec {
     contact: [f32; 3],
     distance_min_m: f32,
     distance_max_m: f32,
@@ -197,9 +197,9 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct ProbeSpec {
+pub(crate) struct ProbeSpec {
     radius_m: f32,
     surface_normal: [f32; 3],
     lift_from_height_m: f32,
@@ -230,23 +230,33 @@ fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
 }
 
 fn build_world(scenario: &Scenario) -> Result<StaticWorld, CliError> {
+    build_world_of(&scenario.boxes, &scenario.planes, &scenario.capsules)
+}
+
+/// A collision world of named boxes, half-spaces and capsules (as a target scenario, or a
+/// `waymark sim` level, lists them).
+pub(crate) fn build_world_of(
+    boxes: &[BoxSpec],
+    planes: &[PlaneSpec],
+    capsules: &[CapsuleSpec],
+) -> Result<StaticWorld, CliError> {
     let mut world = StaticWorld::new();
     let bad = |error: waymark::target::BadShape| CliError::library(error);
-    for spec in &scenario.boxes {
+    for spec in boxes {
         let shape = Shape::Box {
             min: Vec3::from(spec.min),
             max: Vec3::from(spec.max),
         };
         world.add(&spec.name, shape).map_err(bad)?;
     }
-    for spec in &scenario.planes {
+    for spec in planes {
         let shape = Shape::HalfSpace {
             normal: Vec3::from(spec.normal),
             offset: spec.offset,
         };
         world.add(&spec.name, shape).map_err(bad)?;
     }
-    for spec in &scenario.capsules {
+    for spec in capsules {
         let shape = Shape::Capsule {
             a: Vec3::from(spec.a),
             b: Vec3::from(spec.b),
@@ -258,14 +268,26 @@ fn build_world(scenario: &Scenario) -> Result<StaticWorld, CliError> {
 }
 
 fn build_record(scenario: &Scenario, world: &StaticWorld) -> Result<TargetRecord, CliError> {
-    let target_shape = world.find(&scenario.target_shape).ok_or_else(|| {
+    build_record_of(
+        &scenario.target_shape,
+        &scenario.body,
+        &scenario.target,
+        world,
+    )
+}
+
+/// A fixed target record from its scenario form, its target shape named in `world`.
+pub(crate) fn build_record_of(
+    target_shape: &str,
+    body: &BodySpec,
+    spec: &TargetSpec,
+    world: &StaticWorld,
+) -> Result<TargetRecord, CliError> {
+    let target_shape = world.find(target_shape).ok_or_else(|| {
         usage(format!(
-            "target_shape '{}' names no box, plane or capsule of the scenario",
-            scenario.target_shape
+            "target_shape '{target_shape}' names no box, plane or capsule of the scenario"
         ))
     })?;
-    let spec = &scenario.target;
-    let body = &scenario.body;
     let interaction = &spec.interaction;
     Ok(TargetRecord {
         instance: spec.instance,
