@@ -365,10 +365,7 @@ fn t10_a_guard_told_to_interact_walks_to_q_succeeds_there_holds_and_is_released(
         .collect();
     assert_eq!(
         orders,
-        [
-            (json!(0), json!("success")),
-            (json!(1), json!("cancelled"))
-        ]
+        [(json!(0), json!("success")), (json!(1), json!("cancelled"))]
     );
     // Success comes in the tick the hold's first fact is established, with the checks
     // passing at the guard's actual pose.
@@ -395,5 +392,8 @@ fn t10_a_guard_told_to_interact_walks_to_q_succeeds_there_holds_and_is_released(
         last["position"][0].as_f64().unwrap(),
         last["position"][2].as_f64().unwrap(),
     );
-    assert!((x - 0.75).abs() < 0.011 && (z - 0.525).abs() < 0.011, "{x} {z}");
+    assert!(
+        (x - 0.75).abs() < 0.011 && (z - 0.525).abs() < 0.011,
+        "{x} {z}"
+    );
 }

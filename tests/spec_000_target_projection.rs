@@ -903,8 +903,8 @@ fn t11_crowd_interaction_with_no_legal_region_fails_without_walking() {
 
 #[test]
 fn t_crowd_interaction_fails_naming_the_check_that_breaks_at_the_actual_pose() {
-    // The pose is verified at q; a second board put in the line of sight after admission
-    // (the collision world changed) fails the interaction once the guard stands there.
+    // The pose is verified at q; a second board put in the line of sight while the guard
+    // settles on it fails the interaction once the guard stands there.
     let seat = seat(0.1, 0.01);
     let start = Vec3::new(0.8, 0.0, 0.7);
     let (mut crowd, guard) = guard_at(&seat, start);
@@ -925,6 +925,14 @@ fn t_crowd_interaction_fails_naming_the_check_that_breaks_at_the_actual_pose() {
             },
         )
         .unwrap();
+    // (A change while the guard walks sends it to a pose verified in the new world; this
+    // one comes once its hold has taken the mover, as it settles on q.)
+    let (outcome, _, _) = run_interaction(&mut crowd, guard, &seat.world, order, 1);
+    assert_eq!(outcome, None);
+    assert_eq!(
+        crowd.interaction(guard).unwrap().unwrap().phase,
+        InteractionPhase::Verifying
+    );
     let (outcome, mut ended, _) = run_interaction(&mut crowd, guard, &blocked, order, 200);
     let failed = Outcome::Failure(FailureCondition::Interaction(
         InteractionFailure::PoseCheck("line of sight"),
@@ -996,4 +1004,64 @@ fn t10_unreachable_c_plus_sends_the_crowd_to_c_minus() {
             InteractionFailure::Unreachable
         )))
     );
+}
+
+#[test]
+fn t11_a_board_widened_after_admission_ends_the_walk_with_no_legal_region() {
+    // Spec 000: if the board changes after adoption, the occluders' version invalidates
+    // the old candidate first, then the projection finds the failure; q and its route are
+    // no ground for success.
+    let seat = seat(0.1, 0.01);
+    let (mut crowd, guard) = guard_at(&seat, Vec3::new(0.8, 0.0, -0.7));
+    let host = HostWorld {
+        collision: &seat.world,
+        objects: &[],
+    };
+    let (order, hold) = crowd
+        .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
+        .unwrap();
+    let (outcome, _, _) = run_interaction(&mut crowd, guard, &seat.world, order, 3);
+    assert_eq!(outcome, None);
+    assert_eq!(
+        crowd.interaction(guard).unwrap().unwrap().phase,
+        InteractionPhase::Walking
+    );
+    let mut widened = seat.world.clone();
+    widened
+        .add(
+            "board, widened",
+            Shape::Box {
+                min: Vec3::new(0.2, 0.0, -0.18),
+                max: Vec3::new(0.2, 1.6, 0.18),
+            },
+        )
+        .unwrap();
+    let (outcome, ended, _) = run_interaction(&mut crowd, guard, &widened, order, 60);
+    let failed = Outcome::Failure(FailureCondition::Interaction(
+        InteractionFailure::NoLegalRegion,
+    ));
+    assert_eq!(outcome, Some(failed));
+    // Its hold never started; the walk braked and nothing owns the mover.
+    assert!(ended.contains(&(hold, Outcome::Cancelled)), "{ended:?}");
+    assert_eq!(crowd.owner(guard).unwrap(), None);
+    // The same world change with nothing relevant in it (a shape far away) re-verifies
+    // the same q: the walk goes on to success.
+    let (mut crowd, guard) = guard_at(&seat, Vec3::new(0.8, 0.0, -0.7));
+    let (order, _) = crowd
+        .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
+        .unwrap();
+    let mut unrelated = seat.world.clone();
+    unrelated
+        .add(
+            "crate far away",
+            Shape::Box {
+                min: Vec3::new(5.0, 0.0, 5.0),
+                max: Vec3::new(6.0, 1.0, 6.0),
+            },
+        )
+        .unwrap();
+    let (outcome, _, _) = run_interaction(&mut crowd, guard, &unrelated, order, 200);
+    assert_eq!(outcome, Some(Outcome::Success));
+    let foot = crowd.interaction(guard).unwrap().unwrap().foot;
+    assert!(foot.distance(Vec3::new(0.75, 0.0, 0.525)) < 1e-5);
 }

@@ -52,8 +52,8 @@ use super::runtime::Crowd;
 use super::scheduler::RequestId;
 use crate::mesh::PolyRef;
 use crate::target::{
-    CollisionWorld, ObjectMotion, Placement, StandArea, TargetError, TargetRecord, Verdict,
-    project_target, project_target_avoiding, validate_pose,
+    CollisionVersion, CollisionWorld, ObjectMotion, Placement, StandArea, TargetError,
+    TargetRecord, Verdict, project_target, project_target_avoiding, validate_pose,
 };
 
 /// What the crowd reads of the host's world for its interaction orders, each step
@@ -173,6 +173,9 @@ pub(crate) struct InteractionOrder {
     pub foot_velocity: Vec3,
     /// A moving target's object motion last placed from.
     pub motion: Option<ObjectMotion>,
+    /// The collision world's version the pose was verified in: a walk to a pose verified
+    /// in an older world verifies it again.
+    pub collision_version: CollisionVersion,
     pub checks_pass: bool,
     pub phase: InteractionPhase,
 }
@@ -187,14 +190,19 @@ impl InteractionOrder {
     }
 }
 
-/// The first check that fails with feet at `foot`, or `None`: the pose checks, then the
-/// stand area and the approach side of `record` (placed in the world).
+/// The first check that fails with feet at `foot` on a polygon of support layer `layer`,
+/// or `None`: the support layer, the approach side and the stand area of `record` (placed
+/// in the world), then the pose checks.
 fn failing_check(
     record: &TargetRecord,
     foot: Vec3,
+    layer: Option<u16>,
     world: &dyn CollisionWorld,
 ) -> Option<&'static str> {
     const SLACK_M: f32 = 1e-4;
+    if layer != Some(record.layer) {
+        return Some("support layer");
+    }
     let flat = Vec2::new(foot.x, foot.z);
     if let Some(side) = record.approach_side {
         if (flat - side.origin).dot(side.outward.normalize_or_zero()) < -SLACK_M {
@@ -336,6 +344,7 @@ impl Crowd {
                     foot,
                     foot_velocity: Vec3::ZERO,
                     motion,
+                    collision_version: pose.versions.collision_version,
                     checks_pass: true,
                     phase: InteractionPhase::Walking,
                 },
@@ -443,6 +452,7 @@ impl Crowd {
             .world
             .get::<&mut InteractionOrder>(entity)
             .expect("listed by the pass");
+        let mut target_moved = false;
         if let Placement::Moving {
             reference_object, ..
         } = order.record.placement
@@ -455,6 +465,7 @@ impl Crowd {
             };
             let foot = motion.world_from_object.transform_point3(order.foot_local);
             order.foot_velocity = (foot - order.foot) / dt;
+            target_moved = foot != order.foot;
             order.foot = foot;
             order.motion = Some(motion);
         }
@@ -466,26 +477,41 @@ impl Crowd {
                 let partial = lanes.corridor[slot]
                     .as_ref()
                     .is_some_and(|corridor| !corridor.complete);
-                if partial {
-                    // The path found stops short: this pose is out of reach. The next
-                    // legal pose off its polygon, if there is one.
-                    let unreachable = order.polygon;
-                    order.avoided.push(unreachable);
+                let collision_version = world.collision().version();
+                let world_changed = collision_version != order.collision_version;
+                let mut foot = foot;
+                let mut target_moved = target_moved;
+                if partial || world_changed {
+                    // The path found stops short (this pose is out of reach: the next
+                    // legal pose off its polygon), or the collision world changed since
+                    // the pose was verified (it is verified again: spec 000, a new
+                    // obstacle invalidates the candidate).
+                    if partial {
+                        let unreachable = order.polygon;
+                        order.avoided.push(unreachable);
+                    }
+                    order.collision_version = collision_version;
                     let placed_from = order.motion;
-                    let projection = project_target_avoiding(
+                    let verdict = project_target_avoiding(
                         &self.snapshot,
                         &self.filters[self.lanes.filter[slot].index()],
                         &order.record,
                         &world.collision(),
                         placed_from.as_ref(),
                         &order.avoided,
-                    );
-                    let Ok(crate::target::TargetResult {
-                        verdict: Verdict::Success(pose),
-                        ..
-                    }) = projection
-                    else {
-                        return Err(InteractionFailure::Unreachable);
+                    )
+                    .map(|projection| projection.verdict);
+                    let pose = match verdict {
+                        Ok(Verdict::Success(pose)) => pose,
+                        _ if partial => return Err(InteractionFailure::Unreachable),
+                        Ok(Verdict::CandidatesExhausted) => {
+                            return Err(InteractionFailure::CandidatesExhausted);
+                        }
+                        // (The record was checked at admission: a projection that cannot
+                        // run now has no legal region on this mesh.)
+                        Ok(Verdict::NoLegalRegion) | Err(_) => {
+                            return Err(InteractionFailure::NoLegalRegion);
+                        }
                     };
                     order.foot_local = match &placed_from {
                         Some(motion) => motion
@@ -494,26 +520,31 @@ impl Crowd {
                             .transform_point3(pose.foot),
                         None => pose.foot,
                     };
+                    target_moved |= pose.foot != order.foot;
                     order.foot = pose.foot;
                     order.fragment = pose.fragment;
                     order.polygon = pose.polygon;
-                    drop(order);
+                    foot = pose.foot;
+                }
+                drop(order);
+                if partial {
                     if let Ok(mut walk) = self.world.get::<&mut MoveRequest>(entity) {
-                        walk.target = pose.foot;
+                        walk.target = foot;
                     }
                     self.lanes.corridor[slot] = None;
                     self.reissue(agent);
                     return Ok(());
                 }
-                drop(order);
-                let moved = Vec2::new(lanes.goal_x[slot] - foot.x, lanes.goal_z[slot] - foot.z)
-                    .length()
-                    > 0.0;
-                if let Ok(mut walk) = self.world.get::<&mut MoveRequest>(entity) {
-                    walk.target = foot;
-                }
-                if moved && !walk_goal_moves(self, slot, foot) {
-                    self.reissue(agent);
+                if target_moved {
+                    if let Ok(mut walk) = self.world.get::<&mut MoveRequest>(entity) {
+                        walk.target = foot;
+                    }
+                    // A corridor adopted for the old pose still serves while the pose
+                    // stays on its last polygon; otherwise a new path. (A search under
+                    // way is left to finish: its corridor is judged here next step.)
+                    if self.lanes.corridor[slot].is_some() && !walk_goal_moves(self, slot, foot) {
+                        self.reissue(agent);
+                    }
                 }
                 let lanes = &self.lanes;
                 let near = Vec2::new(
@@ -533,7 +564,12 @@ impl Crowd {
             InteractionPhase::Verifying | InteractionPhase::Holding => {
                 let placed = order.placed();
                 let actual = lanes.position(slot);
-                let failing = failing_check(&placed, actual, world.collision());
+                let polygon = lanes.polygon[slot];
+                let layer = self
+                    .snapshot
+                    .tile(polygon)
+                    .map(|tile| tile.data.polygons[usize::from(polygon.polygon())].layer);
+                let failing = failing_check(&placed, actual, layer, world.collision());
                 order.checks_pass = failing.is_none();
                 drop(order);
                 let mut hold = self

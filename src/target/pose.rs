@@ -93,9 +93,9 @@ pub struct PoseReport {
 }
 
 /// The names [`PoseReport::failure`] gives the checks, in the order they are judged; a
-/// crowd's interaction order adds two of its own (the stand area and the approach side,
-/// checked at the actual pose).
-pub const POSE_CHECKS: [&str; 7] = [
+/// crowd's interaction order adds three of its own (the stand area, the approach side and
+/// the support layer, checked at the actual pose).
+pub const POSE_CHECKS: [&str; 8] = [
     "body clearance",
     "interaction distance",
     "facing",
@@ -103,6 +103,7 @@ pub const POSE_CHECKS: [&str; 7] = [
     "probe sweep",
     "stand area",
     "approach side",
+    "support layer",
 ];
 
 impl PoseReport {

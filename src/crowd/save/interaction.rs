@@ -13,11 +13,11 @@ use crate::crowd::interaction::{InteractionFailure, InteractionOrder, Interactio
 use crate::ids::TransformVersion;
 use crate::query::ApproachSide;
 use crate::target::{
-    BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, POSE_CHECKS, Placement,
-    ProbeRule, ShapeId, SightFrom, StandArea, TargetRecord, Tolerances,
+    BodyProfile, CollisionVersion, FacingRule, InPlaceRule, InteractionRule, ObjectMotion,
+    POSE_CHECKS, Placement, ProbeRule, ShapeId, SightFrom, StandArea, TargetRecord, Tolerances,
 };
 
-saved_newtype!(ShapeId(u32), TransformVersion(u64));
+saved_newtype!(ShapeId(u32), TransformVersion(u64), CollisionVersion(u64));
 saved_struct!(BodyProfile {
     radius_m,
     height_m,
@@ -86,6 +86,7 @@ saved_struct!(InteractionOrder {
     foot,
     foot_velocity,
     motion,
+    collision_version,
     checks_pass,
     phase,
 });
