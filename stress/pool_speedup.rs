@@ -41,7 +41,7 @@ fn main() {
         pools[1].install(|| crowd.step(dt, &mut controller).expect("a valid step"));
     }
     let mut frame_ms: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    let mut pass_ms: [Vec<[f64; 10]>; 2] = [Vec::new(), Vec::new()];
+    let mut pass_ms: [Vec<[f64; StepStats::PASSES]>; 2] = [Vec::new(), Vec::new()];
     for frame in 0..frames {
         let pool = frame % 2;
         let clock = Instant::now();

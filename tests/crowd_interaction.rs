@@ -402,3 +402,67 @@ fn a_logged_interaction_replays_with_the_hosts_world() {
         crowd.position(agent).unwrap()
     );
 }
+
+#[test]
+fn interactions_end_the_same_at_one_and_two_threads() {
+    // Twelve agents, each sent to its own slot along the sliding cart: the pass judges
+    // orders on all cores, and applies what they ask in slot order.
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let world = floor();
+            let mut crowd = Crowd::new(&yard(), CrowdConfig::default()).unwrap();
+            let mut events = Vec::new();
+            let mut agents = Vec::new();
+            for index in 0..12 {
+                let start = Vec3::new(1.0 + 1.5 * index as f32, 0.0, 0.8);
+                let agent = crowd
+                    .add_agent(start, AgentParams::DETOUR_REFERENCE)
+                    .unwrap();
+                // Slot `index`: a stand point and its handle 1 m ahead, along the cart.
+                let along = -4.0 + 1.5 * index as f32;
+                let mut record = cart_slot(&world);
+                record.stand = StandArea::Points {
+                    points: vec![Vec3::new(along, 0.0, -1.0)],
+                    continuous_offset: false,
+                };
+                record.interaction.contact = Vec3::new(along, 1.2, 0.0);
+                let objects = [(CART, ObjectState::Moving(cart_at(0)))];
+                let host = HostWorld {
+                    collision: &world,
+                    objects: &objects,
+                };
+                crowd
+                    .request_interaction(agent, record, HoldPolicy::SPEC_EXAMPLE, &host)
+                    .unwrap();
+                agents.push(agent);
+            }
+            for _ in 0..200 {
+                let frame = crowd.frame();
+                let objects = [(CART, ObjectState::Moving(cart_at(frame)))];
+                let host = HostWorld {
+                    collision: &world,
+                    objects: &objects,
+                };
+                events.extend(
+                    crowd
+                        .step_with(DT, &mut KinematicController, &host)
+                        .unwrap(),
+                );
+            }
+            let positions: Vec<Vec3> = agents.iter().map(|&a| crowd.position(a).unwrap()).collect();
+
+            (events, positions)
+        })
+    };
+    let (one, two) = (run(1), run(2));
+    let successes = ended(one.0.clone())
+        .iter()
+        .filter(|(_, outcome)| *outcome == Outcome::Success)
+        .count();
+    assert_eq!(successes, 12, "{successes} of 12 interactions succeeded");
+    assert_eq!(one, two);
+}

@@ -40,6 +40,7 @@
 //! [`Crowd::step_with`]: crate::crowd::Crowd::step_with
 
 use glam::{Vec2, Vec3};
+use rayon::prelude::*;
 
 use super::agent::AgentId;
 use super::commands::Logged;
@@ -138,6 +139,10 @@ pub enum InteractionPhase {
     Holding,
 }
 
+/// A foot that moved no more than this since its pose's checks last ran keeps their
+/// verdict, metres (a tenth of a millimetre: float noise, not motion).
+const RECHECK_AFTER_M: f32 = 1e-4;
+
 /// An interaction order as [`Crowd::interaction`] shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InteractionView {
@@ -176,9 +181,24 @@ pub(crate) struct InteractionOrder {
     /// The collision world's version the pose was verified in: a walk to a pose verified
     /// in an older world verifies it again.
     pub collision_version: CollisionVersion,
+    /// The checks at the actual foot as they last ran.
+    pub checked: Option<ChecksRun>,
     pub checks_pass: bool,
     pub phase: InteractionPhase,
 }
+
+/// Where an order's checks at the actual foot last ran, and the check that failed there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ChecksRun {
+    pub foot: Vec3,
+    pub polygon: PolyRef,
+    pub version: CollisionVersion,
+    pub failing: Option<CheckName>,
+}
+
+/// A check's name, one of [`POSE_CHECKS`](crate::target::POSE_CHECKS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CheckName(pub &'static str);
 
 impl InteractionOrder {
     /// The record placed in the world where its object is now.
@@ -345,6 +365,7 @@ impl Crowd {
                     foot_velocity: Vec3::ZERO,
                     motion,
                     collision_version: pose.versions.collision_version,
+                    checked: None,
                     checks_pass: true,
                     phase: InteractionPhase::Walking,
                 },
@@ -412,192 +433,82 @@ impl Crowd {
             }))
     }
 
+    /// How many agents have an interaction order (under way or holding).
+    pub(super) fn interactions_under_way(&self) -> usize {
+        self.world.query::<&InteractionOrder>().iter().len()
+    }
+
     /// The interaction pass, at the start of a step: each order's target placed where its
     /// object is now, walks handed to their holds near the pose, the checks run at the
-    /// actual foot of those settling or holding. In slot order.
+    /// actual foot of those settling or holding. Every order is judged on its own, in
+    /// place and on all cores (the component rows are read in storage order: one agent's
+    /// order is several cache lines, and thousands may hold at once); what changes an
+    /// agent's other state (a failure, a hand-off, a new path) is applied after, in slot
+    /// order.
     pub(super) fn keep_interactions(
         &mut self,
         world: Option<&dyn InteractionWorld>,
         dt: f32,
         events: &mut Vec<CrowdEvent>,
     ) {
-        let mut under_way: Vec<(usize, AgentId)> = self
-            .world
-            .query::<(&Slot, &InteractionOrder)>()
-            .iter()
-            .map(|(slot, _)| (slot.0, self.lanes.id[slot.0]))
-            .collect();
-        if under_way.is_empty() {
-            return;
-        }
-        under_way.sort_unstable_by_key(|&(slot, _)| slot);
-        for (slot, agent) in under_way {
-            if let Err(why) = self.keep_interaction(slot, agent, world, dt) {
-                self.fail_interaction(agent, slot, why, events);
+        let mut actions: Vec<(usize, Action)> = {
+            let mut rows: Vec<Row<'_>> = self
+                .world
+                .query_mut::<(
+                    &Slot,
+                    &mut InteractionOrder,
+                    Option<&mut HoldOrder>,
+                    Option<&mut MoveRequest>,
+                )>()
+                .into_iter()
+                .map(|(slot, order, hold, walk)| Row {
+                    slot: slot.0,
+                    order,
+                    hold,
+                    walk,
+                })
+                .collect();
+            if rows.is_empty() {
+                return;
             }
-        }
-    }
-
-    /// One order of the interaction pass; `Err` when it fails here.
-    fn keep_interaction(
-        &mut self,
-        slot: usize,
-        agent: AgentId,
-        world: Option<&dyn InteractionWorld>,
-        dt: f32,
-    ) -> Result<(), InteractionFailure> {
-        let world = world.ok_or(InteractionFailure::NoWorld)?;
-        let entity = self.ids.entity(agent);
-        let mut order = self
-            .world
-            .get::<&mut InteractionOrder>(entity)
-            .expect("listed by the pass");
-        let mut target_moved = false;
-        if let Placement::Moving {
-            reference_object, ..
-        } = order.record.placement
-        {
-            let motion = match world.object(reference_object) {
-                ObjectState::Moving(motion) => motion,
-                ObjectState::Teleported(_) => return Err(InteractionFailure::TargetTeleported),
-                ObjectState::Replaced => return Err(InteractionFailure::TargetReplaced),
-                ObjectState::Missing => return Err(InteractionFailure::TargetMissing),
+            let seen = Seen {
+                lanes: &self.lanes,
+                snapshot: &self.snapshot,
+                filters: &self.filters,
+                arrive_tolerance_m: self.config.arrive_tolerance_m,
+                dt,
             };
-            let foot = motion.world_from_object.transform_point3(order.foot_local);
-            order.foot_velocity = (foot - order.foot) / dt;
-            target_moved = foot != order.foot;
-            order.foot = foot;
-            order.motion = Some(motion);
-        }
-        let foot = order.foot;
-        let phase = order.phase;
-        let lanes = &mut self.lanes;
-        match phase {
-            InteractionPhase::Walking => {
-                let partial = lanes.corridor[slot]
-                    .as_ref()
-                    .is_some_and(|corridor| !corridor.complete);
-                let collision_version = world.collision().version();
-                let world_changed = collision_version != order.collision_version;
-                let mut foot = foot;
-                let mut target_moved = target_moved;
-                if partial || world_changed {
-                    // The path found stops short (this pose is out of reach: the next
-                    // legal pose off its polygon), or the collision world changed since
-                    // the pose was verified (it is verified again: spec 000, a new
-                    // obstacle invalidates the candidate).
-                    if partial {
-                        let unreachable = order.polygon;
-                        order.avoided.push(unreachable);
-                    }
-                    order.collision_version = collision_version;
-                    let placed_from = order.motion;
-                    let verdict = project_target_avoiding(
-                        &self.snapshot,
-                        &self.filters[self.lanes.filter[slot].index()],
-                        &order.record,
-                        &world.collision(),
-                        placed_from.as_ref(),
-                        &order.avoided,
-                    )
-                    .map(|projection| projection.verdict);
-                    let pose = match verdict {
-                        Ok(Verdict::Success(pose)) => pose,
-                        _ if partial => return Err(InteractionFailure::Unreachable),
-                        Ok(Verdict::CandidatesExhausted) => {
-                            return Err(InteractionFailure::CandidatesExhausted);
-                        }
-                        // (The record was checked at admission: a projection that cannot
-                        // run now has no legal region on this mesh.)
-                        Ok(Verdict::NoLegalRegion) | Err(_) => {
-                            return Err(InteractionFailure::NoLegalRegion);
-                        }
+            rows.par_iter_mut()
+                .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
+                .filter_map(|row| {
+                    let action = match world {
+                        Some(world) => judge(row, &seen, world),
+                        None => Action::Fail(InteractionFailure::NoWorld),
                     };
-                    order.foot_local = match &placed_from {
-                        Some(motion) => motion
-                            .world_from_object
-                            .inverse()
-                            .transform_point3(pose.foot),
-                        None => pose.foot,
-                    };
-                    target_moved |= pose.foot != order.foot;
-                    order.foot = pose.foot;
-                    order.fragment = pose.fragment;
-                    order.polygon = pose.polygon;
-                    foot = pose.foot;
-                }
-                drop(order);
-                if partial {
-                    if let Ok(mut walk) = self.world.get::<&mut MoveRequest>(entity) {
-                        walk.target = foot;
-                    }
+                    (action != Action::None).then_some((row.slot, action))
+                })
+                .collect()
+        };
+        actions.sort_unstable_by_key(|&(slot, _)| slot);
+        for (slot, action) in actions {
+            let agent = self.lanes.id[slot];
+            match action {
+                Action::None => {}
+                Action::Fail(why) => self.fail_interaction(agent, slot, why, events),
+                Action::HandToHold => self.hand_interaction_to_hold(agent, slot),
+                Action::NewPath => {
                     self.lanes.corridor[slot] = None;
                     self.reissue(agent);
-                    return Ok(());
                 }
-                if target_moved {
-                    if let Ok(mut walk) = self.world.get::<&mut MoveRequest>(entity) {
-                        walk.target = foot;
-                    }
+                Action::MoveGoal(foot) => {
                     // A corridor adopted for the old pose still serves while the pose
-                    // stays on its last polygon; otherwise a new path. (A search under
-                    // way is left to finish: its corridor is judged here next step.)
-                    if self.lanes.corridor[slot].is_some() && !walk_goal_moves(self, slot, foot) {
+                    // stays on its last polygon; otherwise a new path.
+                    if !walk_goal_moves(self, slot, foot) {
                         self.reissue(agent);
                     }
                 }
-                let lanes = &self.lanes;
-                let near = Vec2::new(
-                    lanes.position_x[slot] - foot.x,
-                    lanes.position_z[slot] - foot.z,
-                )
-                .length()
-                    <= self.config.arrive_tolerance_m;
-                let walking = matches!(
-                    lanes.status[slot],
-                    AgentStatus::Moving | AgentStatus::WaitingForPath
-                ) && !lanes.on_head_start[slot];
-                if near && walking {
-                    self.hand_interaction_to_hold(agent, slot);
-                }
-            }
-            InteractionPhase::Verifying | InteractionPhase::Holding => {
-                let placed = order.placed();
-                let actual = lanes.position(slot);
-                let polygon = lanes.polygon[slot];
-                let layer = self
-                    .snapshot
-                    .tile(polygon)
-                    .map(|tile| tile.data.polygons[usize::from(polygon.polygon())].layer);
-                let failing = failing_check(&placed, actual, layer, world.collision());
-                order.checks_pass = failing.is_none();
-                drop(order);
-                let mut hold = self
-                    .world
-                    .get::<&mut HoldOrder>(entity)
-                    .expect("the interaction's hold owns the mover");
-                hold.target = foot;
-                let policy = *hold.keeper.policy();
-                let settling = phase == InteractionPhase::Verifying
-                    && matches!(hold.keeper.phase(), HoldPhase::Settling);
-                drop(hold);
-                if let (true, Some(check)) = (settling, failing) {
-                    // Standing on the pose (as the stand fact would judge it) with a check
-                    // failing: the pose does not hold here.
-                    let error = Vec2::new(actual.x - foot.x, actual.z - foot.z).length();
-                    let velocity = Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]);
-                    let order = self
-                        .world
-                        .get::<&InteractionOrder>(entity)
-                        .expect("still there");
-                    let relative = (velocity - order.foot_velocity).length();
-                    if error <= policy.enter_m && relative <= policy.speed_enter_mps {
-                        return Err(InteractionFailure::PoseCheck(check));
-                    }
-                }
             }
         }
-        Ok(())
     }
 
     /// The walk of an interaction near its pose: the mover passes to the hold reserved at
@@ -753,4 +664,198 @@ fn walk_goal_moves(crowd: &mut Crowd, slot: usize, foot: Vec3) -> bool {
     lanes.goal_y[slot] = tile.height_at(polygon.polygon(), flat);
     lanes.goal_z[slot] = foot.z;
     true
+}
+
+/// One agent's interaction order with its hold or walk, as the pass judges it.
+struct Row<'a> {
+    slot: usize,
+    order: &'a mut InteractionOrder,
+    hold: Option<&'a mut HoldOrder>,
+    walk: Option<&'a mut MoveRequest>,
+}
+
+/// What the pass reads besides the rows.
+struct Seen<'a> {
+    lanes: &'a super::lanes::AgentLanes,
+    snapshot: &'a crate::mesh::Snapshot,
+    filters: &'a [crate::query::QueryFilter],
+    arrive_tolerance_m: f32,
+    dt: f32,
+}
+
+/// What an order's judgement asks of the rest of the crowd (applied in slot order).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Action {
+    None,
+    /// The order fails for this reason.
+    Fail(InteractionFailure),
+    /// The walk is near its pose: its hold takes the mover.
+    HandToHold,
+    /// The walk's pose changed where its path cannot serve: a new path.
+    NewPath,
+    /// A moving target's pose moved: the walk's goal follows it (a new path if it left the
+    /// corridor's last polygon).
+    MoveGoal(Vec3),
+}
+
+/// Judges one order at the step's start: places a moving target, verifies a walk's pose
+/// again where the world changed or its path fell short, and runs the checks at the
+/// actual foot of a settling or holding agent. Writes only the row.
+fn judge(row: &mut Row<'_>, seen: &Seen<'_>, world: &dyn InteractionWorld) -> Action {
+    let (slot, lanes) = (row.slot, seen.lanes);
+    let order = &mut *row.order;
+    let mut target_moved = false;
+    if let Placement::Moving {
+        reference_object, ..
+    } = order.record.placement
+    {
+        let motion = match world.object(reference_object) {
+            ObjectState::Moving(motion) => motion,
+            ObjectState::Teleported(_) => {
+                return Action::Fail(InteractionFailure::TargetTeleported);
+            }
+            ObjectState::Replaced => return Action::Fail(InteractionFailure::TargetReplaced),
+            ObjectState::Missing => return Action::Fail(InteractionFailure::TargetMissing),
+        };
+        let foot = motion.world_from_object.transform_point3(order.foot_local);
+        order.foot_velocity = (foot - order.foot) / seen.dt;
+        target_moved = foot != order.foot;
+        order.foot = foot;
+        order.motion = Some(motion);
+    }
+    let collision_version = world.collision().version();
+    match order.phase {
+        InteractionPhase::Walking => {
+            // (A head start walked while the path is searched is partial by nature: only a
+            // path found says the pose is out of reach.)
+            let partial = !lanes.on_head_start[slot]
+                && lanes.corridor[slot]
+                    .as_ref()
+                    .is_some_and(|corridor| !corridor.complete);
+            if partial || collision_version != order.collision_version {
+                // The path found stops short (this pose is out of reach: the next legal
+                // pose off its polygon), or the collision world changed since the pose was
+                // verified (it is verified again: spec 000, a new obstacle invalidates the
+                // candidate).
+                if partial {
+                    let unreachable = order.polygon;
+                    order.avoided.push(unreachable);
+                }
+                order.collision_version = collision_version;
+                let placed_from = order.motion;
+                let verdict = project_target_avoiding(
+                    seen.snapshot,
+                    &seen.filters[lanes.filter[slot].index()],
+                    &order.record,
+                    &world.collision(),
+                    placed_from.as_ref(),
+                    &order.avoided,
+                )
+                .map(|projection| projection.verdict);
+                let pose = match verdict {
+                    Ok(Verdict::Success(pose)) => pose,
+                    _ if partial => return Action::Fail(InteractionFailure::Unreachable),
+                    Ok(Verdict::CandidatesExhausted) => {
+                        return Action::Fail(InteractionFailure::CandidatesExhausted);
+                    }
+                    // (The record was checked at admission: a projection that cannot run
+                    // now has no legal region on this mesh.)
+                    Ok(Verdict::NoLegalRegion) | Err(_) => {
+                        return Action::Fail(InteractionFailure::NoLegalRegion);
+                    }
+                };
+                order.foot_local = match &placed_from {
+                    Some(motion) => motion
+                        .world_from_object
+                        .inverse()
+                        .transform_point3(pose.foot),
+                    None => pose.foot,
+                };
+                target_moved |= pose.foot != order.foot;
+                order.foot = pose.foot;
+                order.fragment = pose.fragment;
+                order.polygon = pose.polygon;
+                if partial {
+                    if let Some(walk) = row.walk.as_deref_mut() {
+                        walk.target = order.foot;
+                    }
+                    return Action::NewPath;
+                }
+            }
+            let foot = order.foot;
+            let near = Vec2::new(
+                lanes.position_x[slot] - foot.x,
+                lanes.position_z[slot] - foot.z,
+            )
+            .length()
+                <= seen.arrive_tolerance_m;
+            let walking = matches!(
+                lanes.status[slot],
+                AgentStatus::Moving | AgentStatus::WaitingForPath
+            ) && !lanes.on_head_start[slot];
+            if near && walking {
+                return Action::HandToHold;
+            }
+            if target_moved {
+                if let Some(walk) = row.walk.as_deref_mut() {
+                    walk.target = foot;
+                }
+                // (A search under way is left to finish: its corridor is judged here
+                // next step, so a pose that moves every frame cannot restart it forever.)
+                if lanes.corridor[slot].is_some() {
+                    return Action::MoveGoal(foot);
+                }
+            }
+            Action::None
+        }
+        InteractionPhase::Verifying | InteractionPhase::Holding => {
+            let actual = lanes.position(slot);
+            let polygon = lanes.polygon[slot];
+            // The checks are judged again where anything they read changed: the foot
+            // (beyond float noise), its polygon, the target, the collision world. A body
+            // standing still on its pose costs no checks.
+            let last = order.checked.filter(|run| {
+                !target_moved
+                    && run.foot.distance(actual) <= RECHECK_AFTER_M
+                    && run.polygon == polygon
+                    && run.version == collision_version
+            });
+            let failing = match last {
+                Some(run) => run.failing.map(|check| check.0),
+                None => {
+                    let layer = seen
+                        .snapshot
+                        .tile(polygon)
+                        .map(|tile| tile.data.polygons[usize::from(polygon.polygon())].layer);
+                    let failing = failing_check(&order.placed(), actual, layer, world.collision());
+                    order.checks_pass = failing.is_none();
+                    order.checked = Some(ChecksRun {
+                        foot: actual,
+                        polygon,
+                        version: collision_version,
+                        failing: failing.map(CheckName),
+                    });
+                    failing
+                }
+            };
+            let Some(hold) = row.hold.as_deref_mut() else {
+                return Action::None; // (its hold is braking: the order ends with it)
+            };
+            hold.target = order.foot;
+            let settling = order.phase == InteractionPhase::Verifying
+                && matches!(hold.keeper.phase(), HoldPhase::Settling);
+            if let (true, Some(check)) = (settling, failing) {
+                // Standing on the pose (as the stand fact would judge it) with a check
+                // failing: the pose does not hold here.
+                let policy = hold.keeper.policy();
+                let error = Vec2::new(actual.x - order.foot.x, actual.z - order.foot.z).length();
+                let velocity = Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]);
+                let relative = (velocity - order.foot_velocity).length();
+                if error <= policy.enter_m && relative <= policy.speed_enter_mps {
+                    return Action::Fail(InteractionFailure::PoseCheck(check));
+                }
+            }
+            Action::None
+        }
+    }
 }

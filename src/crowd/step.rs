@@ -59,6 +59,8 @@ pub struct PassStats {
 /// Counters of one step, per pass.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
+    /// Interaction orders' targets placed and poses checked (`interaction.rs`).
+    pub interactions: PassStats,
     /// Requests turned into path jobs.
     pub ingest: PassStats,
     /// Path finding under the budget.
@@ -137,7 +139,8 @@ const KEEP_AWAKE_IDLE: std::time::Duration = std::time::Duration::from_millis(2)
 
 impl StepStats {
     /// The passes' names, in step order, as [`StepStats::pass_stats`] lists them.
-    pub const PASS_NAMES: [&'static str; 10] = [
+    pub const PASS_NAMES: [&'static str; StepStats::PASSES] = [
+        "interactions",
         "ingest",
         "schedule",
         "adopt",
@@ -150,10 +153,14 @@ impl StepStats {
         "feedback",
     ];
 
+    /// How many passes are counted.
+    pub const PASSES: usize = 11;
+
     /// Every pass's counters, in the order of [`StepStats::PASS_NAMES`] (`neighbours` runs
     /// alongside `schedule`, so its time lies inside `schedule`'s too).
-    pub fn pass_stats(&self) -> [PassStats; 10] {
+    pub fn pass_stats(&self) -> [PassStats; StepStats::PASSES] {
         [
+            self.interactions,
             self.ingest,
             self.schedule,
             self.adopt,
@@ -243,7 +250,10 @@ impl Crowd {
         let mut stats = StepStats::default();
         let mut events = std::mem::take(&mut self.deferred_events);
         self.expire_deadlines();
-        self.keep_interactions(world, dt, &mut events);
+        let interacting = self.interactions_under_way();
+        timed(&mut stats.interactions, interacting, || {
+            self.keep_interactions(world, dt, &mut events)
+        });
 
         // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
         // spreads over frames instead of stretching one. The rest waits, in order.

@@ -77,7 +77,7 @@ pub struct RunReport {
     /// not known): a frame that took long in wall time but little CPU time lost its cores.
     pub cpu_ms: Vec<f64>,
     /// Per measured frame, each pass's time, ms, in [`StepStats::PASS_NAMES`] order.
-    pub pass_ms: Vec<[f64; 10]>,
+    pub pass_ms: Vec<[f64; StepStats::PASSES]>,
     /// Events in the measured frames.
     pub arrivals: usize,
     /// Ends of partial paths (targets unreachable).

@@ -273,7 +273,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
 }
 
 /// The step's passes as `pass_ms` names them.
-const PASS_NAMES: [&str; 10] = StepStats::PASS_NAMES;
+const PASS_NAMES: [&str; StepStats::PASSES] = StepStats::PASS_NAMES;
 
 pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     let run = with_threads(command.threads, || simulate(command))??;

@@ -9,7 +9,9 @@ use glam::{Affine3A, Vec3};
 
 use super::RestoreError;
 use super::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
-use crate::crowd::interaction::{InteractionFailure, InteractionOrder, InteractionPhase};
+use crate::crowd::interaction::{
+    CheckName, ChecksRun, InteractionFailure, InteractionOrder, InteractionPhase,
+};
 use crate::ids::TransformVersion;
 use crate::query::ApproachSide;
 use crate::target::{
@@ -75,6 +77,12 @@ saved_struct!(ObjectMotion {
     world_from_object,
     transform_version
 });
+saved_struct!(ChecksRun {
+    foot,
+    polygon,
+    version,
+    failing
+});
 saved_struct!(InteractionOrder {
     order,
     hold,
@@ -87,6 +95,7 @@ saved_struct!(InteractionOrder {
     foot_velocity,
     motion,
     collision_version,
+    checked,
     checks_pass,
     phase,
 });
@@ -110,6 +119,25 @@ impl Saved for Affine3A {
             columns[2].into(),
             columns[3].into(),
         ))
+    }
+}
+
+/// A check's name as its place in [`POSE_CHECKS`].
+impl Saved for CheckName {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        let place = POSE_CHECKS
+            .iter()
+            .position(|&known| known == self.0)
+            .expect("checks are named from POSE_CHECKS");
+        out.u8(place as u8);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let place = input.u8()?;
+        POSE_CHECKS
+            .get(usize::from(place))
+            .map(|&check| CheckName(check))
+            .ok_or_else(|| input.malformed(format!("pose check {place}")))
     }
 }
 
@@ -240,11 +268,7 @@ impl Saved for InteractionFailure {
             InteractionFailure::CandidatesExhausted => out.u8(1),
             InteractionFailure::PoseCheck(check) => {
                 out.u8(2);
-                let place = POSE_CHECKS
-                    .iter()
-                    .position(|&known| known == check)
-                    .expect("pose checks are named from POSE_CHECKS");
-                out.u8(place as u8);
+                CheckName(check).write(out);
             }
             InteractionFailure::TargetTeleported => out.u8(3),
             InteractionFailure::TargetReplaced => out.u8(4),
@@ -257,13 +281,7 @@ impl Saved for InteractionFailure {
         Ok(match input.u8()? {
             0 => InteractionFailure::NoLegalRegion,
             1 => InteractionFailure::CandidatesExhausted,
-            2 => {
-                let place = input.u8()?;
-                let check = POSE_CHECKS
-                    .get(usize::from(place))
-                    .ok_or_else(|| input.malformed(format!("pose check {place}")))?;
-                InteractionFailure::PoseCheck(check)
-            }
+            2 => InteractionFailure::PoseCheck(CheckName::read(input)?.0),
             3 => InteractionFailure::TargetTeleported,
             4 => InteractionFailure::TargetReplaced,
             5 => InteractionFailure::TargetMissing,
