@@ -352,6 +352,7 @@ fn bad_scenarios_are_one_error_line_naming_the_value() {
 
 #[test]
 fn t10_a_guard_told_to_interact_walks_to_q_succeeds_there_holds_and_is_released() {
+    // (The fixture: interact at tick 0, release at 55, cancel at 60.)
     let (summary, trace) = sim(&fixture("sim_t10_interact.json"), "t10.jsonl");
     // The command returns both identities and the chosen pose: t6's q.
     let given = records(&trace, "commands");
@@ -375,7 +376,13 @@ fn t10_a_guard_told_to_interact_walks_to_q_succeeds_there_holds_and_is_released(
         .filter(|(_, e)| e["event"] == "stand_fact")
         .map(|(tick, e)| (tick, e["change"].clone()))
         .collect();
-    assert_eq!(facts[0], (success_tick, json!({ "established": 1 })));
+    assert_eq!(
+        facts,
+        [
+            (success_tick, json!({ "established": 1 })),
+            (55, json!("released"))
+        ]
+    );
     let states = records(&trace, "agents");
     let at_success = states
         .iter()
@@ -384,7 +391,8 @@ fn t10_a_guard_told_to_interact_walks_to_q_succeeds_there_holds_and_is_released(
         .unwrap();
     assert_eq!(at_success.1["interaction"]["phase"], "holding");
     assert_eq!(at_success.1["interaction"]["checks_pass"], true);
-    // Released at tick 60: nothing owns the mover, the guard stands at q.
+    // Released at tick 55 (the fact ends), cancelled at 60: nothing owns the mover, the
+    // guard stands at q.
     let last = &summary["agents"][0];
     assert_eq!(last["owner"], Value::Null);
     assert_eq!(last["interaction"], Value::Null);

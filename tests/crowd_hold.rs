@@ -9,8 +9,8 @@
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdError, CrowdEvent, FactChange,
-    FailureCondition, HoldFailure, HoldPolicy, KinematicController, MoverAction, Outcome, Replay,
-    RequestId,
+    FailureCondition, HoldFailure, HoldPhase, HoldPolicy, KinematicController, MoverAction,
+    Outcome, Replay, RequestId,
 };
 use waymark::mesh::{NavMesh, TileData, WalkablePolygon, blob::BakeParams};
 
@@ -70,17 +70,20 @@ fn steps(crowd: &mut Crowd, count: usize) -> Vec<CrowdEvent> {
 }
 
 /// Cancels the agent's `hold`: the cancel's record names it, and within ten steps the
-/// hold ends `Cancelled`, and nothing else happens.
+/// hold's fact ends (if one held) and the hold ends `Cancelled`, and nothing else happens.
 fn cancel_ends(crowd: &mut Crowd, agent: AgentId, hold: RequestId) {
+    let had_fact = crowd.hold(agent).unwrap().unwrap().fact.is_some();
     assert_eq!(crowd.cancel(agent).unwrap().order, Some(hold));
-    assert_eq!(
-        steps(crowd, 10),
-        [CrowdEvent::OrderEnded {
-            agent,
-            order: hold,
-            outcome: Outcome::Cancelled
-        }]
-    );
+    let mut expected = Vec::new();
+    if had_fact {
+        expected.push(fact(agent, hold, FactChange::Released));
+    }
+    expected.push(CrowdEvent::OrderEnded {
+        agent,
+        order: hold,
+        outcome: Outcome::Cancelled,
+    });
+    assert_eq!(steps(crowd, 10), expected);
 }
 
 fn fact(agent: AgentId, order: RequestId, change: FactChange) -> CrowdEvent {
@@ -239,9 +242,11 @@ fn a_newer_order_or_a_cancel_ends_the_hold_and_its_late_facts_never_touch_the_ne
         MoverAction::Move(walk)
     );
     let events = steps(&mut crowd, 80);
+    // The newer order ends the hold: its fact first, then the hold itself.
     assert_eq!(
         events,
         [
+            fact(agent, hold, FactChange::Released),
             CrowdEvent::OrderEnded {
                 agent,
                 order: hold,
@@ -543,6 +548,57 @@ fn a_hold_is_cancelled_by_its_id_and_a_late_cancel_of_an_old_order_touches_nothi
     assert!(events.contains(&CrowdEvent::Cancelled { agent, record }));
     assert!(matches!(
         crowd.cancel_order(agent, hold),
+        Err(CrowdError::NotOwner { owner: None, .. })
+    ));
+}
+
+#[test]
+fn a_mode_exit_releases_the_fact_keeps_the_body_while_the_host_cleans_up_then_cancels() {
+    let mesh = strip();
+    let (mut crowd, agent, hold) = holding(&mesh, AgentParams::DETOUR_REFERENCE, POLICY);
+    assert_eq!(
+        step(&mut crowd),
+        [fact(agent, hold, FactChange::Established(1))]
+    );
+    // Only the hold's own id releases it; asking again changes nothing.
+    let stranger = RequestId {
+        logical: hold.logical + 100,
+        ..hold
+    };
+    assert!(matches!(
+        crowd.release_hold(agent, stranger),
+        Err(CrowdError::NotOwner { .. })
+    ));
+    crowd.release_hold(agent, hold).unwrap();
+    crowd.release_hold(agent, hold).unwrap();
+    assert_eq!(step(&mut crowd), [fact(agent, hold, FactChange::Released)]);
+    let view = crowd.hold(agent).unwrap().unwrap();
+    assert_eq!((view.phase, view.fact), (HoldPhase::Released, None));
+    // While the host cleans up, the body is still kept on the pose, but no fact comes
+    // back: a push is corrected without a new generation.
+    crowd
+        .teleport(agent, STAND + Vec3::new(0.03, 0.0, 0.0))
+        .unwrap();
+    assert_eq!(steps(&mut crowd, 20), []);
+    assert!(crowd.position(agent).unwrap().distance(STAND) < 0.01);
+    assert_eq!(
+        crowd.owner(agent).unwrap().unwrap().action,
+        MoverAction::Hold(hold)
+    );
+    // Then the cancel by the hold's id: a safe stop, the receipt, the mover free.
+    crowd.cancel_order(agent, hold).unwrap();
+    assert_eq!(
+        steps(&mut crowd, 10),
+        [CrowdEvent::OrderEnded {
+            agent,
+            order: hold,
+            outcome: Outcome::Cancelled
+        }]
+    );
+    assert_eq!(crowd.owner(agent).unwrap(), None);
+    // A late release of the ended hold touches nothing.
+    assert!(matches!(
+        crowd.release_hold(agent, hold),
         Err(CrowdError::NotOwner { owner: None, .. })
     ));
 }

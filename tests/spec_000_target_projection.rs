@@ -831,7 +831,11 @@ fn t10_end_to_end_the_crowd_walks_from_s_to_q_and_succeeds_at_the_pose() {
         assert!((0.6..=0.9).contains(&point.x) && (-0.7..=0.7 + 1e-5).contains(&point.z));
     }
 
-    // Releasing the pose: the hold is cancelled by its id and the agent ends idle.
+    // The mode exit: the fact ends (and with it the interaction's checks), then the hold
+    // is cancelled by its id and the agent ends idle.
+    crowd.release_hold(guard, hold).unwrap();
+    assert_eq!(crowd.interaction(guard).unwrap(), None);
+    assert_eq!(crowd.hold(guard).unwrap().unwrap().fact, None);
     crowd.cancel_order(guard, hold).unwrap();
     let (outcome, _, _) = run_interaction(&mut crowd, guard, &seat.world, hold, 60);
     assert_eq!(outcome, Some(Outcome::Cancelled));

@@ -14,7 +14,7 @@ use super::components::{
     Cancelling, Ending, HoldOrder, HoldReserved, LinkCrossing, MoveRequest, Slot, VelocityRequest,
 };
 use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
-use super::hold::{HoldKeeper, HoldPolicy};
+use super::hold::{FactChange, HoldKeeper, HoldPolicy};
 use super::lanes::AgentStatus;
 use super::lanes::NewAgent;
 use super::log::{Command, LogRecord};
@@ -526,6 +526,43 @@ impl Crowd {
         self.lanes.blocked[slot] = None;
         self.lanes.stalled_s[slot] = 0.0;
         Ok(order)
+    }
+
+    /// Releases the agent's hold `hold` for a mode exit (spec 001: first the stand fact
+    /// ends, then the interaction is cleaned up, then the hold is cancelled by its id): its
+    /// fact, if one holds, ends now ([`CrowdEvent::StandFact`] with
+    /// [`FactChange::Released`](crate::crowd::FactChange::Released), with the next step's
+    /// events) and is never established again, so nothing may act on it; the body is
+    /// still kept on the pose while the host cleans up. An interaction whose pose the hold
+    /// was still settling on ends `Cancelled`. [`Crowd::cancel_order`] with the same id
+    /// then brakes the agent and frees the mover. Asking again changes nothing; a hold
+    /// that does not own the agent's mover is refused ([`CrowdError::NotOwner`]).
+    pub fn release_hold(&mut self, agent: AgentId, hold: RequestId) -> Result<(), CrowdError> {
+        let owner = self.owner(agent)?.map(|owner| owner.action);
+        if owner != Some(MoverAction::Hold(hold)) {
+            return Err(CrowdError::NotOwner {
+                agent,
+                order: hold,
+                owner,
+            });
+        }
+        self.log(|| LogRecord::Command(Command::ReleaseHold { agent, hold }));
+        let fact_ended = self
+            .world
+            .get::<&mut HoldOrder>(self.ids.entity(agent))
+            .expect("the hold owns the mover")
+            .keeper
+            .release();
+        if fact_ended {
+            self.deferred_events.push(CrowdEvent::StandFact {
+                agent,
+                order: hold,
+                change: FactChange::Released,
+            });
+        }
+        // The interaction's checks end with the fact (one still settling ends Cancelled).
+        self.take_interaction(agent);
+        Ok(())
     }
 
     /// [`Crowd::request_move`] whose success hands the mover straight to a hold of the

@@ -25,8 +25,12 @@
 //! threshold or a check fails, entering Recovering with the deadline tick + N set on first
 //! entry; failed when the deadline passes without a new fact.
 //!
+//! Released (a mode exit, `Crowd::release_hold`): the fact ends at once and is never
+//! established again, while the law still keeps the body on the pose until the hold is
+//! cancelled.
+//!
 //! Invariants: generations only grow; a fact is valid only between its establishment and
-//! the next invalidation; a failed hold stays failed.
+//! the next invalidation or release; a failed hold stays failed.
 //!
 //! The crowd runs it for agents given [`Crowd::request_hold`](crate::crowd::Crowd::request_hold)
 //! or whose [`Crowd::request_move_then_hold`](crate::crowd::Crowd::request_move_then_hold)
@@ -158,6 +162,10 @@ pub enum HoldPhase {
     },
     /// The hold failed; its fact stays invalid.
     Failed(HoldFailure),
+    /// Released for a mode exit ([`Crowd::release_hold`](crate::crowd::Crowd::release_hold)):
+    /// no fact any more, none established again; the body is still kept on the pose
+    /// (while the host's interaction is cleaned up) until the hold is cancelled.
+    Released,
 }
 
 /// Why a hold failed.
@@ -183,6 +191,9 @@ pub enum FactChange {
     },
     /// The hold failed.
     Failed(HoldFailure),
+    /// The fact ended for a mode exit (the hold released, or cancelled while its fact
+    /// held): no new interaction side effect may rely on it.
+    Released,
 }
 
 /// The step-end state a hold observes.
@@ -246,7 +257,7 @@ impl HoldKeeper {
         let relative_speed = (seen.velocity - seen.target_velocity).length();
         let policy = self.policy;
         match self.phase {
-            HoldPhase::Failed(_) => FactChange::None,
+            HoldPhase::Failed(_) | HoldPhase::Released => FactChange::None,
             HoldPhase::Standing => {
                 if error > policy.exit_m || !seen.checks_pass {
                     let deadline_tick = seen.tick + policy.recovery_ticks;
@@ -301,6 +312,16 @@ impl HoldKeeper {
         Some(relative)
     }
 
+    /// Releases the hold for a mode exit: its fact (if one holds) ends now, and none is
+    /// established again. Returns whether a fact ended. A failed hold stays failed.
+    pub fn release(&mut self) -> bool {
+        let had_fact = self.phase == HoldPhase::Standing;
+        if !matches!(self.phase, HoldPhase::Failed(_)) {
+            self.phase = HoldPhase::Released;
+        }
+        had_fact
+    }
+
     fn fail(&mut self, why: HoldFailure) -> FactChange {
         self.phase = HoldPhase::Failed(why);
         FactChange::Failed(why)
@@ -349,10 +370,12 @@ impl Saved for HoldPhase {
                 out.u8(3);
                 why.write(out);
             }
+            HoldPhase::Released => out.u8(4),
         }
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         Ok(match input.u8()? {
+            4 => HoldPhase::Released,
             0 => HoldPhase::Settling,
             1 => HoldPhase::Standing,
             2 => HoldPhase::Recovering {
@@ -381,10 +404,12 @@ impl Saved for FactChange {
                 out.u8(3);
                 why.write(out);
             }
+            FactChange::Released => out.u8(4),
         }
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         Ok(match input.u8()? {
+            4 => FactChange::Released,
             0 => FactChange::None,
             1 => FactChange::Established(Saved::read(input)?),
             2 => FactChange::Invalidated {

@@ -159,6 +159,13 @@ pub enum Command {
         /// The chosen pose's foot.
         foot: Option<Vec3>,
     },
+    /// [`Crowd::release_hold`].
+    ReleaseHold {
+        /// The agent.
+        agent: AgentId,
+        /// The hold released.
+        hold: RequestId,
+    },
     /// [`Crowd::cancel`].
     Cancel {
         /// The agent.
@@ -842,6 +849,7 @@ fn give(
                 .map(|view| view.foot);
             same(*foot, chosen, differs)
         }
+        &Command::ReleaseHold { agent, hold } => crowd.release_hold(agent, hold).map_err(refused),
         &Command::Cancel { agent, record } => {
             same(record, crowd.cancel(agent).map_err(refused)?, differs)
         }

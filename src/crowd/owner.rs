@@ -163,6 +163,17 @@ impl Crowd {
             self.end_reserved_hold(agent, None);
         }
         self.take_interaction(agent);
+        if let Some(hold) = &holding {
+            // A hold ended while its fact held (a cancel, a successor order): the fact
+            // ends first, reported before the hold's outcome.
+            if hold.keeper.fact().is_some() {
+                self.deferred_events.push(CrowdEvent::StandFact {
+                    agent,
+                    order: hold.order,
+                    change: crate::crowd::FactChange::Released,
+                });
+            }
+        }
         let orders = [
             moving.map(|request| request.order),
             steering.map(|velocity| velocity.order),

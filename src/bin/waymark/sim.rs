@@ -192,6 +192,10 @@ enum CommandSpec {
     Cancel {
         agent: String,
     },
+    /// A mode exit's first step: the agent's hold releases its stand fact (then `cancel`).
+    Release {
+        agent: String,
+    },
     Teleport {
         agent: String,
         position: [f32; 3],
@@ -610,6 +614,18 @@ impl Sim {
                     .map(|record| json!({ "record": cancel_record(record) }))
                     .map_err(|error| error.to_string())
             }
+            CommandSpec::Release { agent } => {
+                let id = self.agent(agent, tick)?;
+                let hold = self.crowd.hold(id).ok().flatten().map(|hold| hold.order);
+                match hold {
+                    None => Err(format!("{agent} holds no pose")),
+                    Some(hold) => self
+                        .crowd
+                        .release_hold(id, hold)
+                        .map(|()| json!({ "hold": identity(hold) }))
+                        .map_err(|error| error.to_string()),
+                }
+            }
             CommandSpec::Teleport { agent, position } => {
                 let id = self.agent(agent, tick)?;
                 self.crowd
@@ -838,6 +854,7 @@ impl Sim {
                         json!({ "invalidated": { "deadline_frame": deadline_tick } })
                     }
                     FactChange::Failed(why) => json!({ "failed": hold_failure(why) }),
+                    FactChange::Released => json!("released"),
                 };
                 (
                     "stand_fact",
@@ -1001,6 +1018,7 @@ fn agent_state(crowd: &Crowd, agent: AgentId) -> Value {
                 json!({ "recovering": { "deadline_frame": deadline_tick } })
             }
             HoldPhase::Failed(why) => json!({ "failed": hold_failure(why) }),
+            HoldPhase::Released => json!("released"),
         };
         json!({ "order": identity(hold.order), "phase": phase, "fact": hold.fact })
     });
@@ -1115,6 +1133,7 @@ fn command_name(command: &CommandSpec) -> &'static str {
         CommandSpec::Move { .. } => "move",
         CommandSpec::Velocity { .. } => "velocity",
         CommandSpec::Cancel { .. } => "cancel",
+        CommandSpec::Release { .. } => "release",
         CommandSpec::Teleport { .. } => "teleport",
         CommandSpec::Push { .. } => "push",
         CommandSpec::Hold { .. } => "hold",
@@ -1132,6 +1151,7 @@ fn command_agent(command: &CommandSpec) -> Option<&str> {
         CommandSpec::Move { agent, .. }
         | CommandSpec::Velocity { agent, .. }
         | CommandSpec::Cancel { agent }
+        | CommandSpec::Release { agent }
         | CommandSpec::Teleport { agent, .. }
         | CommandSpec::Push { agent, .. }
         | CommandSpec::Hold { agent, .. }
