@@ -405,3 +405,62 @@ fn t10_a_guard_told_to_interact_walks_to_q_succeeds_there_holds_and_is_released(
         "{x} {z}"
     );
 }
+
+#[test]
+fn h3_on_a_belt_a_hold_walks_against_it_a_push_moves_back_3_mm_and_a_1_m_per_s_cap_cannot_correct()
+{
+    // The fixture: a belt (support layer 1) at +1 m/s; "able" (relative cap 1.2) and
+    // "weak" (cap 1.0) each hold a pose on it; "able" is pushed 3 cm at tick 40.
+    let (summary, trace) = sim(&fixture("sim_h3_belt.json"), "h3.jsonl");
+    let state_at = |name: &str, wanted: u64| -> Value {
+        records(&trace, "agents")
+            .into_iter()
+            .filter(|(tick, agent)| *tick <= wanted && agent["name"] == name)
+            .next_back()
+            .unwrap()
+            .1
+            .clone()
+    };
+    let x = |state: &Value| state["position"][0].as_f64().unwrap();
+    let world_vx = |state: &Value| state["velocity"][0].as_f64().unwrap();
+    // Before the push "able" stands on its pose: a fact, at rest in the world while the
+    // belt runs under it.
+    let before = state_at("able", 39);
+    assert_eq!(before["hold"]["phase"], "standing");
+    assert!((x(&before) - 5.0).abs() <= 0.005 && world_vx(&before).abs() <= 0.01);
+    // h3: pushed 3 cm, the next step of 0.1 s moves it back 3 mm in the world, at a world
+    // velocity of -0.06 m/s (relative -1.06, within its cap of 1.2).
+    let after = state_at("able", 40);
+    let moved = x(&after) - (x(&before) + 0.03);
+    assert!((moved - -0.003).abs() <= 0.0011, "moved {moved}");
+    assert!(
+        (world_vx(&after) - -0.06).abs() <= 0.006,
+        "{}",
+        world_vx(&after)
+    );
+    // It recovers with a new fact generation; "weak" could never correct.
+    let facts: Vec<(u64, String, Value)> = records(&trace, "events")
+        .into_iter()
+        .filter(|(_, e)| e["event"] == "stand_fact")
+        .map(|(tick, e)| {
+            (
+                tick,
+                e["agent"].as_str().unwrap().to_owned(),
+                e["change"].clone(),
+            )
+        })
+        .collect();
+    assert!(facts.iter().any(|(tick, agent, change)| *tick > 40
+        && agent == "able"
+        && *change == json!({ "established": 2 })));
+    let orders: Vec<(Value, Value)> = summary["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["agent"].clone(), o["outcome"].clone()))
+        .collect();
+    assert_eq!(
+        orders,
+        [(json!("weak"), json!("hold_capability_insufficient"))]
+    );
+}

@@ -179,6 +179,7 @@ fn m4_end_velocity_average_velocity_and_braking() {
         acceleration_limit: 1.0,
         gradient: Vec2::ZERO,
         support: 0,
+        support_velocity: Vec3::ZERO,
         filter: FilterId::DEFAULT,
     };
     let step = KinematicController::step_one(&snapshot, &filter, &request);

@@ -50,6 +50,7 @@ impl Body {
             acceleration_limit: ACCELERATION,
             gradient: Vec2::ZERO,
             support: 1,
+            support_velocity: Vec3::X,
             filter: FilterId::DEFAULT,
         };
         let before = self.world_velocity().x;

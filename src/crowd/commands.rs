@@ -54,6 +54,7 @@ impl Crowd {
             preferred_speed: params.preferred_speed_mps,
             max_acceleration: params.max_acceleration_mps2,
         });
+        self.lanes.support[slot] = self.support_layer(nearest.polygon);
         self.portal_windows.push(PortalWindow::EMPTY);
         self.world
             .insert(entity, (Slot(slot), params))
@@ -341,6 +342,47 @@ impl Crowd {
         Ok(())
     }
 
+    /// Displaces the agent by `by` (an outside force: a shove, a blast), its foot landing
+    /// at the point snapped to the mesh under its filter: unlike [`Crowd::teleport`], its
+    /// velocity, orders and hold stay as they were (a hold judges its fact where the body
+    /// now stands; a walker pushed off its corridor plans again). An agent crossing a link
+    /// is teleported off it instead. A non-finite `by` or a point off the mesh is refused
+    /// and the agent stays where it was.
+    pub fn push(&mut self, agent: AgentId, by: Vec3) -> Result<(), CrowdError> {
+        let slot = self.slot(agent)?;
+        if !by.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "push",
+                value: by,
+            });
+        }
+        let landing = self.lanes.position(slot) + by;
+        if self.lanes.status[slot] == AgentStatus::CrossingLink {
+            return self.teleport(agent, landing);
+        }
+        let nearest = self.snap(landing, self.lanes.filter[slot])?;
+        self.log(|| LogRecord::Command(Command::Push { agent, by }));
+        let lanes = &mut self.lanes;
+        let point = nearest.point;
+        (
+            lanes.position_x[slot],
+            lanes.position_y[slot],
+            lanes.position_z[slot],
+        ) = (point.x, point.y, point.z);
+        lanes.polygon[slot] = nearest.polygon;
+        lanes.patch_hint[slot] = u32::MAX;
+        self.lanes.support[slot] = self.support_layer(nearest.polygon);
+        Ok(())
+    }
+
+    /// The support layer of `polygon` (0, the static ground, for a stale one): the support
+    /// a foot on it stands on.
+    fn support_layer(&self, polygon: crate::mesh::PolyRef) -> u32 {
+        self.snapshot.tile(polygon).map_or(0, |tile| {
+            u32::from(tile.data.polygons[usize::from(polygon.polygon())].layer)
+        })
+    }
+
     /// Puts the agent at `position` (snapped to the mesh under its filter), standing still:
     /// it leaves any link it was crossing and its corridor, and an agent with a move order
     /// plans again from where it now stands. An off-mesh or non-finite position is refused
@@ -385,7 +427,7 @@ impl Crowd {
         lanes.corner_age[slot] = u8::MAX;
         lanes.velocity_valid[slot] = true;
         lanes.blocked[slot] = None;
-        lanes.support[slot] = 0;
+        self.lanes.support[slot] = self.support_layer(nearest.polygon);
         self.portal_windows[slot] = PortalWindow::EMPTY;
         self.drop_corridor(slot);
         let status = &mut self.lanes.status[slot];
@@ -526,6 +568,43 @@ impl Crowd {
         self.lanes.blocked[slot] = None;
         self.lanes.stalled_s[slot] = 0.0;
         Ok(order)
+    }
+
+    /// Sets the surface velocity of moving support `support` (a conveyor belt's `u`, m/s):
+    /// from the next step, a body standing on a polygon of its layer (`SupportId(n)` is
+    /// support layer `n + 1`) is carried at `u` besides its own velocity relative to the
+    /// belt (spec 004: `u_support + v`); walkers walk at their speed relative to the belt,
+    /// holds walk against it to stay on their pose (spec 001's h3). `Vec3::ZERO` stops
+    /// the belt. Refused by value: a non-finite velocity, a support beyond the layers.
+    pub fn set_support_velocity(
+        &mut self,
+        support: crate::ids::SupportId,
+        velocity: Vec3,
+    ) -> Result<(), CrowdError> {
+        if !velocity.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "support velocity",
+                value: velocity,
+            });
+        }
+        let layer = support.0 as usize + 1;
+        if layer > usize::from(u16::MAX) {
+            return Err(CrowdError::UnknownSupport(support));
+        }
+        self.log(|| LogRecord::Command(Command::SetSupportVelocity { support, velocity }));
+        if self.support_velocities.len() <= layer {
+            self.support_velocities.resize(layer + 1, Vec3::ZERO);
+        }
+        self.support_velocities[layer] = velocity;
+        Ok(())
+    }
+
+    /// The surface velocity of moving support `support` (zero unless set).
+    pub fn support_velocity(&self, support: crate::ids::SupportId) -> Vec3 {
+        self.support_velocities
+            .get(support.0 as usize + 1)
+            .copied()
+            .unwrap_or(Vec3::ZERO)
     }
 
     /// Releases the agent's hold `hold` for a mode exit (spec 001: first the stand fact

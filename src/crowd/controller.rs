@@ -34,8 +34,11 @@ pub struct StepRequest {
     pub acceleration_limit: f32,
     /// Patch gradient (dh/dx, dh/dz).
     pub gradient: Vec2,
-    /// Support id (0: static ground).
+    /// Support layer under the foot (0: static ground, `n + 1`: support `n`).
     pub support: u32,
+    /// The support's surface velocity at the foot (a belt's `u`; zero on static ground),
+    /// m/s: the body is carried at it besides its own velocity relative to the support.
+    pub support_velocity: Vec3,
     /// The agent's query filter: the areas its feet may enter (the step's `filters[filter]`).
     pub filter: FilterId,
 }
@@ -149,8 +152,12 @@ impl KinematicController {
         request: &StepRequest,
     ) -> StepFeedback {
         let end_velocity = integrate_velocity(request);
-        // The velocity changes linearly over the step: the displacement is its mean times dt.
-        let planned = (request.velocity + end_velocity) * (0.5 * request.dt);
+        // The relative velocity changes linearly over the step: the walk is its mean times
+        // dt; the support carries the body at its surface velocity besides (u + v).
+        let walked = (request.velocity + end_velocity) * (0.5 * request.dt);
+        let support_velocity = Vec2::new(request.support_velocity.x, request.support_velocity.z);
+        let carried = support_velocity * request.dt;
+        let planned = walked + carried;
         let target = request.foot + Vec3::new(planned.x, 0.0, planned.y);
         let stale = StepFeedback {
             dt: request.dt,
@@ -167,8 +174,16 @@ impl KinematicController {
             blocked: Some(BlockedReason::StaleSurface),
         };
         if planned == Vec2::ZERO {
+            // Standing still in the world: on a support, walking against it.
+            let world_velocity = end_velocity + support_velocity;
             return StepFeedback {
                 blocked: None,
+                velocity_world_end: Vec3::new(
+                    world_velocity.x,
+                    request.gradient.dot(world_velocity),
+                    world_velocity.y,
+                ),
+                velocity_support_end: Vec3::new(support_velocity.x, 0.0, support_velocity.y),
                 ..stale
             };
         }
@@ -191,18 +206,23 @@ impl KinematicController {
             }
             blocked = Some(BlockedReason::Wall);
         }
-        let vertical = request.gradient.dot(velocity);
+        let world_velocity = velocity + support_velocity;
+        let vertical = request.gradient.dot(world_velocity);
+        // The support at the end: the layer of the polygon the foot ended on.
+        let support = snapshot.tile(polygon).map_or(request.support, |tile| {
+            u32::from(tile.data.polygons[usize::from(polygon.polygon())].layer)
+        });
         StepFeedback {
             dt: request.dt,
             foot: position,
             polygon,
             displacement: position - request.foot,
-            displacement_support: Vec3::ZERO,
+            displacement_support: Vec3::new(carried.x, 0.0, carried.y),
             displacement_correction: Vec3::ZERO,
-            support: request.support,
+            support,
             contact: true,
-            velocity_world_end: Vec3::new(velocity.x, vertical, velocity.y),
-            velocity_support_end: Vec3::ZERO,
+            velocity_world_end: Vec3::new(world_velocity.x, vertical, world_velocity.y),
+            velocity_support_end: Vec3::new(support_velocity.x, 0.0, support_velocity.y),
             velocity_valid: true,
             blocked,
         }

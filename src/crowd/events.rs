@@ -263,6 +263,10 @@ pub enum CrowdError {
     /// moving target whose object the host's world does not place.
     #[error("interaction target: {0}")]
     Target(crate::target::TargetError),
+    /// A support id no polygon layer can carry (`SupportId(n)` is layer `n + 1`, so `n` is
+    /// at most 65,534).
+    #[error("{0:?} is beyond the support layers (layer n + 1 carries support n, n <= 65534)")]
+    UnknownSupport(crate::ids::SupportId),
     /// A deadline that is not after the crowd's current frame.
     #[error("deadline frame {deadline_frame} is not after the crowd's frame {frame}")]
     PastDeadline {

@@ -36,10 +36,12 @@
 //! or whose [`Crowd::request_move_then_hold`](crate::crowd::Crowd::request_move_then_hold)
 //! arrived (`step.rs`, `keep_holds`), and for interactions near their pose
 //! (`interaction.rs`, whose checks at the actual foot are the observation's `checks_pass`
-//! and whose moving target gives its velocity): on static ground (no support velocity yet,
-//! issue 23). Spec 001's h3
-//! and h4 are tested on the law with the spec's continuous step curve
-//! (`tests/spec_001_hold.rs`) and in the crowd (`tests/crowd_hold.rs`).
+//! and whose moving target gives its velocity), on static ground or on a surface-velocity
+//! support (a belt, `Crowd::set_support_velocity`: the support's velocity is subtracted,
+//! the body's world velocity is its relative one plus the belt's). Rotating and
+//! translating platforms are issue 23's. Spec 001's h3 and h4 are tested on the law with
+//! the spec's continuous step curve (`tests/spec_001_hold.rs`) and in the crowd
+//! (`tests/crowd_hold.rs`, h3 on a belt).
 //!
 //! [`integrate_velocity`]: crate::crowd::integrate_velocity
 

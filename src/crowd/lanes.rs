@@ -496,6 +496,7 @@ impl AgentLanes {
             acceleration_limit: self.acceleration_limit[slot],
             gradient: glam::Vec2::new(self.gradient_x[slot], self.gradient_z[slot]),
             support: self.support[slot],
+            support_velocity: glam::Vec3::ZERO,
             filter: self.filter[slot],
         }
     }

@@ -159,6 +159,20 @@ pub enum Command {
         /// The chosen pose's foot.
         foot: Option<Vec3>,
     },
+    /// [`Crowd::push`].
+    Push {
+        /// The agent.
+        agent: AgentId,
+        /// The displacement asked for.
+        by: Vec3,
+    },
+    /// [`Crowd::set_support_velocity`].
+    SetSupportVelocity {
+        /// The support.
+        support: crate::ids::SupportId,
+        /// Its surface velocity.
+        velocity: Vec3,
+    },
     /// [`Crowd::release_hold`].
     ReleaseHold {
         /// The agent.
@@ -849,6 +863,10 @@ fn give(
                 .map(|view| view.foot);
             same(*foot, chosen, differs)
         }
+        &Command::Push { agent, by } => crowd.push(agent, by).map_err(refused),
+        &Command::SetSupportVelocity { support, velocity } => crowd
+            .set_support_velocity(support, velocity)
+            .map_err(refused),
         &Command::ReleaseHold { agent, hold } => crowd.release_hold(agent, hold).map_err(refused),
         &Command::Cancel { agent, record } => {
             same(record, crowd.cancel(agent).map_err(refused)?, differs)

@@ -64,6 +64,10 @@ pub struct Crowd {
     pub(super) portal_windows: Vec<PortalWindow>,
     /// The ordered log's outbox and frontier, and the replay's feed in replay mode.
     pub(super) log: OrderedLog,
+    /// Surface velocities of moving supports by support layer (`SupportId(n)` is layer
+    /// `n + 1`; layer 0, the static ground, never moves), m/s: a belt's `u`. Empty when
+    /// nothing moves.
+    pub(super) support_velocities: Vec<Vec3>,
 }
 
 impl Crowd {
@@ -95,6 +99,7 @@ impl Crowd {
             neighbour_grid: NeighbourGrid::default(),
             scratch: StepScratch::default(),
             deferred_events: Vec::new(),
+            support_velocities: Vec::new(),
             portal_windows: Vec::new(),
             log: OrderedLog::default(),
         })
@@ -332,8 +337,8 @@ impl Crowd {
         Ok(self.lanes.position(self.slot(agent)?))
     }
 
-    /// The agent's horizontal velocity at the end of the last step (relative to the
-    /// ground; `y` is 0), m/s.
+    /// The agent's horizontal velocity at the end of the last step, relative to its
+    /// support (the ground, or a belt it stands on; `y` is 0), m/s.
     pub fn velocity(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
         let slot = self.slot(agent)?;
         Ok(Vec3::new(
@@ -341,6 +346,19 @@ impl Crowd {
             0.0,
             self.lanes.velocity_z[slot],
         ))
+    }
+
+    /// The agent's horizontal velocity in the world at the end of the last step: relative
+    /// to its support plus the support's surface velocity
+    /// ([`Crowd::set_support_velocity`]), m/s.
+    pub fn world_velocity(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
+        let slot = self.slot(agent)?;
+        let support = self
+            .support_velocities
+            .get(self.lanes.support[slot] as usize)
+            .copied()
+            .unwrap_or(Vec3::ZERO);
+        Ok(self.velocity(agent)? + Vec3::new(support.x, 0.0, support.z))
     }
 
     /// The polygon under the agent's foot.

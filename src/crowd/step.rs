@@ -314,10 +314,17 @@ impl Crowd {
         let mut requests = std::mem::take(&mut self.scratch.requests);
         let mut feedback = std::mem::take(&mut self.scratch.feedback);
         timed(&mut stats.movement, agents, || {
+            let support_velocities = &self.support_velocities;
             (0..agents)
                 .into_par_iter()
                 .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
-                .map(|slot| self.lanes.step_request(slot, dt))
+                .map(|slot| {
+                    let mut request = self.lanes.step_request(slot, dt);
+                    if let Some(&velocity) = support_velocities.get(request.support as usize) {
+                        request.support_velocity = velocity;
+                    }
+                    request
+                })
                 .collect_into_vec(&mut requests);
             controller.step_agents(&snapshot, &self.filters, &requests, &mut feedback);
         });
@@ -563,6 +570,7 @@ impl Crowd {
     fn keep_holds(&mut self, events: &mut Vec<CrowdEvent>) {
         let tick = self.frame;
         let lanes = &mut self.lanes;
+        let support_velocities = &self.support_velocities;
         let mut changes = Vec::new();
         for (slot, hold, interaction) in
             self.world
@@ -578,21 +586,28 @@ impl Crowd {
             let (checks_pass, target_velocity) = interaction.map_or((true, Vec3::ZERO), |order| {
                 (order.checks_pass, order.foot_velocity)
             });
+            // On a moving support (a belt) the body's world velocity is its velocity
+            // relative to the support plus the support's; holding still in the world is
+            // walking against it (spec 001's h3).
+            let support_velocity = support_velocities
+                .get(lanes.support[slot] as usize)
+                .copied()
+                .unwrap_or(Vec3::ZERO);
+            let relative = Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]);
             let seen = HoldObservation {
                 tick,
                 target: hold.target,
                 target_velocity,
                 foot,
-                velocity: Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]),
+                velocity: relative + support_velocity,
                 checks_pass,
             };
             let mut change = hold.keeper.observe(&seen);
-            // Static ground: no support velocity to subtract (issue 23 brings supports).
             let preferred = hold.keeper.preferred_relative_velocity(
                 hold.target,
                 target_velocity,
                 foot,
-                Vec3::ZERO,
+                support_velocity,
                 lanes.speed_limit[slot],
             );
             let wanted = preferred.unwrap_or(Vec2::ZERO);

@@ -20,6 +20,7 @@ use waymark::crowd::{
     HoldPhase, HoldPolicy, HostWorld, InteractionFailure, InteractionPhase, KinematicController,
     LogEntry, LogRecord, MoverAction, MoverOwner, Outcome, Rejection, RequestId,
 };
+use waymark::ids::SupportId;
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
 
@@ -105,6 +106,9 @@ fn default_height() -> f32 {
 #[serde(deny_unknown_fields)]
 struct WalkableSpec {
     corners: Vec<[f32; 3]>,
+    /// Support layer: 0 the static ground (default), `n + 1` moving support `n`.
+    #[serde(default)]
+    layer: u16,
 }
 
 #[derive(Deserialize)]
@@ -195,6 +199,12 @@ enum CommandSpec {
     /// A mode exit's first step: the agent's hold releases its stand fact (then `cancel`).
     Release {
         agent: String,
+    },
+    /// Sets a moving support's surface velocity (a conveyor belt: polygons of layer
+    /// `support + 1`).
+    Belt {
+        support: u32,
+        velocity: [f32; 3],
     },
     Teleport {
         agent: String,
@@ -432,9 +442,11 @@ impl Sim {
                     .walkable
                     .iter()
                     .map(|spec| {
-                        WalkablePolygon::ground(
+                        let mut polygon = WalkablePolygon::ground(
                             spec.corners.iter().map(|&c| Vec3::from(c)).collect(),
-                        )
+                        );
+                        polygon.layer = spec.layer;
+                        polygon
                     })
                     .collect();
                 let tile =
@@ -614,6 +626,11 @@ impl Sim {
                     .map(|record| json!({ "record": cancel_record(record) }))
                     .map_err(|error| error.to_string())
             }
+            CommandSpec::Belt { support, velocity } => self
+                .crowd
+                .set_support_velocity(SupportId(*support), Vec3::from(*velocity))
+                .map(|()| json!({}))
+                .map_err(|error| error.to_string()),
             CommandSpec::Release { agent } => {
                 let id = self.agent(agent, tick)?;
                 let hold = self.crowd.hold(id).ok().flatten().map(|hold| hold.order);
@@ -635,11 +652,8 @@ impl Sim {
             }
             CommandSpec::Push { agent, by } => {
                 let id = self.agent(agent, tick)?;
-                let pushed = self
-                    .crowd
-                    .position(id)
-                    .and_then(|at| self.crowd.teleport(id, at + Vec3::from(*by)));
-                pushed
+                self.crowd
+                    .push(id, Vec3::from(*by))
                     .map(|()| json!({}))
                     .map_err(|error| error.to_string())
             }
@@ -1009,7 +1023,7 @@ fn agent_state(crowd: &Crowd, agent: AgentId) -> Value {
     let order = crowd.request(agent).ok().flatten().map(identity);
     let query = crowd.query(agent).ok().flatten().map(identity);
     let owner = crowd.owner(agent).ok().flatten().map(owner_record);
-    let velocity = crowd.velocity(agent).unwrap_or(Vec3::ZERO);
+    let velocity = crowd.world_velocity(agent).unwrap_or(Vec3::ZERO);
     let hold = crowd.hold(agent).ok().flatten().map(|hold| {
         let phase = match hold.phase {
             HoldPhase::Settling => json!("settling"),
@@ -1134,6 +1148,7 @@ fn command_name(command: &CommandSpec) -> &'static str {
         CommandSpec::Velocity { .. } => "velocity",
         CommandSpec::Cancel { .. } => "cancel",
         CommandSpec::Release { .. } => "release",
+        CommandSpec::Belt { .. } => "belt",
         CommandSpec::Teleport { .. } => "teleport",
         CommandSpec::Push { .. } => "push",
         CommandSpec::Hold { .. } => "hold",
@@ -1158,6 +1173,9 @@ fn command_agent(command: &CommandSpec) -> Option<&str> {
         | CommandSpec::Interact { agent, .. }
         | CommandSpec::Remove { agent } => Some(agent),
         CommandSpec::Add(agent) => Some(&agent.name),
-        CommandSpec::Door { .. } | CommandSpec::Save | CommandSpec::Restore => None,
+        CommandSpec::Door { .. }
+        | CommandSpec::Belt { .. }
+        | CommandSpec::Save
+        | CommandSpec::Restore => None,
     }
 }

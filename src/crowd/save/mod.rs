@@ -37,12 +37,12 @@
 //! request in that epoch (spec 001, h5), keeping its place in the queue, so a result of
 //! the old epoch can never be adopted; move orders keep their identities.
 //!
-//! # Format (version 4)
+//! # Format (version 5)
 //! Little-endian, no padding. A 24-byte header: the magic `WMCROWD\0`, the format version
 //! (`u32`), the payload's length (`u64`) and its CRC-32 (`u32`, IEEE). Then the payload,
 //! in sections each opening with a four-byte tag: `MESH` (the tile generations and link
 //! versions of the crowd's snapshot), `CRWD` (the agent count, counters, tables, pending
-//! orders and events), `IDS ` (the identity table), `AGTS` (the byte length of the next
+//! orders and events, the supports' surface velocities), `IDS ` (the identity table), `AGTS` (the byte length of the next
 //! five sections, a fixed-width `u64`), `LANE` (each lane but the corridor lane as a
 //! column, in the order `lanes.rs` lists them; a few against a lane before them), `AGNT`
 //! (parameters and orders as columns, `components.rs`), `PLCS` (the corridor lane: each
@@ -92,7 +92,7 @@ use crate::query::QueryFilter;
 const MAGIC: [u8; 8] = *b"WMCROWD\0";
 
 /// The format this build writes and reads.
-pub const SAVE_FORMAT_VERSION: u32 = 4;
+pub const SAVE_FORMAT_VERSION: u32 = 5;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
@@ -311,6 +311,7 @@ impl Crowd {
         self.pending.write(out);
         self.deferred_events.write(out);
         self.neighbour_grid.cell_sizing().write(out);
+        self.support_velocities.write(out);
 
         out.tag(b"IDS ");
         let (generation, free) = self.ids.parts();
@@ -424,6 +425,18 @@ impl Crowd {
         self.pending = Saved::read(input)?;
         self.deferred_events = Saved::read(input)?;
         self.neighbour_grid.set_cell_sizing(Saved::read(input)?);
+        let support_velocities: Vec<glam::Vec3> = Saved::read(input)?;
+        if support_velocities.len() > usize::from(u16::MAX) + 1
+            || support_velocities
+                .iter()
+                .any(|velocity| !velocity.is_finite())
+        {
+            return Err(input.malformed(format!(
+                "a table of {} support velocities, or one not finite",
+                support_velocities.len()
+            )));
+        }
+        self.support_velocities = support_velocities;
 
         // The per-step buffers are sized for the crowd, their pages mapped as `reserve`
         // maps them (so the first step does not fault them in), while the rest is read:
