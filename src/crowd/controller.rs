@@ -208,10 +208,15 @@ impl KinematicController {
         }
         let world_velocity = velocity + support_velocity;
         let vertical = request.gradient.dot(world_velocity);
-        // The support at the end: the layer of the polygon the foot ended on.
-        let support = snapshot.tile(polygon).map_or(request.support, |tile| {
-            u32::from(tile.data.polygons[usize::from(polygon.polygon())].layer)
-        });
+        // The support at the end: the layer of the polygon the foot ended on (looked up
+        // only when the foot changed polygons, as few do in a step).
+        let support = if polygon == request.polygon {
+            request.support
+        } else {
+            snapshot.tile(polygon).map_or(request.support, |tile| {
+                u32::from(tile.data.polygons[usize::from(polygon.polygon())].layer)
+            })
+        };
         StepFeedback {
             dt: request.dt,
             foot: position,
