@@ -168,6 +168,7 @@ fn main() {
     let host = HostWorld {
         collision: &world,
         objects: &[],
+        fixed: &[],
     };
 
     let mut walking = Crowd::new(&mesh, CrowdConfig::default()).expect("a valid configuration");

@@ -415,8 +415,7 @@ fn h3_on_a_belt_a_hold_walks_against_it_a_push_moves_back_3_mm_and_a_1_m_per_s_c
     let state_at = |name: &str, wanted: u64| -> Value {
         records(&trace, "agents")
             .into_iter()
-            .filter(|(tick, agent)| *tick <= wanted && agent["name"] == name)
-            .next_back()
+            .rfind(|(tick, agent)| *tick <= wanted && agent["name"] == name)
             .unwrap()
             .1
             .clone()

@@ -127,6 +127,7 @@ fn step(crowd: &mut Crowd, world: &StaticWorld, state: ObjectState) -> Vec<(Requ
     let host = HostWorld {
         collision: world,
         objects: &objects,
+        fixed: &[],
     };
     ended(
         crowd
@@ -150,6 +151,7 @@ fn request(crowd: &mut Crowd, agent: AgentId, world: &StaticWorld) -> (RequestId
     let host = HostWorld {
         collision: world,
         objects: &objects,
+        fixed: &[],
     };
     crowd
         .request_interaction(agent, cart_slot(world), HoldPolicy::SPEC_EXAMPLE, &host)
@@ -383,6 +385,7 @@ fn a_logged_interaction_replays_with_the_hosts_world() {
         let host = HostWorld {
             collision: &world,
             objects: &objects,
+            fixed: &[],
         };
         replayed_ends.extend(ended(
             replay
@@ -434,6 +437,7 @@ fn interactions_end_the_same_at_one_and_two_threads() {
                 let host = HostWorld {
                     collision: &world,
                     objects: &objects,
+                    fixed: &[],
                 };
                 crowd
                     .request_interaction(agent, record, HoldPolicy::SPEC_EXAMPLE, &host)
@@ -446,6 +450,7 @@ fn interactions_end_the_same_at_one_and_two_threads() {
                 let host = HostWorld {
                     collision: &world,
                     objects: &objects,
+                    fixed: &[],
                 };
                 events.extend(
                     crowd

@@ -763,6 +763,7 @@ fn run_interaction(
     let host = HostWorld {
         collision: world,
         objects: &[],
+        fixed: &[],
     };
     let mut track = vec![crowd.position(guard).unwrap()];
     let mut ended = Vec::new();
@@ -792,6 +793,7 @@ fn t10_end_to_end_the_crowd_walks_from_s_to_q_and_succeeds_at_the_pose() {
     let host = HostWorld {
         collision: &seat.world,
         objects: &[],
+        fixed: &[],
     };
     let (order, hold) = crowd
         .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
@@ -851,6 +853,7 @@ fn t11_crowd_interaction_with_no_legal_region_fails_without_walking() {
     let host = HostWorld {
         collision: &seat.world,
         objects: &[],
+        fixed: &[],
     };
     let (order, hold) = crowd
         .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
@@ -887,6 +890,7 @@ fn t11_crowd_interaction_with_no_legal_region_fails_without_walking() {
     let host = HostWorld {
         collision: &short_reach.world,
         objects: &[],
+        fixed: &[],
     };
     let (order, _) = crowd
         .request_interaction(
@@ -915,6 +919,7 @@ fn t_crowd_interaction_fails_naming_the_check_that_breaks_at_the_actual_pose() {
     let host = HostWorld {
         collision: &seat.world,
         objects: &[],
+        fixed: &[],
     };
     let (order, hold) = crowd
         .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
@@ -965,6 +970,7 @@ fn t10_unreachable_c_plus_sends_the_crowd_to_c_minus() {
     let host = HostWorld {
         collision: &split.world,
         objects: &[],
+        fixed: &[],
     };
     let (order, _) = crowd
         .request_interaction(guard, split.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
@@ -997,6 +1003,7 @@ fn t10_unreachable_c_plus_sends_the_crowd_to_c_minus() {
     let host = HostWorld {
         collision: &apart.world,
         objects: &[],
+        fixed: &[],
     };
     let (order, _) = crowd
         .request_interaction(guard, apart.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
@@ -1020,6 +1027,7 @@ fn t11_a_board_widened_after_admission_ends_the_walk_with_no_legal_region() {
     let host = HostWorld {
         collision: &seat.world,
         objects: &[],
+        fixed: &[],
     };
     let (order, hold) = crowd
         .request_interaction(guard, seat.record.clone(), HoldPolicy::SPEC_EXAMPLE, &host)
@@ -1068,4 +1076,50 @@ fn t11_a_board_widened_after_admission_ends_the_walk_with_no_legal_region() {
     assert_eq!(outcome, Some(Outcome::Success));
     let foot = crowd.interaction(guard).unwrap().unwrap().foot;
     assert!(foot.distance(Vec3::new(0.75, 0.0, 0.525)) < 1e-5);
+}
+
+#[test]
+fn t_crowd_interaction_fails_when_the_fixed_targets_object_moves() {
+    // The seat (instance 7) was projected at transform version 12; the host reports it at
+    // 13 while the guard walks (spec 001's h1: moving the cover rejects what was computed
+    // for it): the walk brakes and the order fails, named.
+    let seat = seat(0.1, 0.01);
+    let (mut crowd, guard) = guard_at(&seat, Vec3::new(0.8, 0.0, -0.7));
+    let still = [(7, TransformVersion(12))];
+    let moved = [(7, TransformVersion(13))];
+    let host = |fixed| HostWorld {
+        collision: &seat.world,
+        objects: &[],
+        fixed,
+    };
+    let (order, _) = crowd
+        .request_interaction(
+            guard,
+            seat.record.clone(),
+            HoldPolicy::SPEC_EXAMPLE,
+            &host(&still),
+        )
+        .unwrap();
+    let mut ended = Vec::new();
+    for frame in 0..40 {
+        let fixed: &[(u32, TransformVersion)] = if frame < 3 { &still } else { &moved };
+        for event in crowd
+            .step_with(0.1, &mut KinematicController, &host(fixed))
+            .unwrap()
+        {
+            if let CrowdEvent::OrderEnded { order, outcome, .. } = event {
+                ended.push((frame, order, outcome));
+            }
+        }
+    }
+    let failed = Outcome::Failure(FailureCondition::Interaction(
+        InteractionFailure::TargetMoved,
+    ));
+    assert!(
+        ended
+            .iter()
+            .any(|&(frame, id, outcome)| frame >= 3 && id == order && outcome == failed),
+        "{ended:?}"
+    );
+    assert_eq!(crowd.owner(guard).unwrap(), None);
 }

@@ -25,8 +25,9 @@
 //! failing. The hold keeps the pose afterwards (Holding), its checks still judged each
 //! step, until the game cancels it by its id.
 //!
-//! A moving target's object that is teleported, replaced (a new asset or slot) or gone
-//! ends the order `Failure` with that reason (spec 000: 目标替换、传送及槽修改使原请求失效);
+//! A moving target's object that is teleported, replaced (a new asset or slot) or gone,
+//! or a fixed target's object whose transform version moved on (for a host that reports
+//! it), ends the order `Failure` with that reason (spec 000: 目标替换、传送及槽修改使原请求失效);
 //! an order under way when the crowd is stepped without a world
 //! ([`Crowd::step`] instead of [`Crowd::step_with`]) fails `NoWorld` rather than wait.
 //!
@@ -65,6 +66,14 @@ pub trait InteractionWorld: Sync {
     /// The state of the object a moving target rides on ([`Placement::Moving`]'s
     /// `reference_object`) at this step.
     fn object(&self, reference_object: u32) -> ObjectState;
+    /// The current transform version of a fixed target's object instance, if the host
+    /// tracks it: a version other than the record's ([`Placement::Fixed`]) means the
+    /// object moved since the pose was found, and orders on it fail (spec 001's h1: moving
+    /// the cover rejects what was computed for it). `None` (the default): not tracked.
+    fn fixed_transform(&self, instance: u32) -> Option<crate::ids::TransformVersion> {
+        let _ = instance;
+        None
+    }
 }
 
 /// The state of a moving target's object at one step.
@@ -90,6 +99,9 @@ pub struct HostWorld<'a, W> {
     /// Each moving target's object and its state this step; an object not listed is
     /// [`ObjectState::Missing`].
     pub objects: &'a [(u32, ObjectState)],
+    /// Fixed targets' object instances whose transform version the host tracks, with the
+    /// current version; an instance not listed is not tracked.
+    pub fixed: &'a [(u32, crate::ids::TransformVersion)],
 }
 
 impl<W: CollisionWorld + Sync> InteractionWorld for HostWorld<'_, W> {
@@ -101,6 +113,12 @@ impl<W: CollisionWorld + Sync> InteractionWorld for HostWorld<'_, W> {
             .iter()
             .find(|(object, _)| *object == reference_object)
             .map_or(ObjectState::Missing, |(_, state)| *state)
+    }
+    fn fixed_transform(&self, instance: u32) -> Option<crate::ids::TransformVersion> {
+        self.fixed
+            .iter()
+            .find(|(known, _)| *known == instance)
+            .map(|&(_, version)| version)
     }
 }
 
@@ -121,6 +139,8 @@ pub enum InteractionFailure {
     TargetTeleported,
     /// The target's object or slot was replaced.
     TargetReplaced,
+    /// A fixed target's object moved (its transform version changed).
+    TargetMoved,
     /// The target's object is gone from the host's world.
     TargetMissing,
     /// The crowd was stepped without the host's world while the order was under way.
@@ -705,6 +725,14 @@ fn judge(row: &mut Row<'_>, seen: &Seen<'_>, world: &dyn InteractionWorld) -> Ac
     let (slot, lanes) = (row.slot, seen.lanes);
     let order = &mut *row.order;
     let mut target_moved = false;
+    if let Placement::Fixed { transform_version } = order.record.placement {
+        if world
+            .fixed_transform(order.record.instance)
+            .is_some_and(|now| now != transform_version)
+        {
+            return Action::Fail(InteractionFailure::TargetMoved);
+        }
+    }
     if let Placement::Moving {
         reference_object, ..
     } = order.record.placement

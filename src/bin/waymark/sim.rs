@@ -365,6 +365,7 @@ pub fn run(command: &SimCommand) -> Result<(), CliError> {
         let host = HostWorld {
             collision: &sim.world,
             objects: &[],
+            fixed: &[],
         };
         let events = sim
             .crowd
@@ -698,6 +699,7 @@ impl Sim {
                 let host = HostWorld {
                     collision: &self.world,
                     objects: &[],
+                    fixed: &[],
                 };
                 self.crowd
                     .request_interaction(id, record, hold.policy(), &host)
@@ -1115,6 +1117,7 @@ fn outcome_name(outcome: Outcome) -> &'static str {
             InteractionFailure::PoseCheck(_) => "interaction_pose_check",
             InteractionFailure::TargetTeleported => "interaction_target_teleported",
             InteractionFailure::TargetReplaced => "interaction_target_replaced",
+            InteractionFailure::TargetMoved => "interaction_target_moved",
             InteractionFailure::TargetMissing => "interaction_target_missing",
             InteractionFailure::NoWorld => "interaction_no_world",
             InteractionFailure::Unreachable => "interaction_unreachable",

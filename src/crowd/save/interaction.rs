@@ -275,6 +275,7 @@ impl Saved for InteractionFailure {
             InteractionFailure::TargetMissing => out.u8(5),
             InteractionFailure::NoWorld => out.u8(6),
             InteractionFailure::Unreachable => out.u8(7),
+            InteractionFailure::TargetMoved => out.u8(8),
         }
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -287,6 +288,7 @@ impl Saved for InteractionFailure {
             5 => InteractionFailure::TargetMissing,
             6 => InteractionFailure::NoWorld,
             7 => InteractionFailure::Unreachable,
+            8 => InteractionFailure::TargetMoved,
             other => return Err(input.malformed(format!("interaction failure tag {other}"))),
         })
     }
