@@ -14,8 +14,10 @@
 //! neighbouring frames see the same machine). Prints each crowd's median frame and
 //! agents/ms, their ratio (issue 24 asks the interacting crowd for at least half the
 //! walking crowd's), what the interactions came to, and whether every order issued ended
-//! at most once (those still under way at the end are counted apart). Exits non-zero if
-//! an order ended twice or an order never issued ended.
+//! at most once (those still under way at the end are counted apart). Then, untimed, it
+//! winds the interacting crowd down (held poses released and their holds cancelled by id,
+//! every other order cancelled) and steps until every order has ended. Exits non-zero if
+//! an order ended twice or never, or an order never issued ended.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -311,9 +313,41 @@ fn main() {
             }
         }
     }
+    let (once, twice, open) = ledger.tally();
+    // Wind down (not timed): no new slots; a pose held is released and its hold cancelled
+    // by its id (the mode exit), every other order cancelled by its agent; then the crowd
+    // steps until every order issued has ended, so each is seen to end exactly once.
+    for (index, cycle) in cycles.iter().enumerate() {
+        let agent = actors[index];
+        match (cycle.interaction, cycle.hold) {
+            (None, Some(hold)) if !cycle.released => {
+                interacting
+                    .release_hold(agent, hold)
+                    .expect("the hold owns the mover");
+                interacting
+                    .cancel_order(agent, hold)
+                    .expect("the hold owns the mover");
+            }
+            _ => {
+                interacting.cancel(agent).expect("a known agent");
+            }
+        }
+    }
+    let mut wind_down_frames = 0;
+    while ledger.tally().2 > 0 && wind_down_frames < 600 {
+        for event in interacting
+            .step_with(DT_S, &mut controller, &host)
+            .expect("a valid step")
+        {
+            if let CrowdEvent::OrderEnded { order, .. } = event {
+                ledger.end(order);
+            }
+        }
+        wind_down_frames += 1;
+    }
+    let (once_at_end, twice_at_end, open_at_end) = ledger.tally();
     let [walk_ms, interact_ms] = frame_ms.map(|mut times| median(&mut times));
     let (walk_rate, interact_rate) = (agents as f64 / walk_ms, agents as f64 / interact_ms);
-    let (once, twice, open) = ledger.tally();
     println!("{agents} agents, {frames} frames each, alternating (1/30 s steps, avoidance on)");
     println!(
         "  walking:     median frame {walk_ms:.3} ms, {walk_rate:.0} agents/ms, {walks_ended} walks ended"
@@ -331,6 +365,10 @@ fn main() {
         ledger.issued.len(),
         ledger.ended_unissued
     );
+    println!(
+        "  wound down in {wind_down_frames} frames: of {} orders issued, ended once {once_at_end}, more than once {twice_at_end}, never {open_at_end}",
+        ledger.issued.len()
+    );
     println!("  median ms per pass (walking, interacting):");
     for (index, name) in StepStats::PASS_NAMES.iter().enumerate() {
         let [walk, interact] = [0, 1].map(|crowd| {
@@ -339,8 +377,8 @@ fn main() {
         });
         println!("    {name:>12}: {walk:.3} {interact:.3}");
     }
-    if twice > 0 || ledger.ended_unissued > 0 {
-        eprintln!("an order ended twice, or an order never issued ended");
+    if twice > 0 || twice_at_end > 0 || open_at_end > 0 || ledger.ended_unissued > 0 {
+        eprintln!("an order ended twice or never, or an order never issued ended");
         std::process::exit(1);
     }
 }
