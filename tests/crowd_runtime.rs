@@ -159,6 +159,50 @@ fn m2_belt_carry_and_relative_velocity() {
 }
 
 #[test]
+fn m2_through_the_controller_walking_against_a_belt_stands_still_in_the_world() {
+    // Spec 004's m2 through the kinematic controller: on a belt (support layer 1) moving
+    // +1 m/s, a body walking -1 m/s relative to it is carried +0.1 m and walks -0.1 m in a
+    // 0.1 s step: zero world displacement and world velocity, the carry reported apart,
+    // and the feedback's relative end velocity -1.
+    let mut belt = quad(0.0, 10.0, 0.0, 2.0, |_| 0.0);
+    belt.layer = 1;
+    let mesh = mesh_of(&[belt]);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let foot = Vec3::new(5.0, 0.0, 1.0);
+    let request = StepRequest {
+        dt: 0.1,
+        foot,
+        polygon: polygon_at(&snapshot, 5.0, 1.0),
+        velocity: Vec2::new(-1.0, 0.0),
+        desired: Vec2::new(-1.0, 0.0),
+        speed_limit: 3.0,
+        acceleration_limit: 8.0,
+        gradient: Vec2::ZERO,
+        support: 1,
+        support_velocity: Vec3::X,
+        filter: FilterId::DEFAULT,
+    };
+    let step = KinematicController::step_one(&snapshot, &filter, &request);
+    assert!(step.displacement.length() < 1e-6, "{:?}", step.displacement);
+    assert!(step.velocity_world_end.length() < 1e-6);
+    assert_eq!(step.velocity_support_end, Vec3::X);
+    assert!(close(step.displacement_support.x, 0.1, 1e-6));
+    assert_eq!(step.support, 1);
+    let (end, average) = waymark::crowd::internals::feedback_velocities(&step);
+    assert!(close(end.x, -1.0, 1e-6) && close(average.x, -1.0, 1e-5));
+    // Walking with the belt instead: 1 + 1 = 2 m/s in the world, 0.2 m in the step.
+    let with = StepRequest {
+        velocity: Vec2::new(1.0, 0.0),
+        desired: Vec2::new(1.0, 0.0),
+        ..request
+    };
+    let step = KinematicController::step_one(&snapshot, &filter, &with);
+    assert!(close(step.displacement.x, 0.2, 1e-6));
+    assert!(close(step.velocity_world_end.x, 2.0, 1e-6));
+}
+
+#[test]
 fn m4_end_velocity_average_velocity_and_braking() {
     let mesh = strip(2);
     let snapshot = mesh.snapshot();

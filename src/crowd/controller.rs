@@ -174,10 +174,12 @@ impl KinematicController {
             blocked: Some(BlockedReason::StaleSurface),
         };
         if planned == Vec2::ZERO {
-            // Standing still in the world: on a support, walking against it.
+            // Standing still in the world: on a support, walking against it (carried as
+            // far as it walked back).
             let world_velocity = end_velocity + support_velocity;
             return StepFeedback {
                 blocked: None,
+                displacement_support: Vec3::new(carried.x, 0.0, carried.y),
                 velocity_world_end: Vec3::new(
                     world_velocity.x,
                     request.gradient.dot(world_velocity),
