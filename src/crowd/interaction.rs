@@ -15,15 +15,19 @@
 //! interaction's identity; a moving target's foot is placed again every step from its
 //! object's motion before the agent follows (so a velocity chosen on the old prediction
 //! is never stepped), and the walk's goal moves with it (a new path when it leaves the
-//! goal polygon). Once the agent is within the crowd's arrival tolerance of the pose, the
-//! mover passes to the hold reserved at admission (one owner change), which walks the
-//! rest under the correction law. Verifying: each step the checks run at the actual foot
-//! (body, distance, facing, sight, probe, the stand area and the approach side, on the
-//! target as placed now); the interaction succeeds in the step the hold first establishes
-//! its stand fact, which needs those checks to pass, and fails naming the first failing
-//! check if the body stands on the pose (within the enter thresholds) with a check
-//! failing. The hold keeps the pose afterwards (Holding), its checks still judged each
-//! step, until the game cancels it by its id.
+//! goal polygon). A path that stops short of the pose sends the agent to the next legal
+//! pose off that polygon (`Unreachable` when none is left); a collision world whose
+//! version moved on has the pose verified again. Once the agent is within the crowd's
+//! arrival tolerance of the pose, the mover passes to the hold reserved at admission (one
+//! owner change), which walks the rest under the correction law. Verifying: the checks
+//! run at the actual foot (support layer, approach side, stand area, body, distance,
+//! facing, sight, probe, on the target as placed now) whenever the foot, its polygon, the
+//! target or the world changed; the interaction succeeds in the step the hold first
+//! establishes its stand fact, which needs those checks to pass, and fails naming the
+//! first failing check if the body stands on the pose (within the enter thresholds) with
+//! a check failing. The hold keeps the pose afterwards (Holding), its checks still
+//! judged, until the game's mode exit: `release_hold` (the fact ends), then
+//! `cancel_order` by the hold's id.
 //!
 //! A moving target's object that is teleported, replaced (a new asset or slot) or gone,
 //! or a fixed target's object whose transform version moved on (for a host that reports
@@ -33,8 +37,9 @@
 //!
 //! Invariants: the interaction's identity ends exactly once (success, a failure with its
 //! reason, or cancelled with its walk or its unverified hold); "arrived near" is never
-//! success; few agents interact at a time, so the pass is a query over the component,
-//! its outcomes reported in slot order.
+//! success; orders are judged each on its own, in parallel, and what they change beyond
+//! themselves (hand-offs, failures, new paths, events) is applied in slot order, so the
+//! same inputs give the same outcomes at any thread count.
 //!
 //! [`CrowdEvent::OrderEnded`]: crate::crowd::CrowdEvent::OrderEnded
 //! [`Crowd::step`]: crate::crowd::Crowd::step
