@@ -12,9 +12,11 @@ use waymark::crowd::internals::{
 };
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FilterId, KinematicController, StepFeedback, StepRequest, integrate_velocity,
+    CrowdEvent, FilterId, KinematicController, Outcome, StepFeedback, StepRequest,
+    integrate_velocity,
 };
 use waymark::harness::{RunOptions, read_agents_csv, run_crowd};
+use waymark::ids::AreaId;
 use waymark::mesh::{NavMesh, PolyRef, Snapshot, TileData, WalkablePolygon};
 use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon};
 use waymark::scene::obj::{ObjOptions, load_obj};
@@ -453,6 +455,89 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
     let (corridor, _) = corridor_along_strip(&mesh);
     let far = polygon_at(&snapshot, 3.0, 5.0);
     assert!(waymark::crowd::internals::rejoin(&snapshot, &corridor, 1, far).is_none());
+}
+
+#[test]
+fn an_agent_pushed_two_polygons_off_its_corridor_reconnects_without_a_new_path() {
+    // A 5-square strip along +x (z 0..2) and, north of its third square, a 2 x 2 block:
+    // (4..6, 2..4) of area 2, which the agent's filter excludes, (4..6, 4..6), and
+    // (6..8, 2..4), (6..8, 4..6) of the default area.
+    let mut polygons: Vec<WalkablePolygon> = (0..5)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    let mut closed = quad(4.0, 6.0, 2.0, 4.0, |_| 0.0);
+    closed.area = AreaId(2);
+    polygons.push(closed);
+    polygons.push(quad(4.0, 6.0, 4.0, 6.0, |_| 0.0));
+    polygons.push(quad(6.0, 8.0, 2.0, 4.0, |_| 0.0));
+    polygons.push(quad(6.0, 8.0, 4.0, 6.0, |_| 0.0));
+    let mesh = mesh_of(&polygons);
+    let snapshot = mesh.snapshot();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let mut filter = QueryFilter::new();
+    filter.set_area_excluded(AreaId(2), true);
+    let filter = crowd.add_filter(filter).unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    crowd.set_filter(agent, filter).unwrap();
+    let order = crowd.request_move(agent, Vec3::new(9.0, 0.0, 1.0)).unwrap();
+    for _ in 0..3 {
+        crowd.step(0.1, &mut KinematicController).unwrap();
+    }
+    let query = crowd.query(agent).unwrap().expect("searched");
+    assert_eq!(crowd.corridor(agent).unwrap().unwrap().len(), 5);
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+
+    // Shoved into (4..6, 4..6): two squares from the strip, the square between closed to
+    // it. Back by the fewest open polygons: (6..8, 4..6), (6..8, 2..4), then the strip's
+    // fourth square and on along the old corridor.
+    let position = crowd.position(agent).unwrap();
+    crowd
+        .push(agent, Vec3::new(5.0, 0.0, 5.0) - position)
+        .unwrap();
+    crowd.step(0.1, &mut KinematicController).unwrap();
+    assert_eq!(crowd.stats().reconnected, 1);
+    assert_eq!(crowd.stats().waiting_for_path, 0);
+    assert_eq!(crowd.query(agent).unwrap(), Some(query), "no new request");
+    let corridor = crowd.corridor(agent).unwrap().unwrap();
+    let expected: Vec<PolyRef> = [(5.0, 5.0), (7.0, 5.0), (7.0, 3.0), (7.0, 1.0), (9.0, 1.0)]
+        .iter()
+        .map(|&(x, z)| polygon_at(&snapshot, x, z))
+        .collect();
+    let walked: Vec<PolyRef> = (0..corridor.len())
+        .map(|index| corridor.polygon(&snapshot, index).unwrap())
+        .collect();
+    assert_eq!(walked, expected);
+    assert!(!corridor.contains(polygon_at(&snapshot, 5.0, 3.0)));
+
+    // It walks the joined corridor to the goal, never onto the closed square, on the
+    // order it was given.
+    let closed = polygon_at(&snapshot, 5.0, 3.0);
+    let mut ended = None;
+    for _ in 0..100 {
+        for event in crowd.step(0.1, &mut KinematicController).unwrap() {
+            if let CrowdEvent::OrderEnded {
+                outcome, order: o, ..
+            } = event
+            {
+                assert_eq!(o, order);
+                ended = Some(outcome);
+            }
+        }
+        assert_ne!(crowd.polygon(agent).unwrap(), closed);
+        if ended.is_some() {
+            break;
+        }
+    }
+    assert_eq!(ended, Some(Outcome::Success));
+    assert!(
+        crowd
+            .position(agent)
+            .unwrap()
+            .distance(Vec3::new(9.0, 0.0, 1.0))
+            <= 0.25
+    );
 }
 
 fn dungeon() -> NavMesh {

@@ -345,9 +345,9 @@ impl Crowd {
     /// Displaces the agent by `by` (an outside force: a shove, a blast), its foot landing
     /// at the point snapped to the mesh under its filter: unlike [`Crowd::teleport`], its
     /// velocity, orders and hold stay as they were (a hold judges its fact where the body
-    /// now stands; a walker pushed off its corridor plans again). An agent crossing a link
-    /// is teleported off it instead. A non-finite `by` or a point off the mesh is refused
-    /// and the agent stays where it was.
+    /// now stands; a walker pushed off its corridor walks back to it, or plans again when
+    /// it is too far). An agent crossing a link is teleported off it instead. A non-finite
+    /// `by` or a point off the mesh is refused and the agent stays where it was.
     pub fn push(&mut self, agent: AgentId, by: Vec3) -> Result<(), CrowdError> {
         let slot = self.slot(agent)?;
         if !by.is_finite() {

@@ -95,6 +95,38 @@ impl Corridor {
         })
     }
 
+    /// This corridor joined from where an agent was pushed off it: `path` (a
+    /// [`reconnect`](crate::query::reconnect) result, ending on polygon `join` of this
+    /// corridor, which lies in the walkable piece the agent was on) and then this
+    /// corridor from `join` on. Links behind `join` are dropped, those after it renumbered;
+    /// the reads are both reads together (see [`CorridorReads::joined`]: the caller has
+    /// checked this corridor still valid). Keeps whether the corridor reaches its goal.
+    pub fn reconnected(&self, path: &PathResult, join: usize) -> Corridor {
+        let prefix = path.steps.len() - 1;
+        let mut polygons = Vec::with_capacity(prefix + self.polygons.len() - join);
+        polygons.extend(
+            path.steps[..prefix]
+                .iter()
+                .map(|step| step.polygon.tile_bits()),
+        );
+        polygons.extend_from_slice(&self.polygons[join..]);
+        let links = self
+            .links
+            .iter()
+            .filter(|link| link.index as usize > join)
+            .map(|link| CorridorLink {
+                index: link.index - join as u32 + prefix as u32,
+                ..*link
+            })
+            .collect();
+        Corridor {
+            polygons,
+            links,
+            complete: self.complete,
+            reads: self.reads.joined(&path.read_set),
+        }
+    }
+
     /// What this corridor holds in memory, by part (capacities times element sizes, plus
     /// the struct itself).
     pub fn memory(&self) -> CorridorMemory {
@@ -351,6 +383,34 @@ impl CorridorReads {
             links: read_set.links.iter().copied().collect(),
             filter: read_set.filter,
             cost: read_set.cost,
+        }
+    }
+
+    /// These reads and `more` (a later query's, under the same filter) as one set: the
+    /// slots of both, the newest generation of both. Only for reads still valid when
+    /// `more` was read: a tile of these changed in between would have a generation at or
+    /// below the joined newest and pass [`CorridorReads::still_valid_in`] unnoticed.
+    pub fn joined(&self, more: &ReadSet) -> CorridorReads {
+        let mut slots = self.slots.to_vec();
+        let mut newest_generation = self.newest_generation;
+        for read in &more.tiles {
+            newest_generation = newest_generation.max(read.generation);
+            if !slots.contains(&read.slot) {
+                slots.push(read.slot);
+            }
+        }
+        let mut links = self.links.to_vec();
+        for &(id, version) in &more.links {
+            if !links.iter().any(|&(seen, _)| seen == id) {
+                links.push((id, version));
+            }
+        }
+        CorridorReads {
+            newest_generation,
+            slots: slots.into_boxed_slice(),
+            links: links.into_boxed_slice(),
+            filter: self.filter,
+            cost: self.cost,
         }
     }
 

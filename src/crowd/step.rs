@@ -15,6 +15,7 @@
 //! `crossing.rs`, the feedback pass in `feedback.rs`, following and slope in `passes.rs`,
 //! avoidance in `avoid/`, separation in `separation.rs`.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -29,10 +30,11 @@ use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent, FailureCondition, 
 use super::hold::{FactChange, HoldObservation, HoldPhase};
 use super::interaction::{InteractionOrder, InteractionWorld};
 use super::lanes::{AgentStatus, lane_view};
-use super::passes::{follow_pass, slope_pass};
+use super::passes::{CORNER_REFRESH_FRAMES, follow_pass, slope_pass};
 use super::runtime::Crowd;
 use super::scheduler::{Job, ScheduleStats};
 use super::separation::separation_pass;
+use crate::query::{RECONNECT_NODES_MAX, Validity, reconnect};
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
 /// head starts a step (each fresh job can be answered by one at once).
@@ -91,6 +93,9 @@ pub struct StepStats {
     pub rejected: u32,
     /// Agents whose funnel ran this step (the others kept their corner).
     pub funnel_runs: u32,
+    /// Walkers found off their corridor and joined back to it by a few polygons
+    /// ([`reconnect`]) instead of asking for a new path.
+    pub reconnected: u32,
     /// Agents for which avoidance found no admissible velocity (it took the least violating
     /// one): how crowded the step was.
     pub jammed_agents: u32,
@@ -459,7 +464,8 @@ impl Crowd {
         let count = finished.len();
         stats.rejected = timed(&mut stats.adopt, count, || self.adopt(finished, events));
         let agents = self.lanes.len();
-        stats.funnel_runs = timed(&mut stats.follow, agents, || self.follow(dt, events));
+        (stats.funnel_runs, stats.reconnected) =
+            timed(&mut stats.follow, agents, || self.follow(dt, events));
         timed(&mut stats.slope, agents, || {
             slope_pass(snapshot, &mut self.lanes)
         });
@@ -654,8 +660,8 @@ impl Crowd {
     }
 
     /// Follow: cursor, corner and preferred velocity for every moving agent. Returns how
-    /// many agents ran the funnel.
-    fn follow(&mut self, dt: f32, events: &mut Vec<CrowdEvent>) -> u32 {
+    /// many agents ran the funnel and how many off their corridor were reconnected to it.
+    fn follow(&mut self, dt: f32, events: &mut Vec<CrowdEvent>) -> (u32, u32) {
         let mut outputs = std::mem::take(&mut self.scratch.follow_outputs);
         follow_pass(
             &self.snapshot,
@@ -683,11 +689,17 @@ impl Crowd {
                     left
                 },
             );
+        let mut reconnected = 0;
         for agent in lost {
-            // Off the corridor (pushed away, or the corridor's tiles changed): a new path
-            // from where the agent actually is. Off a head start, the agent waits for the
-            // path its request is already queued for.
+            // Off the corridor (pushed away, or the corridor's tiles changed): back to it
+            // by the fewest polygons if it is near, else a new path from where the agent
+            // actually is. Off a head start, the agent waits for the path its request is
+            // already queued for.
             if let Ok(slot) = self.slot(agent) {
+                if !self.lanes.on_head_start[slot] && self.reconnect(slot) {
+                    reconnected += 1;
+                    continue;
+                }
                 self.lanes.corridor[slot] = None;
                 if self.lanes.on_head_start[slot] {
                     self.lanes.on_head_start[slot] = false;
@@ -701,7 +713,54 @@ impl Crowd {
             self.start_crossing(slot, dt, events);
         }
         self.scratch.follow_outputs = outputs;
-        funnel_runs
+        (funnel_runs, reconnected)
+    }
+
+    /// Joins the corridor of the agent in `slot`, which follow found it off, from the
+    /// polygon it stands on: the fewest polygons (at most [`RECONNECT_NODES_MAX`] looked
+    /// at, through polygons its filter passes) to its corridor's polygon one behind to
+    /// eight ahead of its cursor, on the piece it walks (never across a link), then the
+    /// corridor on from there. The agent keeps its order, its query's identity and its
+    /// place; the new corridor's reads are the old one's and the reconnection's. False,
+    /// with nothing changed, when the corridor is no longer valid or no such way exists.
+    fn reconnect(&mut self, slot: usize) -> bool {
+        let Some(corridor) = self.lanes.corridor[slot].clone() else {
+            return false;
+        };
+        let Some(filter) = self.filters.get(self.lanes.filter[slot].index()) else {
+            return false;
+        };
+        if corridor.reads.still_valid_in(&self.snapshot, filter) != Validity::Valid {
+            return false;
+        }
+        let cursor = self.lanes.cursor[slot] as usize;
+        let (first, last) = corridor.walkable_piece(cursor);
+        let back = cursor.saturating_sub(1).max(first)..=(cursor + 8).min(last);
+        let snapshot = &self.snapshot;
+        let mut join = None;
+        let found = reconnect(
+            snapshot,
+            self.lanes.polygon[slot],
+            filter,
+            RECONNECT_NODES_MAX,
+            |polygon| {
+                // Furthest ahead first, as follow's own search of the corridor does.
+                join = back
+                    .clone()
+                    .rev()
+                    .find(|&index| corridor.polygon(snapshot, index) == Some(polygon));
+                join.is_some()
+            },
+        );
+        let (Ok(Some(path)), Some(join)) = (found, join) else {
+            return false;
+        };
+        self.lanes.corridor[slot] = Some(Arc::new(corridor.reconnected(&path, join)));
+        self.lanes.cursor[slot] = 0;
+        self.lanes.cursor_polygon[slot] = self.lanes.polygon[slot];
+        // The kept corner belongs to the old corridor: the funnel runs next step.
+        self.lanes.corner_age[slot] = CORNER_REFRESH_FRAMES;
+        true
     }
 
     /// Avoid: the neighbour grid, then a negotiated velocity for every agent, which becomes
@@ -767,7 +826,7 @@ lane_view! {
             corner_age: u8,
         }
         read {
-            corridor: Option<std::sync::Arc<super::corridor::Corridor>>,
+            corridor: Option<Arc<super::corridor::Corridor>>,
             id: AgentId,
         }
     }

@@ -90,6 +90,9 @@ pub struct RunReport {
     pub last: StepStats,
     /// The most nodes the searches expanded in a measured frame.
     pub nodes_expanded_max_frame: u32,
+    /// Walkers joined back to their corridors after a push, summed over measured frames
+    /// ([`StepStats::reconnected`]).
+    pub reconnected: u64,
     /// The 95th percentile of frames a path request waited, over requests answered in the
     /// measured frames.
     pub path_wait_frames_p95: u64,
@@ -329,6 +332,7 @@ fn run_frames(
             report.nodes_expanded_max_frame = report
                 .nodes_expanded_max_frame
                 .max(stats.scheduler.nodes_expanded);
+            report.reconnected += u64::from(stats.reconnected);
             report.last = stats;
             if options.measure_quality {
                 let quality = measure_quality(crowd, &mut quality_grid);

@@ -20,6 +20,7 @@ mod nearest;
 mod node_pool;
 mod portals;
 mod read_set;
+mod reconnect;
 mod route;
 mod sample;
 mod search;
@@ -36,6 +37,7 @@ pub use nearest::{
 };
 pub use node_pool::{NODE_POOL_DEFAULT, NodePool};
 pub use read_set::{ReadSet, TileRead, Validity};
+pub use reconnect::{RECONNECT_NODES_MAX, reconnect};
 pub use route::{Route, RouteBuffers, route, route_with};
 pub use sample::random_points;
 pub use search::{

@@ -407,6 +407,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         // (agents re-planning after a push off their corridor wait a frame or two).
         report["oldest_path_wait_frames"] = json!(run.report.last.scheduler.oldest_wait_frames);
         report["waiting_for_first_path"] = json!(run.report.waiting_for_first_path);
+        report["reconnected"] = json!(run.report.reconnected);
         // Each order's one outcome over the measured frames (success matches arrivals).
         let outcomes = run.report.outcomes;
         report["order_outcomes"] = json!({
