@@ -331,6 +331,19 @@ fn avoidance_settings_out_of_range_are_refused_by_name() {
             ..
         })
     ));
+    for weight in [-1.0, f32::NAN] {
+        let config = CrowdConfig {
+            replan_congestion_weight: weight,
+            ..CrowdConfig::default()
+        };
+        match Crowd::new(&scenario.mesh, config) {
+            Err(CrowdError::BadConfig { field, value }) => {
+                assert_eq!(field, "replan_congestion_weight");
+                assert!(value == weight || (value.is_nan() && weight.is_nan()));
+            }
+            other => panic!("weight {weight}: {:?}", other.err()),
+        }
+    }
 }
 
 #[test]
@@ -424,5 +437,180 @@ fn an_inelastic_contact_removes_the_velocity_into_it_and_a_sliding_one_keeps_it(
     assert!(
         touching_slide.iter().any(|&closing| closing > 0.5),
         "{slide:?}"
+    );
+}
+
+/// Grid cells as (column, row).
+type Cells = Vec<(usize, usize)>;
+
+/// Two 10 m rooms joined by a short corridor (A: 10 m along z 4..6) and a longer one
+/// above them (B: z 10..12, from the left room's top-right square to the right room's
+/// top-left one), every polygon a 2 m square; the left room from x 0, the right from x 20.
+fn two_corridors() -> (waymark::mesh::NavMesh, Cells, Cells) {
+    let mut cells: Vec<(usize, usize)> = Vec::new();
+    for row in 0..5 {
+        for column in (0..5).chain(10..15) {
+            cells.push((column, row));
+        }
+    }
+    let a: Vec<(usize, usize)> = (5..10).map(|column| (column, 2)).collect();
+    let b: Vec<(usize, usize)> = (4..11).map(|column| (column, 5)).collect();
+    cells.extend(&a);
+    cells.extend(&b);
+    let polygons: Vec<waymark::mesh::WalkablePolygon> = cells
+        .iter()
+        .map(|&(column, row)| {
+            let (x0, z0) = (2.0 * column as f32, 2.0 * row as f32);
+            waymark::mesh::WalkablePolygon::ground(vec![
+                glam::Vec3::new(x0, 0.0, z0),
+                glam::Vec3::new(x0 + 2.0, 0.0, z0),
+                glam::Vec3::new(x0 + 2.0, 0.0, z0 + 2.0),
+                glam::Vec3::new(x0, 0.0, z0 + 2.0),
+            ])
+        })
+        .collect();
+    let params = waymark::mesh::blob::BakeParams {
+        agent_radius_m: 0.6,
+        agent_height_m: 2.0,
+        agent_max_climb_m: 0.3,
+        ..Default::default()
+    };
+    let mut mesh = waymark::mesh::NavMesh::new(params);
+    mesh.add_tiles(vec![
+        waymark::mesh::TileData::from_walkable_polygons(&polygons).unwrap(),
+    ])
+    .unwrap();
+    // A's squares end at x 10 and 20 (columns 5 to 9); B's run from column 4 to 10, the
+    // rooms' corner squares at either end.
+    (mesh, a, b)
+}
+
+/// A controller that moves nobody: every body stays where it is (a walker held up by
+/// something outside the crowd, a door being forced, a cut-scene).
+struct Frozen;
+
+impl waymark::crowd::Controller for Frozen {
+    fn step_agents(
+        &mut self,
+        _snapshot: &waymark::mesh::Snapshot,
+        _filters: &[waymark::query::QueryFilter],
+        requests: &[waymark::crowd::StepRequest],
+        feedback: &mut Vec<waymark::crowd::StepFeedback>,
+    ) {
+        feedback.clear();
+        feedback.extend(requests.iter().map(|request| waymark::crowd::StepFeedback {
+            dt: request.dt,
+            foot: request.foot,
+            polygon: request.polygon,
+            displacement: glam::Vec3::ZERO,
+            displacement_support: glam::Vec3::ZERO,
+            displacement_correction: glam::Vec3::ZERO,
+            support: request.support,
+            contact: true,
+            velocity_world_end: glam::Vec3::ZERO,
+            velocity_support_end: glam::Vec3::ZERO,
+            velocity_valid: true,
+            blocked: None,
+        }));
+    }
+}
+
+/// A walker sent from the left room to the right one while the short corridor is packed
+/// with standing agents; held where it stands for its first second (so it is blocked and,
+/// under `BlockedPolicy::Replan`, plans again), then free. Returns whether its order was
+/// planned again, whether that plan went through B, whether it went through A, and
+/// whether the walker then arrived within 30 s.
+fn replan_past_a_packed_corridor(weight: f32) -> (bool, bool, bool, bool) {
+    use waymark::crowd::{AgentParams, BlockedPolicy, CrowdEvent, KinematicController, Outcome};
+    let (mesh, a, b) = two_corridors();
+    let snapshot = mesh.snapshot();
+    let polygon_of = |(column, row): (usize, usize)| {
+        waymark::query::nearest_polygon(
+            &snapshot,
+            glam::Vec3::new(2.0 * column as f32 + 1.0, 0.0, 2.0 * row as f32 + 1.0),
+            glam::Vec3::ONE,
+            &waymark::query::QueryFilter::new(),
+        )
+        .unwrap()
+        .unwrap()
+        .polygon
+    };
+    let (a, b): (Vec<_>, Vec<_>) = (
+        a.into_iter().map(polygon_of).collect(),
+        b.into_iter().map(polygon_of).collect(),
+    );
+    let config = CrowdConfig {
+        blocked_policy: BlockedPolicy::Replan,
+        replan_congestion_weight: weight,
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    // Sixteen bodies in A, two staggered rows against its walls: 90% of its floor.
+    for index in 0..16 {
+        let place = glam::Vec3::new(
+            10.6 + 0.6 * index as f32,
+            0.0,
+            if index % 2 == 0 { 4.6 } else { 5.4 },
+        );
+        crowd
+            .add_agent(place, AgentParams::DETOUR_REFERENCE)
+            .unwrap();
+    }
+    let walker = crowd
+        .add_agent(
+            glam::Vec3::new(5.0, 0.0, 5.0),
+            AgentParams::DETOUR_REFERENCE,
+        )
+        .unwrap();
+    crowd
+        .request_move(walker, glam::Vec3::new(25.0, 0.0, 5.0))
+        .unwrap();
+    let through = |crowd: &Crowd, polygons: &[waymark::mesh::PolyRef]| {
+        crowd
+            .corridor(walker)
+            .unwrap()
+            .is_some_and(|corridor| polygons.iter().any(|&polygon| corridor.contains(polygon)))
+    };
+    crowd.step(0.1, &mut Frozen).unwrap();
+    let first = crowd.query(walker).unwrap().expect("planned");
+    assert!(
+        through(&crowd, &a),
+        "the first plan takes the short corridor"
+    );
+    for _ in 0..10 {
+        crowd.step(0.1, &mut Frozen).unwrap();
+    }
+    let replanned = crowd
+        .query(walker)
+        .unwrap()
+        .is_some_and(|query| query != first);
+    let (by_b, by_a) = (through(&crowd, &b), through(&crowd, &a));
+    let mut arrived = false;
+    for _ in 0..300 {
+        for event in crowd.step(0.1, &mut KinematicController).unwrap() {
+            arrived |= matches!(
+                event,
+                CrowdEvent::OrderEnded { agent, outcome: Outcome::Success, .. } if agent == walker
+            );
+        }
+        if arrived {
+            break;
+        }
+    }
+    (replanned, by_b, by_a, arrived)
+}
+
+#[test]
+fn a_blocked_walker_replans_round_a_packed_corridor_when_another_way_exists() {
+    // Weighing crowds (4: a metre through A, 90% covered, costs 4.6), the re-plan goes by
+    // B, about 26 m against A's 20, and the walker arrives that way.
+    assert_eq!(
+        replan_past_a_packed_corridor(4.0),
+        (true, true, false, true)
+    );
+    // Without weighing them the re-plan is the shortest way again: through A.
+    assert_eq!(
+        replan_past_a_packed_corridor(0.0),
+        (true, false, true, true)
     );
 }

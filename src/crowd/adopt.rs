@@ -16,7 +16,7 @@ use super::agent::AgentId;
 use super::components::MoveRequest;
 use super::corridor::Corridor;
 use super::events::{CrowdEvent, FailureCondition, Outcome};
-use super::lanes::AgentStatus;
+use super::lanes::{AgentLanes, AgentStatus};
 use super::log::{Decision, LogRecord, LoggedAnswer, LoggedResult, Rejection};
 use super::passes::rejoin;
 use super::runtime::Crowd;
@@ -58,6 +58,24 @@ impl Crowd {
                 self.lanes.ingest_pending[slot] = true;
                 self.pending.push(agent);
             }
+        }
+    }
+
+    /// Plans the agent's order again as a new query ([`BlockedPolicy::Replan`]): as
+    /// [`Crowd::reissue`], except that a walker on its corridor walks on while the new path
+    /// is searched; the scheduler weighs crowded polygons for it (`congestion.rs`) and
+    /// runs its search to the end in the step it opens, so no such search is ever in
+    /// flight between steps (nothing of it needs saving).
+    ///
+    /// [`BlockedPolicy::Replan`]: super::config::BlockedPolicy::Replan
+    pub(super) fn replan(&mut self, agent: AgentId) {
+        let walking = self
+            .slot(agent)
+            .ok()
+            .filter(|&slot| walks_while_replanned(&self.lanes, slot));
+        self.reissue(agent);
+        if let Some(slot) = walking {
+            self.lanes.status[slot] = AgentStatus::Moving;
         }
     }
 
@@ -127,7 +145,9 @@ impl Crowd {
                 continue;
             };
             self.lanes.polygon[slot] = start;
-            self.lanes.status[slot] = AgentStatus::WaitingForPath;
+            if !walks_while_replanned(&self.lanes, slot) {
+                self.lanes.status[slot] = AgentStatus::WaitingForPath;
+            }
             if self.replaying() {
                 continue; // its results come from the log
             }
@@ -408,4 +428,14 @@ impl Verdict {
             Verdict::Adopt { .. } => Decision::Adopted,
         }
     }
+}
+
+/// Whether the agent in `slot` walks its corridor while its path is searched again: a
+/// walker on a searched corridor (not a head start) whose order is re-planned. Only
+/// [`Crowd::replan`] leaves an agent awaiting a path in this state (a new order, a lost
+/// corridor or a new filter all stop it), so the scheduler tells such re-plans by it.
+pub(super) fn walks_while_replanned(lanes: &AgentLanes, slot: usize) -> bool {
+    lanes.status[slot] == AgentStatus::Moving
+        && lanes.corridor[slot].is_some()
+        && !lanes.on_head_start[slot]
 }

@@ -38,6 +38,16 @@ pub struct CrowdConfig {
     pub corridor_cache_capacity: usize,
     /// What a blocked agent's order does (spec 001: Blocked is a status with a policy).
     pub blocked_policy: BlockedPolicy,
+    /// How far a re-plan under [`BlockedPolicy::Replan`] goes round crowds: each metre
+    /// through a polygon costs its area cost times `1 + weight * crowding`, the crowding
+    /// being the share of the polygon's floor the bodies on it cover (up to 2; see
+    /// `congestion.rs`). 0: the re-plan takes the shortest way from where the agent
+    /// stands, as a first plan does. Higher weights send agents further round a jam where
+    /// another way exists (at 4, a corridor half covered costs three times its length);
+    /// where none does, the re-plan finds the same way and the agent walks on. The walker
+    /// keeps walking its corridor while the re-plan is searched, and the re-plan's
+    /// corridor is not cached (it is one agent's view of one moment).
+    pub replan_congestion_weight: f32,
     /// Whether the crowd writes the ordered log (`log.rs`): every accepted command, every
     /// result at the commit point with its decision, every outcome, drained by the host
     /// with [`Crowd::drain_log`](crate::crowd::Crowd::drain_log) and replayable with
@@ -58,7 +68,9 @@ pub enum BlockedPolicy {
     /// works on it. What games with crowds of peers usually want.
     Wait,
     /// Compute the route again from where the agent stands, once per stall, as a new
-    /// query (a local way round a jam or an obstacle the corridor ran into).
+    /// query (a local way round a jam or an obstacle the corridor ran into), weighing
+    /// crowded polygons by [`CrowdConfig::replan_congestion_weight`]; a walker keeps
+    /// walking meanwhile.
     Replan,
     /// Fail the order once the agent has gone this long without progress along its
     /// corridor (however much it is jostled meanwhile; at least the half second that makes
@@ -86,6 +98,7 @@ impl Default for CrowdConfig {
             keep_workers_awake: true,
             corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
             blocked_policy: BlockedPolicy::Wait,
+            replan_congestion_weight: 4.0,
             ordered_log: false,
             holds_max: usize::MAX,
         }
@@ -119,6 +132,9 @@ impl CrowdConfig {
         }
         if !finite_at_least(self.heuristic_weight, 1.0) {
             return Some(("heuristic_weight", self.heuristic_weight));
+        }
+        if !finite_at_least(self.replan_congestion_weight, 0.0) {
+            return Some(("replan_congestion_weight", self.replan_congestion_weight));
         }
         if let BlockedPolicy::FailAfter { seconds } = self.blocked_policy {
             if !finite_at_least(seconds, super::passes::STALL_S) {

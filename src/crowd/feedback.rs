@@ -59,7 +59,7 @@ impl Crowd {
                 FeedbackMark::Blocked(by) => {
                     events.push(CrowdEvent::Blocked { agent, request, by });
                     if self.config.blocked_policy == BlockedPolicy::Replan {
-                        self.reissue(agent);
+                        self.replan(agent);
                     }
                 }
                 FeedbackMark::BlockedTooLong(by) => {

@@ -67,6 +67,7 @@ mod avoid;
 mod commands;
 mod components;
 mod config;
+mod congestion;
 mod controller;
 mod corridor;
 mod crossing;

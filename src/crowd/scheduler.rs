@@ -357,6 +357,7 @@ impl Scheduler {
         frame: u64,
         is_current: &dyn Fn(&Job) -> bool,
         standing: &dyn Fn(&Job) -> Option<(PolyRef, Vec3)>,
+        around_crowds: &dyn Fn(&Job) -> Option<Arc<[f32]>>,
         finished: &mut Vec<Finished>,
     ) -> ScheduleStats {
         let mut stats = ScheduleStats::default();
@@ -402,6 +403,43 @@ impl Scheduler {
                     continue;
                 };
                 job.goal = Some((goal.polygon, goal.point));
+                if let Some(factors) = around_crowds(&job) {
+                    // A walker's re-plan round crowds: searched to the end now, on this
+                    // thread (rare, and never left in flight between steps), charged to
+                    // the budget, neither served from the cache nor kept in it.
+                    let pool = self
+                        .pools
+                        .pop()
+                        .unwrap_or_else(|| NodePool::new(NODE_POOL_DEFAULT));
+                    let outcome = match PathSearch::new_weighted(
+                        snapshot,
+                        job.start,
+                        job.start_position,
+                        goal.polygon,
+                        goal.point,
+                        filter,
+                        pool,
+                        self.heuristic_weight,
+                    ) {
+                        Ok(mut search) => {
+                            search.set_polygon_costs(factors);
+                            search.step(u32::MAX);
+                            let expanded = search.nodes_expanded();
+                            let (result, pool) = search.into_result();
+                            self.pools.push(pool);
+                            remaining = remaining.saturating_sub(expanded);
+                            stats.nodes_expanded += expanded;
+                            corridor_of(snapshot, &result).map_or(Answer::Retry, |corridor| {
+                                Answer::Corridor(Arc::new(corridor))
+                            })
+                        }
+                        Err(_) => Answer::Retry,
+                    };
+                    self.waits.record(frame - job.queued_frame);
+                    finished.push(Finished { job, outcome });
+                    stats.finished += 1;
+                    continue;
+                }
                 if let Some(corridor) =
                     cache.get(&Self::key(&job, goal.polygon, filter), snapshot, filter)
                 {
@@ -851,6 +889,7 @@ mod tests {
                 budget,
                 frame,
                 &|_| true,
+                &|_| None,
                 &|_| None,
                 &mut finished,
             );

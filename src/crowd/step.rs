@@ -22,9 +22,11 @@ use std::time::Instant;
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
+use super::adopt::walks_while_replanned;
 use super::agent::AgentId;
 use super::avoid::{avoid_pass, gather_bodies};
 use super::components::{Cancelling, Ending, HoldOrder, MoveRequest, Slot, VelocityRequest};
+use super::congestion::crowding_factors;
 use super::controller::Controller;
 use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent, FailureCondition, Outcome};
 use super::hold::{FactChange, HoldObservation, HoldPhase};
@@ -450,6 +452,18 @@ impl Crowd {
                     && snapshot.tile(polygon).is_some())
                 .then(|| (polygon, lanes.position(slot)))
             };
+            // A walker's re-plan routes round crowds (`Crowd::replan`): the factors are
+            // worked out once, in the first step that opens one.
+            let weight = self.config.replan_congestion_weight;
+            let factors = std::cell::OnceCell::new();
+            let around_crowds = |job: &Job| {
+                let slot = world.get::<&Slot>(ids.entity(job.agent)).ok()?.0;
+                (weight > 0.0 && walks_while_replanned(lanes, slot)).then(|| {
+                    factors
+                        .get_or_init(|| crowding_factors(snapshot, lanes, weight))
+                        .clone()
+                })
+            };
             self.scheduler.run(
                 snapshot,
                 &self.filters,
@@ -458,6 +472,7 @@ impl Crowd {
                 self.frame,
                 &is_current,
                 &standing,
+                &around_crowds,
                 &mut finished,
             )
         });

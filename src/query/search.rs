@@ -6,12 +6,15 @@
 //! entirely in the search and the open list breaks ties on stable keys.
 //!
 //! Nodes sit at portal midpoints (the start and end at their points), costs are distances
-//! times the area cost of the polygon crossed, and the heuristic is the straight distance to
-//! the end (scaled by 0.999 so equal-cost alternatives resolve the same way every time). When
+//! times the area cost of the polygon crossed (and times that polygon's own factor when the
+//! caller gives factors per polygon, [`PathSearch::set_polygon_costs`]: a crowd's
+//! congestion), and the heuristic is the straight distance to the end (scaled by 0.999 so
+//! equal-cost alternatives resolve the same way every time). When
 //! the end cannot be reached, or the node pool runs out, the result is partial: the path to
 //! the node nearest the end, flagged.
 
 use std::borrow::Borrow;
+use std::sync::Arc;
 
 use glam::Vec3;
 
@@ -101,6 +104,8 @@ pub struct PathSearch {
 /// reads, so expansion borrows the two separately).
 struct SearchState<F> {
     filter: F,
+    /// Cost factors by polygon key (see [`PathSearch::set_polygon_costs`]).
+    polygon_costs: Option<Arc<[f32]>>,
     heuristic_scale: f32,
     /// Reused buffer for the portals across one tile border.
     portal_scratch: Vec<(PolyRef, Vec3, Vec3)>,
@@ -180,6 +185,15 @@ impl PathSearch {
         })
     }
 
+    /// Multiplies the cost of each metre through polygon `k` (its dense key,
+    /// [`Snapshot::polygon_key`]) by `factors[k]` on top of its area cost, 1 past the
+    /// slice's end. Factors must be at least 1 (smaller ones are taken as 1), so the
+    /// heuristic still never overestimates. Set before the first step: a crowd routing
+    /// around congestion gives each polygon 1 plus its crowding.
+    pub fn set_polygon_costs(&mut self, factors: Arc<[f32]>) {
+        self.state.polygon_costs = Some(factors);
+    }
+
     /// Expands at most `node_budget` nodes.
     pub fn step(&mut self, node_budget: u32) -> Progress {
         self.state.run(&self.snapshot, node_budget)
@@ -244,6 +258,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         pool.open.push(OpenEntry::new(heuristic, first));
         Ok(SearchState {
             filter,
+            polygon_costs: None,
             heuristic_scale,
             portal_scratch: Vec::new(),
             steps: recycled.steps,
@@ -342,7 +357,8 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         let tile_base = snapshot
             .polygon_key(node.polygon)
             .wrapping_sub(u32::from(node.polygon.polygon()));
-        let area_cost = self.filter.borrow().cost(polygon.area);
+        let area_cost = self.filter.borrow().cost(polygon.area)
+            * self.polygon_factor(tile_base.wrapping_add(u32::from(node.polygon.polygon())));
         let count = usize::from(polygon.vertex_count);
         let parent_polygon = self
             .pool
@@ -452,6 +468,15 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         }
     }
 
+    /// The caller's cost factor for the polygon of dense key `key` (1 without factors).
+    #[inline]
+    fn polygon_factor(&self, key: u32) -> f32 {
+        self.polygon_costs
+            .as_ref()
+            .and_then(|factors| factors.get(key as usize))
+            .map_or(1.0, |&factor| factor.max(1.0))
+    }
+
     /// Offers `neighbour` (the polygon `entered`, reached at `position` with path cost `cost`).
     fn relax(&mut self, parent: u32, candidate: Candidate) {
         let Candidate {
@@ -480,7 +505,9 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             }
         }
         let heuristic = if neighbour == self.end {
-            cost += position.distance(self.end_position) * self.filter.borrow().cost(entered.area);
+            cost += position.distance(self.end_position)
+                * self.filter.borrow().cost(entered.area)
+                * self.polygon_factor(key);
             0.0
         } else {
             position.distance(self.end_position) * self.heuristic_scale
@@ -697,5 +724,76 @@ mod tests {
             complete += usize::from(with_ready.complete);
         }
         assert!(complete > 40, "{complete} of 50 paths complete");
+    }
+
+    /// Polygon factors steer the search round expensive polygons, and factors below 1
+    /// never make a polygon cheaper than its area cost.
+    #[test]
+    fn polygon_costs_route_round_crowded_polygons() {
+        // Five columns by three rows of 2 m squares; start and end in the middle row's
+        // end squares.
+        let mut polygons = Vec::new();
+        for row in 0..3 {
+            for column in 0..5 {
+                let (x0, z0) = (2.0 * column as f32, 2.0 * row as f32);
+                polygons.push(crate::mesh::WalkablePolygon::ground(vec![
+                    Vec3::new(x0, 0.0, z0),
+                    Vec3::new(x0 + 2.0, 0.0, z0),
+                    Vec3::new(x0 + 2.0, 0.0, z0 + 2.0),
+                    Vec3::new(x0, 0.0, z0 + 2.0),
+                ]));
+            }
+        }
+        let mut mesh = NavMesh::new(crate::mesh::blob::BakeParams::default());
+        mesh.add_tiles(vec![
+            crate::mesh::TileData::from_walkable_polygons(&polygons).unwrap(),
+        ])
+        .unwrap();
+        let snapshot = mesh.snapshot();
+        let filter = QueryFilter::new();
+        let at = |x: f32, z: f32| {
+            crate::query::nearest_polygon(&snapshot, Vec3::new(x, 0.0, z), Vec3::ONE, &filter)
+                .unwrap()
+                .unwrap()
+                .polygon
+        };
+        let (start, end) = (Vec3::new(1.0, 0.0, 3.0), Vec3::new(9.0, 0.0, 3.0));
+        let path_with = |factors: Option<Arc<[f32]>>| {
+            let mut search = PathSearch::new(
+                &snapshot,
+                at(1.0, 3.0),
+                start,
+                at(9.0, 3.0),
+                end,
+                &filter,
+                NodePool::new(NODE_POOL_DEFAULT),
+            )
+            .unwrap();
+            if let Some(factors) = factors {
+                search.set_polygon_costs(factors);
+            }
+            search.step(u32::MAX);
+            let (result, _) = search.into_result();
+            assert!(result.complete);
+            result
+                .steps
+                .iter()
+                .map(|step| step.polygon)
+                .collect::<Vec<_>>()
+        };
+        let middle: Vec<PolyRef> = (0..5).map(|c| at(2.0 * c as f32 + 1.0, 3.0)).collect();
+        assert_eq!(path_with(None), middle, "straight along the middle row");
+        // The middle row's three inner squares crowded (factor 5): round by another row,
+        // seven polygons, none of them crowded.
+        let mut factors = vec![1.0; snapshot.data().polygon_total as usize];
+        for polygon in &middle[1..4] {
+            factors[snapshot.polygon_key(*polygon) as usize] = 5.0;
+        }
+        let around = path_with(Some(factors.into()));
+        assert_eq!(around.len(), 7);
+        assert!(around.iter().all(|polygon| !middle[1..4].contains(polygon)));
+        // Factors below 1 count as 1: the straight way again.
+        let cheaper = vec![0.1; snapshot.data().polygon_total as usize];
+        assert_eq!(path_with(Some(cheaper.into())), middle);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use waymark::crowd::{AvoidanceConfig, ContactModel, Crowd};
+use waymark::crowd::{AvoidanceConfig, BlockedPolicy, ContactModel, Crowd, CrowdConfig};
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 
 use crate::CliError;
@@ -151,6 +151,43 @@ impl ContactArgs {
         }
         if let Some(horizon) = self.time_horizon {
             avoidance.time_horizon_s = horizon;
+        }
+    }
+}
+
+/// What a blocked agent's order does (`CrowdConfig::blocked_policy`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockedPolicyArg {
+    /// Keep the order; the crowd's escalation works on the jam.
+    Wait,
+    /// Plan again from where the agent stands, round crowded polygons, walking meanwhile.
+    Replan,
+}
+
+/// Routing flags shared by `crowd` and `scenario`; unset flags keep the level's or
+/// scenario's own setting.
+#[derive(clap::Args, Debug, Default, Clone, Copy)]
+pub struct RoutingArgs {
+    /// What a blocked agent's order does.
+    #[arg(long, value_enum)]
+    pub blocked_policy: Option<BlockedPolicyArg>,
+    /// How far a re-plan goes round crowds: a metre through a polygon costs
+    /// 1 + WEIGHT * (the share of its floor bodies cover) (0: the shortest way).
+    #[arg(long, value_name = "WEIGHT")]
+    pub replan_congestion_weight: Option<f32>,
+}
+
+impl RoutingArgs {
+    /// Applies the flags that were given.
+    pub fn apply(&self, config: &mut CrowdConfig) {
+        if let Some(policy) = self.blocked_policy {
+            config.blocked_policy = match policy {
+                BlockedPolicyArg::Wait => BlockedPolicy::Wait,
+                BlockedPolicyArg::Replan => BlockedPolicy::Replan,
+            };
+        }
+        if let Some(weight) = self.replan_congestion_weight {
+            config.replan_congestion_weight = weight;
         }
     }
 }

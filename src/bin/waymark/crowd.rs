@@ -14,8 +14,8 @@ use waymark::mesh::NavMesh;
 
 use crate::bake_args::{BakeArgs, PresetArg};
 use crate::common::{
-    ContactArgs, Switch, agents_arg, frames_arg, head_starts_arg, node_budget_arg, peak_rss_mib,
-    resident_mib, return_freed_memory, threads_arg, with_threads, write_svg,
+    ContactArgs, RoutingArgs, Switch, agents_arg, frames_arg, head_starts_arg, node_budget_arg,
+    peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads, write_svg,
 };
 use crate::{CliError, level};
 
@@ -67,6 +67,8 @@ pub struct CrowdCommand {
     pub avoidance: Switch,
     #[command(flatten)]
     pub contact: ContactArgs,
+    #[command(flatten)]
+    pub routing: RoutingArgs,
     #[command(flatten)]
     pub bake: BakeArgs,
     /// Print one JSON object instead of text.
@@ -211,7 +213,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         ..AvoidanceConfig::default()
     };
     command.contact.apply(&mut avoidance);
-    let crowd_config = CrowdConfig {
+    let mut crowd_config = CrowdConfig {
         budget: FrameBudget {
             node_expansions: command.node_budget,
             head_starts: command.head_starts,
@@ -221,6 +223,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         avoidance,
         ..CrowdConfig::default()
     };
+    command.routing.apply(&mut crowd_config);
     let options = RunOptions {
         dt_s: command.dt,
         warm_up_frames: command.warm_up_frames,

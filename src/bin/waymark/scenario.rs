@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::CliError;
-use crate::common::{ContactArgs, Switch, agents_arg, threads_arg, with_threads, write_svg};
+use crate::common::{
+    ContactArgs, RoutingArgs, Switch, agents_arg, threads_arg, with_threads, write_svg,
+};
 use serde_json::json;
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
 
@@ -39,6 +41,8 @@ pub struct ScenarioCommand {
     pub avoidance: Switch,
     #[command(flatten)]
     pub contact: ContactArgs,
+    #[command(flatten)]
+    pub routing: RoutingArgs,
     /// Corridor swap and doorway: run only the first group (half of --agents), the one-way
     /// reference for the two-way completion time.
     #[arg(long)]
@@ -76,6 +80,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
     }?;
     scenario.config.avoidance.enabled = command.avoidance == Switch::On;
     command.contact.apply(&mut scenario.config.avoidance);
+    command.routing.apply(&mut scenario.config);
     let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))??;
     let name = match command.scenario {
         ScenarioArg::CorridorSwap => "corridor-swap".to_owned(),
