@@ -540,6 +540,64 @@ fn an_agent_pushed_two_polygons_off_its_corridor_reconnects_without_a_new_path()
     );
 }
 
+#[test]
+fn a_stop_on_a_belt_is_judged_relative_to_the_belt() {
+    // Spec 004: a stop is judged in the request's stop frame: relative to the support for
+    // a goal on one, in the world for a goal on the static ground. A 20 m belt (layer 1,
+    // +1 m/s along x) with 10 m of ground after it.
+    let mut belt = quad(0.0, 20.0, 0.0, 2.0, |_| 0.0);
+    belt.layer = 1;
+    let ground = quad(20.0, 30.0, 0.0, 2.0, |_| 0.0);
+    let mesh = mesh_of(&[belt, ground]);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    crowd
+        .set_support_velocity(waymark::ids::SupportId(0), Vec3::X)
+        .unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(2.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    let stop_speed = CrowdConfig::default().stop_speed_mps;
+    // Steps to the order's end, and where the agent stood and how fast it went then.
+    let walk_to = |crowd: &mut Crowd, target: Vec3| {
+        let order = crowd.request_move(agent, target).unwrap();
+        for steps in 1..=200 {
+            for event in crowd.step(0.1, &mut KinematicController).unwrap() {
+                if let CrowdEvent::OrderEnded {
+                    order: ended,
+                    outcome,
+                    ..
+                } = event
+                {
+                    assert_eq!((ended, outcome), (order, Outcome::Success));
+                    return (
+                        steps,
+                        crowd.position(agent).unwrap(),
+                        crowd.velocity(agent).unwrap(),
+                        crowd.world_velocity(agent).unwrap(),
+                    );
+                }
+            }
+        }
+        panic!("no arrival at {target:?}");
+    };
+    // On the belt the goal is a place on the belt, carried 0.1 m a step: the walker
+    // catches it up and stops on the belt, riding on at 1 m/s, which a stop judged in the
+    // world would never take for one.
+    let (steps, at, relative, world) = walk_to(&mut crowd, Vec3::new(10.0, 0.0, 1.0));
+    let carried_goal = Vec3::new(10.0 + 0.1 * steps as f32, 0.0, 1.0);
+    assert!(
+        at.distance(carried_goal) <= 0.25,
+        "{at:?} after {steps} steps"
+    );
+    assert!(relative.length() < stop_speed, "{relative:?}");
+    assert!(close(world.x, 1.0, stop_speed), "{world:?}");
+    // On the ground past the belt: a fixed goal, stopped in the world.
+    let target = Vec3::new(25.0, 0.0, 1.0);
+    let (_, at, relative, world) = walk_to(&mut crowd, target);
+    assert!(at.distance(target) <= 0.25, "{at:?}");
+    assert!(world.length() < stop_speed && relative.length() < stop_speed);
+}
+
 fn dungeon() -> NavMesh {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
     let world = load_obj(&root.join("dungeon.obj"), &ObjOptions::default())

@@ -378,9 +378,7 @@ impl Crowd {
     /// The support layer of `polygon` (0, the static ground, for a stale one): the support
     /// a foot on it stands on.
     fn support_layer(&self, polygon: crate::mesh::PolyRef) -> u32 {
-        self.snapshot.tile(polygon).map_or(0, |tile| {
-            u32::from(tile.data.polygons[usize::from(polygon.polygon())].layer)
-        })
+        self.snapshot.support_layer(polygon).map_or(0, u32::from)
     }
 
     /// Puts the agent at `position` (snapped to the mesh under its filter), standing still:

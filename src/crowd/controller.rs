@@ -215,9 +215,9 @@ impl KinematicController {
         let support = if polygon == request.polygon {
             request.support
         } else {
-            snapshot.tile(polygon).map_or(request.support, |tile| {
-                u32::from(tile.data.polygons[usize::from(polygon.polygon())].layer)
-            })
+            snapshot
+                .support_layer(polygon)
+                .map_or(request.support, u32::from)
         };
         StepFeedback {
             dt: request.dt,

@@ -294,10 +294,22 @@ fn feedback_run(
             }
             continue;
         }
-        let near = flat.distance(goal) <= tolerance;
-        let stopped = step.velocity_valid && step.velocity_world_end.length() < stop_speed;
-        // (The goal's tile is looked up only for an agent that is there.)
-        if near && stopped && snapshot.tile(view.goal_polygon[offset]).is_some() {
+        if flat.distance(goal) > tolerance || !step.velocity_valid {
+            continue;
+        }
+        // Stopped in the goal's frame (spec 004): relative to the support when the goal is
+        // on one (a walker stopping on a belt rides on with it), in the world on the
+        // static ground; the whole 3-D velocity, so sliding down is no stop. (The goal's
+        // polygon is looked up only for an agent that is there.)
+        let Some(goal_layer) = snapshot.support_layer(view.goal_polygon[offset]) else {
+            continue;
+        };
+        let velocity = if goal_layer == 0 {
+            step.velocity_world_end
+        } else {
+            step.velocity_world_end - step.velocity_support_end
+        };
+        if velocity.length() < stop_speed {
             marks.push((slot, FeedbackMark::AtGoal));
         }
     }

@@ -362,6 +362,7 @@ impl Crowd {
             });
             self.scratch.separation = scratch;
         }
+        self.carry_goals_on_supports(dt);
         timed(&mut stats.feedback, agents, || {
             self.feedback(&feedback, &mut events)
         });
@@ -389,6 +390,43 @@ impl Crowd {
         self.log_outcomes(&events);
         self.frame += 1;
         Ok(events)
+    }
+
+    /// Carries each walker's goal that lies on a moving surface (a belt,
+    /// [`Crowd::set_support_velocity`]) along with it by the step's `u * dt`, as the
+    /// controller carried the bodies on it: a stop on a support is judged in the support's
+    /// frame (spec 004), so the goal is a place on the belt, and a walker catches it up and
+    /// stands on the belt there, riding on. A goal carried to the end of its polygon stays
+    /// at the end. Nothing to do (no lane read) while no surface moves.
+    fn carry_goals_on_supports(&mut self, dt: f32) {
+        if self.support_velocities.iter().all(|&u| u == Vec3::ZERO) {
+            return;
+        }
+        let lanes = &mut self.lanes;
+        for slot in 0..lanes.len() {
+            if lanes.status[slot] != AgentStatus::Moving || lanes.on_head_start[slot] {
+                continue;
+            }
+            let polygon = lanes.goal_polygon[slot];
+            let Some(layer) = self.snapshot.support_layer(polygon).filter(|&l| l > 0) else {
+                continue;
+            };
+            let Some(&velocity) = self.support_velocities.get(usize::from(layer)) else {
+                continue;
+            };
+            let carried = Vec2::new(
+                lanes.goal_x[slot] + velocity.x * dt,
+                lanes.goal_z[slot] + velocity.z * dt,
+            );
+            let Some(tile) = self.snapshot.tile(polygon) else {
+                continue;
+            };
+            if velocity != Vec3::ZERO && tile.contains_xz(polygon.polygon(), carried) {
+                lanes.goal_x[slot] = carried.x;
+                lanes.goal_y[slot] = tile.height_at(polygon.polygon(), carried);
+                lanes.goal_z[slot] = carried.y;
+            }
+        }
     }
 
     /// Puts the agents' slots in the neighbour grid's cell order (see

@@ -295,6 +295,14 @@ impl Snapshot {
         })
     }
 
+    /// The support layer of a live polygon (0: the static ground, `n + 1`: moving support
+    /// `n`); `None` for a stale reference.
+    #[inline]
+    pub fn support_layer(&self, reference: PolyRef) -> Option<u16> {
+        self.tile(reference)
+            .map(|tile| tile.data.polygons[usize::from(reference.polygon())].layer)
+    }
+
     /// Dense index of a live polygon (see [`SnapshotData::polygon_base`]).
     #[inline]
     pub fn polygon_key(&self, reference: PolyRef) -> u32 {
