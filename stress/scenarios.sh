@@ -6,12 +6,14 @@
 # dungeon, whose agents cycle through targets), completion_ratio, stuck_agents (no progress
 # along the corridor for 3 s at the end), arrivals, partial_arrivals, progress_efficiency,
 # order_to_motion_frames_p95, overlap_pairs_per_frame, max_overlap_m,
-# max_overlap_of_radius, off_mesh_agents, ms_per_frame_median, agents_per_ms.
+# max_overlap_of_radius, off_mesh_agents, ms_per_frame_median, agents_per_ms,
+# fell_off_support, stop_error_m, walk_time_error (the last three empty for crowds; the
+# walk time error only for scenarios with a closed form: the conveyor).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 out=stress/results/scenarios.csv
-echo "scenario,agents,flags,completion_s,completion_ratio,stuck_agents,arrivals,partial_arrivals,progress_efficiency,order_to_motion_frames_p95,overlap_pairs_per_frame,max_overlap_m,max_overlap_of_radius,off_mesh_agents,ms_per_frame_median,agents_per_ms" > "$out"
+echo "scenario,agents,flags,completion_s,completion_ratio,stuck_agents,arrivals,partial_arrivals,progress_efficiency,order_to_motion_frames_p95,overlap_pairs_per_frame,max_overlap_m,max_overlap_of_radius,off_mesh_agents,ms_per_frame_median,agents_per_ms,fell_off_support,stop_error_m,walk_time_error" > "$out"
 row() {
   # $1 scenario name, $2 agents, $3 flags, $4 radius (for the dungeon), then the JSON.
   python3 - "$1" "$2" "$3" "$4" "$5" >> "$out" <<'PY'
@@ -26,11 +28,12 @@ print(",".join([name, agents, '"' + flags + '"', num(r.get("completion_s")), num
                 num(r["progress_efficiency"]), num(r["order_to_motion_frames_p95"]),
                 num(r["overlap_pairs_per_frame"]), num(r["max_overlap_m"]),
                 num(r["max_overlap_m"] / radius), num(r["off_mesh_agents"]), num(r["ms_per_frame_median"]),
-                num(r["agents_per_ms"])]))
+                num(r["agents_per_ms"]), num(r.get("fell_off_support")), num(r.get("stop_error_m")),
+                num(r.get("walk_time_error"))]))
 PY
   tail -1 "$out"
 }
-for spec in "circle 250" "circle 1000" "corridor 100" "corridor 200" "bottleneck 50" "bottleneck 100" "bottleneck 200" "corridor-swap 400" "doorway 200" "crossing 400"; do
+for spec in "circle 250" "circle 1000" "corridor 100" "corridor 200" "bottleneck 50" "bottleneck 100" "bottleneck 200" "corridor-swap 400" "doorway 200" "crossing 400" "conveyor 200"; do
   set -- $spec
   for flags in "" "--contact slide --slow-turn 0" "--contact inelastic --slow-turn 0.7" "--squeeze 0.3" "--pass-through-after 0"; do
     # Each scenario's own settings, then both contact models explicitly, then stalled pairs

@@ -257,13 +257,14 @@ fn feedback_run(
         let slot = view.first + offset;
         let flat = Vec2::new(step.foot.x, step.foot.z);
         let requesting = Vec2::new(view.desired_x[offset], view.desired_z[offset]) != Vec2::ZERO;
-        let (anchor, stalled_s, stalled) = track_progress(
-            Vec2::new(view.anchor_x[offset], view.anchor_z[offset]),
-            view.stalled_s[offset],
-            flat,
-            requesting,
-            step.dt,
-        );
+        // The anchor rides the support: a walker's progress is its own walking, not the
+        // belt's carry (walking against a belt at more than its speed is no stall).
+        let mut anchor = Vec2::new(view.anchor_x[offset], view.anchor_z[offset]);
+        if step.displacement_support != glam::Vec3::ZERO {
+            anchor += Vec2::new(step.displacement_support.x, step.displacement_support.z);
+        }
+        let (anchor, stalled_s, stalled) =
+            track_progress(anchor, view.stalled_s[offset], flat, requesting, step.dt);
         view.anchor_x[offset] = anchor.x;
         view.anchor_z[offset] = anchor.y;
         view.stalled_s[offset] = stalled_s;

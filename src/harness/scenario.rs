@@ -1,5 +1,6 @@
-//! Standard crowd scenarios with measured quality: circle swap, two-way corridor traffic and
-//! a bottleneck, plus the per-frame quality measure any crowd run can use.
+//! Standard crowd scenarios with measured quality: circle swap, two-way corridor traffic, a
+//! bottleneck, doorway and crossing traffic, and walkers on belts (the conveyor), plus the
+//! per-frame quality measure any crowd run can use.
 //!
 //! Stage: harness, above the crowd, for tests, benchmarks and the CLI (`waymark scenario`). Input: a scenario
 //! kind and an agent count. Output: a [`Scenario`] (a hand-built navigation mesh, agent
@@ -16,10 +17,12 @@ use super::run::{AgentPlan, RunOptions, run_crowd};
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
     AgentParams, AgentStatus, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError,
-    FlowReport, StepStats,
+    CrowdEvent, FlowReport, Outcome, StepStats,
 };
+use crate::ids::SupportId;
 use crate::mesh::blob::BakeParams;
 use crate::mesh::{NavMesh, TileData, WalkablePolygon};
+use crate::query::portal;
 
 /// The scenarios of the suite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +39,9 @@ pub enum ScenarioKind {
     Doorway,
     /// Four groups cross a square, each to the opposite side, meeting in the middle.
     Crossing,
+    /// Two lanes over 30 m belts, one moving with the walkers at 1 m/s, one against them:
+    /// walk times against the closed form, and nobody leaves a belt but at its ends.
+    Conveyor,
 }
 
 /// A scenario ready to run.
@@ -56,6 +62,11 @@ pub struct Scenario {
     pub time_limit_s: f32,
     /// The longest start-to-target straight line at the preferred speed, seconds.
     pub straight_line_s: f32,
+    /// Supports moving as belts (`Crowd::set_support_velocity`), set before the run.
+    pub supports: Vec<(SupportId, Vec3)>,
+    /// Each agent's walk time by the closed form, seconds (empty: the scenario has none);
+    /// the report gives the largest relative difference from it.
+    pub walk_times_s: Vec<f32>,
 }
 
 /// A scenario's agent count out of range.
@@ -113,6 +124,7 @@ impl Scenario {
             ScenarioKind::Bottleneck => (1, 400),
             ScenarioKind::CorridorSwap | ScenarioKind::Doorway => (2, 2_000),
             ScenarioKind::Crossing => (4, 4_000),
+            ScenarioKind::Conveyor => (2, 400),
         };
         if !(low..=high).contains(&agents) {
             return Err(ScenarioError::AgentCount {
@@ -129,6 +141,7 @@ impl Scenario {
             ScenarioKind::CorridorSwap => two_rooms(ScenarioKind::CorridorSwap, agents, true),
             ScenarioKind::Doorway => two_rooms(ScenarioKind::Doorway, agents, true),
             ScenarioKind::Crossing => crossing(agents),
+            ScenarioKind::Conveyor => conveyor(agents),
         })
     }
 
@@ -210,6 +223,8 @@ fn two_rooms(kind: ScenarioKind, agents: usize, both_ways: bool) -> Scenario {
     let straight_line_s = straight_line_s(&pairs);
     Scenario {
         kind,
+        supports: Vec::new(),
+        walk_times_s: Vec::new(),
         mesh: mesh_of(&polygons),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -259,6 +274,8 @@ fn crossing(agents: usize) -> Scenario {
     let straight_line_s = straight_line_s(&pairs);
     Scenario {
         kind: ScenarioKind::Crossing,
+        supports: Vec::new(),
+        walk_times_s: Vec::new(),
         mesh: mesh_of(&[rectangle(radius, radius, side - radius, side - radius)]),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -297,6 +314,8 @@ fn circle(agents: usize) -> Scenario {
         .collect();
     Scenario {
         kind: ScenarioKind::Circle,
+        supports: Vec::new(),
+        walk_times_s: Vec::new(),
         mesh: mesh_of(&[rectangle(-half, -half, half, half)]),
         params,
         config: CrowdConfig {
@@ -373,6 +392,8 @@ fn corridor(agents: usize) -> Scenario {
     }
     Scenario {
         kind: ScenarioKind::Corridor,
+        supports: Vec::new(),
+        walk_times_s: Vec::new(),
         mesh: mesh_of(&[rectangle(0.0, z0, length, z1)]),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -399,6 +420,8 @@ fn bottleneck(agents: usize) -> Scenario {
     let places = block(agents, rows, spacing, right_end - 1.0, -1.0, room * 0.5);
     Scenario {
         kind: ScenarioKind::Bottleneck,
+        supports: Vec::new(),
+        walk_times_s: Vec::new(),
         mesh: mesh_of(&polygons),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -406,6 +429,78 @@ fn bottleneck(agents: usize) -> Scenario {
         straight_line_s: (room + wall) / WALKER.preferred_speed_mps,
         time_limit_s: 60.0 + 4.0 * agents as f32,
         agents: starts.into_iter().zip(places).collect(),
+    }
+}
+
+/// The conveyor's belts: 30 m long, from x = 0, at the walkers' 1 m/s.
+const BELT_M: f32 = 30.0;
+const BELT_SPEED_MPS: f32 = 1.0;
+
+/// Two lanes 2 m wide (for centres), 18 m apart (beyond the neighbour range): in each,
+/// ground from behind the start file to x = 0, a 30 m belt, then ground with a place for
+/// every walker of the lane (two files 1 m apart, a metre between places, the first
+/// walker's farthest, so nobody passes one who stands). The first lane's belt (support 0)
+/// moves +1 m/s, with the walkers; the second's (support 1) -1 m/s, against them. Half
+/// the agents start in a file in each lane, spaced so that nobody queues: 3 m apart with
+/// the belt (2 m apart, walkers stepping off at 2.4 m/s bunch up at the places and lose
+/// up to 12% of their time), 3.5 m against it (on that belt they close up to 1 m). So the
+/// closed form holds for every walker: the ground at the preferred speed, the belt at the
+/// preferred speed plus or minus the belt's, and the preferred speed over the
+/// acceleration for speeding up and braking (the files' 0.5 m to either side of the start
+/// line are left out: under 0.01% of the walk).
+fn conveyor(agents: usize) -> Scenario {
+    let speed = WALKER.preferred_speed_mps;
+    let with = agents.div_ceil(2);
+    let against = agents - with;
+    let lanes = [
+        (0.0f32, with, 3.0f32, 1u16, BELT_SPEED_MPS),
+        (20.0, against, 3.5, 2, -BELT_SPEED_MPS),
+    ];
+    let mut polygons = Vec::new();
+    let mut pairs = Vec::with_capacity(agents);
+    let mut walk_times_s = Vec::with_capacity(agents);
+    let mut supports = Vec::new();
+    for (z0, count, spacing, layer, belt_speed) in lanes {
+        let behind = -(count as f32 * spacing + 2.0);
+        let places_m = count.div_ceil(2) as f32 + 2.0;
+        polygons.push(rectangle(behind, z0, 0.0, z0 + 2.0));
+        let mut belt = rectangle(0.0, z0, BELT_M, z0 + 2.0);
+        belt.layer = layer;
+        polygons.push(belt);
+        polygons.push(rectangle(BELT_M, z0, BELT_M + places_m, z0 + 2.0));
+        supports.push((
+            SupportId(u32::from(layer) - 1),
+            Vec3::new(belt_speed, 0.0, 0.0),
+        ));
+        for index in 0..count {
+            let start = Vec3::new(-1.0 - index as f32 * spacing, 0.0, z0 + 1.0);
+            let place = Vec3::new(
+                BELT_M + places_m - 1.0 - (index / 2) as f32,
+                0.0,
+                z0 + 0.5 + (index % 2) as f32,
+            );
+            let ground_m = -start.x + (place.x - BELT_M);
+            walk_times_s.push(
+                ground_m / speed
+                    + BELT_M / (speed + belt_speed)
+                    + speed / WALKER.max_acceleration_mps2,
+            );
+            pairs.push((start, place));
+        }
+    }
+    let straight_line_s = straight_line_s(&pairs);
+    let slowest = walk_times_s.iter().copied().fold(0.0, f32::max);
+    Scenario {
+        kind: ScenarioKind::Conveyor,
+        supports,
+        walk_times_s,
+        mesh: mesh_of(&polygons),
+        params: WALKER,
+        config: CrowdConfig::default(),
+        dt_s: 0.1,
+        straight_line_s,
+        time_limit_s: 2.0 * slowest + 30.0,
+        agents: pairs,
     }
 }
 
@@ -505,6 +600,80 @@ pub struct ScenarioReport {
     pub agents_per_ms: f64,
     /// Median time of the avoid pass, milliseconds.
     pub avoid_ms_median: f64,
+    /// Agents that left a support (or stepped onto one) other than across an edge it
+    /// shares with the polygon they came from, or whose support disagreed with the layer
+    /// under their foot, in any frame (must be 0).
+    pub fell_off_support: usize,
+    /// The farthest an agent stood from its target when its order succeeded, metres.
+    pub stop_error_m: f32,
+    /// The largest relative difference between an agent's walk time (order to success)
+    /// and the scenario's closed form ([`Scenario::walk_times_s`]); None without a closed
+    /// form or when someone did not arrive.
+    pub walk_time_error: Option<f32>,
+}
+
+/// What [`run_scenario`] follows per agent besides the run's own report: when each
+/// arrived and how far from its target, and the support each stood on.
+struct Followed {
+    arrived_s: Vec<Option<f32>>,
+    stop_error_m: f32,
+    /// Each agent's polygon and support after the last frame (by agent index: the
+    /// scenario adds its agents in order to a new crowd).
+    standing: Vec<Option<(crate::mesh::PolyRef, u32)>>,
+    fell: Vec<bool>,
+}
+
+impl Followed {
+    fn new(agents: usize) -> Followed {
+        Followed {
+            arrived_s: vec![None; agents],
+            stop_error_m: 0.0,
+            standing: vec![None; agents],
+            fell: vec![false; agents],
+        }
+    }
+
+    /// One frame: the step's successes, then every agent's support.
+    fn observe(&mut self, crowd: &Crowd, events: &[CrowdEvent], scenario: &Scenario, time_s: f32) {
+        for event in events {
+            if let CrowdEvent::OrderEnded {
+                agent,
+                outcome: Outcome::Success,
+                ..
+            } = *event
+            {
+                let index = agent.index() as usize;
+                let (Some(arrived), Some(&(_, target)), Ok(position)) = (
+                    self.arrived_s.get_mut(index),
+                    scenario.agents.get(index),
+                    crowd.position(agent),
+                ) else {
+                    continue;
+                };
+                arrived.get_or_insert(time_s);
+                self.stop_error_m = self.stop_error_m.max(position.distance(target));
+            }
+        }
+        if scenario.supports.is_empty() {
+            return;
+        }
+        let (lanes, snapshot) = (crowd.lanes(), crowd.snapshot());
+        for slot in 0..lanes.len() {
+            let index = lanes.id[slot].index() as usize;
+            let (polygon, support) = (lanes.polygon[slot], lanes.support[slot]);
+            let (Some(standing), Some(fell)) =
+                (self.standing.get_mut(index), self.fell.get_mut(index))
+            else {
+                continue;
+            };
+            let under = snapshot.support_layer(polygon).map(u32::from);
+            let crossed_badly = standing.is_some_and(|(before, was)| {
+                was != support && before != polygon && portal(snapshot, before, polygon).is_none()
+            });
+            *fell |= under != Some(support) || crossed_badly;
+            *standing = Some((polygon, support));
+        }
+    }
 }
 
 /// Runs `scenario` until everyone arrived or the time limit; `on_frame` sees the crowd
@@ -514,6 +683,9 @@ pub fn run_scenario(
     mut on_frame: impl FnMut(&Crowd),
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
+    for &(support, velocity) in &scenario.supports {
+        crowd.set_support_velocity(support, velocity)?;
+    }
     let plans: Vec<AgentPlan> = scenario
         .agents
         .iter()
@@ -532,9 +704,29 @@ pub fn run_scenario(
         skip_off_mesh_starts: false,
         save_at_frame: None,
     };
-    let run = run_crowd(&mut crowd, &plans, scenario.params, &options, |crowd, _| {
-        on_frame(crowd)
-    })?;
+    let mut followed = Followed::new(scenario.agents.len());
+    let mut frames = 0;
+    let run = run_crowd(
+        &mut crowd,
+        &plans,
+        scenario.params,
+        &options,
+        |crowd, events| {
+            frames += 1;
+            followed.observe(crowd, events, scenario, frames as f32 * scenario.dt_s);
+            on_frame(crowd)
+        },
+    )?;
+    let walk_time_error = if scenario.walk_times_s.is_empty() {
+        None
+    } else {
+        followed
+            .arrived_s
+            .iter()
+            .zip(&scenario.walk_times_s)
+            .map(|(arrived, &expected)| arrived.map(|s| (s / expected - 1.0).abs()))
+            .try_fold(0.0f32, |largest, error| error.map(|e| largest.max(e)))
+    };
     let completion_s = run.all_arrived.then_some(run.frames as f32 * scenario.dt_s);
     let arrival_frames = &run.first_arrival_frames;
     let steady_arrivals_per_s = (arrival_frames.len() >= 5).then(|| {
@@ -565,6 +757,9 @@ pub fn run_scenario(
         ms_per_frame_median: run.median_frame_ms(),
         agents_per_ms: run.agents_per_ms(),
         avoid_ms_median: run.pass_median_ms(avoid),
+        fell_off_support: followed.fell.iter().filter(|&&fell| fell).count(),
+        stop_error_m: followed.stop_error_m,
+        walk_time_error,
     };
     Ok((report, crowd))
 }
