@@ -130,6 +130,7 @@ fn crowd_benches(criterion: &mut Criterion) {
             avoid_pass(
                 &grid,
                 &bodies,
+                &[],
                 &snapshot,
                 &avoidance,
                 &profiles,

@@ -142,6 +142,7 @@ fn main() {
         avoid_pass(
             &grid,
             &bodies,
+            &[],
             crowd.snapshot(),
             &avoidance,
             &[AvoidanceProfile::of(&avoidance)],

@@ -7,8 +7,8 @@ mod common;
 use glam::{Vec2, Vec3};
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::internals::{
-    STALL_S, follow_one, patch_gradient, profile_speed, slope_limits_scalar, slope_limits_simd,
-    stopping_distance, track_progress,
+    AvoidBody, NeighbourGrid, STALL_S, avoid_pass, follow_one, gather_carried, patch_gradient,
+    profile_speed, slope_limits_scalar, slope_limits_simd, stopping_distance, track_progress,
 };
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, Controller, Corridor, Crowd, CrowdConfig, CrowdError,
@@ -596,6 +596,95 @@ fn a_stop_on_a_belt_is_judged_relative_to_the_belt() {
     let (_, at, relative, world) = walk_to(&mut crowd, target);
     assert!(at.distance(target) <= 0.25, "{at:?}");
     assert!(world.length() < stop_speed && relative.length() < stop_speed);
+}
+
+#[test]
+fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
+    // A walker on the ground at 1.4 m/s toward a rider standing on a belt 2 m ahead that
+    // runs at the walker at 1 m/s. Bodies keep velocities relative to their supports, so
+    // the rider's is zero; in the walker's frame it closes at 2.4 m/s, and the walker's
+    // negotiated velocity must give way more than for a rider standing on the ground.
+    let mut belt = quad(0.0, 20.0, -2.0, 2.0, |_| 0.0);
+    belt.layer = 1;
+    let ground = quad(-10.0, 0.0, -2.0, 2.0, |_| 0.0);
+    let mesh = mesh_of(&[ground, belt]);
+    let snapshot = mesh.snapshot();
+    let (walker_at, rider_at) = (Vec2::new(-0.5, 0.0), Vec2::new(1.5, 0.0));
+    let mut grid = NeighbourGrid::default();
+    let avoidance = CrowdConfig::default().avoidance;
+    grid.rebuild(
+        [
+            &[walker_at.x, rider_at.x],
+            &[0.0, 0.0],
+            &[walker_at.y, rider_at.y],
+        ],
+        avoidance.neighbour_range_m,
+        avoidance.vertical_range_m,
+        avoidance.neighbours_max,
+    );
+    // Bodies in the grid's cell order: slot 0 the walker, slot 1 the rider.
+    let body = |slot: usize| {
+        let (position, velocity, status) = if slot == 0 {
+            (walker_at, Vec2::new(1.4, 0.0), AgentStatus::Moving)
+        } else {
+            (rider_at, Vec2::ZERO, AgentStatus::Idle)
+        };
+        AvoidBody {
+            position,
+            velocity,
+            desired: velocity,
+            radius: 0.6,
+            stalled_s: 0.0,
+            unprogressed_s: 0.0,
+            status,
+            velocity_valid: true,
+            profile: waymark::crowd::ProfileId::DEFAULT,
+            filter: FilterId::DEFAULT,
+            speed_limit: 3.5,
+            acceleration_limit: 8.0,
+            polygon: polygon_at(&snapshot, position.x, position.y),
+            identity_bits: slot as u64 + 1,
+        }
+    };
+    let bodies: Vec<AvoidBody> = (0..2).map(|index| body(grid.slot_at(index))).collect();
+    let carried: Vec<Vec2> = (0..2)
+        .map(|index| {
+            if grid.slot_at(index) == 1 {
+                Vec2::new(-1.0, 0.0)
+            } else {
+                Vec2::ZERO
+            }
+        })
+        .collect();
+    let profiles = [waymark::crowd::AvoidanceProfile::of(&avoidance)];
+    let walker_velocity = |carried: &[Vec2]| {
+        let mut velocities = Vec::new();
+        avoid_pass(
+            &grid,
+            &bodies,
+            carried,
+            &snapshot,
+            &avoidance,
+            &profiles,
+            0.1,
+            &mut velocities,
+        );
+        velocities[grid.index_of_slot(0).unwrap()].velocity
+    };
+    let (framed, still) = (walker_velocity(&carried), walker_velocity(&[]));
+    // Against a rider coming at it the walker keeps less of its speed toward it (or turns
+    // away more) than against one standing still.
+    assert!(framed.x < still.x - 0.05, "{framed:?} against {still:?}");
+    // Both sides of the belt still, nothing is gathered.
+    let mut gathered = vec![Vec2::ONE];
+    let crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    gather_carried(
+        crowd.lanes(),
+        &grid,
+        &[Vec3::ZERO, Vec3::ZERO],
+        &mut gathered,
+    );
+    assert!(gathered.is_empty());
 }
 
 fn dungeon() -> NavMesh {

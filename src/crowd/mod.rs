@@ -97,7 +97,7 @@ mod step;
 pub mod internals {
     pub use super::avoid::{
         AvoidBody, ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass,
-        gather_bodies, orca_constraints_scalar, solve_velocity,
+        gather_bodies, gather_carried, orca_constraints_scalar, solve_velocity,
     };
     pub use super::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
     pub use super::lanes::AgentLanes;

@@ -30,6 +30,9 @@ pub(crate) struct StepScratch {
     pub avoid_velocities: Vec<Solved>,
     /// The bodies the avoid pass gathered, in cell order (separation reads them too).
     pub avoid_bodies: Vec<AvoidBody>,
+    /// Each body's support surface velocity, in the same order (empty while no support
+    /// moves).
+    pub avoid_carried: Vec<glam::Vec2>,
     /// The separation pass's rounds.
     pub separation: SeparationScratch,
     /// Agents the buffers have room for with their memory already written.

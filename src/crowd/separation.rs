@@ -63,6 +63,7 @@ pub fn separation_pass(
     filters: &[crate::query::QueryFilter],
     profiles: &[AvoidanceProfile],
     dt: f32,
+    support_velocities: &[glam::Vec3],
     feedback: &mut [super::controller::StepFeedback],
     scratch: &mut SeparationScratch,
 ) {
@@ -191,7 +192,21 @@ pub fn separation_pass(
             }
             let shift = foot - step.foot;
             step.foot = foot;
-            step.polygon = agent.polygon;
+            if agent.polygon != step.polygon {
+                // Pushed onto another polygon, maybe of another support (off a belt's
+                // side onto the ground beside it): the support is the new polygon's, and
+                // so is the surface velocity the relative end velocity is taken from.
+                if let Some(layer) = snapshot.support_layer(agent.polygon).map(u32::from) {
+                    if layer != step.support {
+                        step.support = layer;
+                        step.velocity_support_end = support_velocities
+                            .get(layer as usize)
+                            .copied()
+                            .unwrap_or(glam::Vec3::ZERO);
+                    }
+                }
+                step.polygon = agent.polygon;
+            }
             step.displacement += shift;
             step.displacement_correction += shift;
             step.velocity_world_end.x = agent.end.x;

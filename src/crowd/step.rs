@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use super::adopt::walks_while_replanned;
 use super::agent::AgentId;
-use super::avoid::{avoid_pass, gather_bodies};
+use super::avoid::{avoid_pass, gather_bodies, gather_carried};
 use super::components::{Cancelling, Ending, HoldOrder, MoveRequest, Slot, VelocityRequest};
 use super::congestion::crowding_factors;
 use super::controller::Controller;
@@ -356,6 +356,7 @@ impl Crowd {
                     &self.filters,
                     &self.profiles,
                     dt,
+                    &self.support_velocities,
                     &mut feedback,
                     &mut scratch,
                 )
@@ -823,10 +824,18 @@ impl Crowd {
         // The grid was rebuilt alongside the path searches, on these same positions.
         let mut velocities = std::mem::take(&mut self.scratch.avoid_velocities);
         let mut bodies = std::mem::take(&mut self.scratch.avoid_bodies);
+        let mut carried = std::mem::take(&mut self.scratch.avoid_carried);
         gather_bodies(&self.lanes, &self.neighbour_grid, &mut bodies);
+        gather_carried(
+            &self.lanes,
+            &self.neighbour_grid,
+            &self.support_velocities,
+            &mut carried,
+        );
         avoid_pass(
             &self.neighbour_grid,
             &bodies,
+            &carried,
             &self.snapshot,
             &avoidance,
             &self.profiles,
@@ -856,6 +865,7 @@ impl Crowd {
             .sum();
         self.scratch.avoid_velocities = velocities;
         self.scratch.avoid_bodies = bodies;
+        self.scratch.avoid_carried = carried;
         jammed
     }
 }

@@ -251,13 +251,39 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
         .collect_into_vec(bodies);
 }
 
+/// Gathers, in the grid's cell order, the horizontal surface velocity of the support each
+/// agent stands on (`support_velocities` by layer, as the crowd keeps them), or nothing at
+/// all while every support stands still.
+pub fn gather_carried(
+    lanes: &AgentLanes,
+    grid: &NeighbourGrid,
+    support_velocities: &[glam::Vec3],
+    carried: &mut Vec<Vec2>,
+) {
+    carried.clear();
+    if support_velocities.iter().all(|&u| u == glam::Vec3::ZERO) {
+        return;
+    }
+    carried.extend((0..grid.len()).map(|index| {
+        let support = lanes.support[grid.slot_at(index)] as usize;
+        support_velocities
+            .get(support)
+            .map_or(Vec2::ZERO, |u| Vec2::new(u.x, u.z))
+    }));
+}
+
 /// The avoid pass: a new requested velocity for every agent, written to `velocities` in
 /// the grid's cell order (`grid.slot_at(index)` is the agent of `velocities[index]`).
 /// `grid` must have been rebuilt over the lanes' positions this frame, and `bodies`
-/// gathered from it ([`gather_bodies`]).
+/// gathered from it ([`gather_bodies`]). Bodies keep velocities relative to their
+/// supports; `carried` (from [`gather_carried`], or empty: every support still) gives
+/// each body's support surface velocity, so a neighbour on another support is seen in the
+/// agent's own frame.
+#[allow(clippy::too_many_arguments)]
 pub fn avoid_pass(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
+    carried: &[Vec2],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     profiles: &[AvoidanceProfile],
@@ -277,6 +303,7 @@ pub fn avoid_pass(
                 *velocity = avoid_one(
                     grid,
                     bodies,
+                    carried,
                     snapshot,
                     config,
                     &profiles,
@@ -312,6 +339,7 @@ impl Default for AvoidScratch {
 pub(crate) fn avoid_one(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
+    carried: &[Vec2],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     profiles: &ProfileTable,
@@ -401,8 +429,9 @@ pub(crate) fn avoid_one(
     // nobody passes through): the others it walks through until it makes progress.
     let ghost = passing_through(config, &own);
     let mut written = 0;
-    for &other in &neighbours[..count] {
-        let other = &bodies[other as usize];
+    let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
+    for &other_index in &neighbours[..count] {
+        let other = &bodies[other_index as usize];
         if ghost && passes(other) {
             continue;
         }
@@ -417,6 +446,12 @@ pub(crate) fn avoid_one(
             other.desired
         } else {
             other.velocity
+        };
+        // In the agent's own frame: a neighbour on another support (off the belt the
+        // agent rides, or on one beside the ground it walks) moves with its surface too.
+        let neighbour_velocity = match carried.get(other_index as usize) {
+            Some(&other_carried) => neighbour_velocity + other_carried - own_carried,
+            None => neighbour_velocity,
         };
         // A pair that has stalled (two walkers head-on in a corridor too narrow to pass,
         // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
