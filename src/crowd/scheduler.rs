@@ -346,6 +346,30 @@ impl Scheduler {
         }
     }
 
+    /// The search of `job` (its goal snapped), on a pool from the scheduler's spares.
+    fn open_search(
+        &mut self,
+        snapshot: &Snapshot,
+        job: &Job,
+        filter: &QueryFilter,
+    ) -> Result<PathSearch, crate::query::QueryError> {
+        let (goal, goal_position) = job.goal.expect("the job's goal is snapped first");
+        let pool = self
+            .pools
+            .pop()
+            .unwrap_or_else(|| NodePool::new(NODE_POOL_DEFAULT));
+        PathSearch::new_weighted(
+            snapshot,
+            job.start,
+            job.start_position,
+            goal,
+            goal_position,
+            filter,
+            pool,
+            self.heuristic_weight,
+        )
+    }
+
     /// Runs one frame's worth of path finding; jobs `is_current` rejects are dropped unrun.
     #[allow(clippy::too_many_arguments)]
     pub fn run(
@@ -407,20 +431,7 @@ impl Scheduler {
                     // A walker's re-plan round crowds: searched to the end now, on this
                     // thread (rare, and never left in flight between steps), charged to
                     // the budget, neither served from the cache nor kept in it.
-                    let pool = self
-                        .pools
-                        .pop()
-                        .unwrap_or_else(|| NodePool::new(NODE_POOL_DEFAULT));
-                    let outcome = match PathSearch::new_weighted(
-                        snapshot,
-                        job.start,
-                        job.start_position,
-                        goal.polygon,
-                        goal.point,
-                        filter,
-                        pool,
-                        self.heuristic_weight,
-                    ) {
+                    let outcome = match self.open_search(snapshot, &job, filter) {
                         Ok(mut search) => {
                             search.set_polygon_costs(factors);
                             search.step(u32::MAX);
@@ -452,20 +463,7 @@ impl Scheduler {
                     stats.finished += 1;
                     continue;
                 }
-                let pool = self
-                    .pools
-                    .pop()
-                    .unwrap_or_else(|| NodePool::new(NODE_POOL_DEFAULT));
-                match PathSearch::new_weighted(
-                    snapshot,
-                    job.start,
-                    job.start_position,
-                    goal.polygon,
-                    goal.point,
-                    filter,
-                    pool,
-                    self.heuristic_weight,
-                ) {
+                match self.open_search(snapshot, &job, filter) {
                     Ok(search) => self.in_flight.push((job, search)),
                     Err(_) => {
                         // A stale start: the adoption step re-issues it.

@@ -138,16 +138,8 @@ pub fn head_start(
         here = distance;
         current = (next, next_tile);
     }
-    for read in &mut read_set.tiles {
-        read.on_route = steps.iter().any(|step| step.polygon.slot() == read.slot);
-    }
-    Ok(PathResult {
-        nodes_expanded: steps.len() as u32,
-        steps,
-        complete: false,
-        out_of_nodes: false,
-        read_set,
-    })
+    let nodes_expanded = steps.len() as u32;
+    Ok(PathResult::partial(steps, read_set, nodes_expanded))
 }
 
 #[cfg(test)]

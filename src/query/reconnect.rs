@@ -108,16 +108,7 @@ pub fn reconnect(
         at = from as usize;
     }
     steps.reverse();
-    for read in &mut read_set.tiles {
-        read.on_route = steps.iter().any(|step| step.polygon.slot() == read.slot);
-    }
-    Ok(Some(PathResult {
-        nodes_expanded: next as u32,
-        steps,
-        complete: false,
-        out_of_nodes: false,
-        read_set,
-    }))
+    Ok(Some(PathResult::partial(steps, read_set, next as u32)))
 }
 
 #[cfg(test)]

@@ -63,6 +63,27 @@ pub struct PathResult {
     pub read_set: ReadSet,
 }
 
+impl PathResult {
+    /// A result that stops short of any goal (a head start, a reconnection): `steps` from
+    /// the start, `read_set` with each tile marked whether the steps cross it.
+    pub(crate) fn partial(
+        steps: Vec<PathStep>,
+        mut read_set: ReadSet,
+        nodes_expanded: u32,
+    ) -> PathResult {
+        for read in &mut read_set.tiles {
+            read.on_route = steps.iter().any(|step| step.polygon.slot() == read.slot);
+        }
+        PathResult {
+            nodes_expanded,
+            steps,
+            complete: false,
+            out_of_nodes: false,
+            read_set,
+        }
+    }
+}
+
 /// Where a sliced search stands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Progress {
