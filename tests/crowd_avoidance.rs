@@ -239,6 +239,22 @@ fn conveyor_walkers_with_and_against_the_belts_arrive_in_the_closed_form_time() 
     assert_eq!(report.stuck_agents, 0);
     assert!(report.max_overlap_m < 0.05, "{report:?}");
     assert!(report.stop_error_m <= 0.25, "{report:?}");
+    // Drawn, the two belts show over the floor with their surfaces' motion.
+    let (_, crowd) =
+        run_scenario(&Scenario::new(ScenarioKind::Conveyor, 2).unwrap(), |_| {}).unwrap();
+    let mut drawer = waymark::debug::svg::SvgDrawer::new();
+    waymark::debug::draw_crowd(&crowd, &mut drawer);
+    let svg = drawer.finish(600.0, "conveyor");
+    assert_eq!(
+        svg.matches("fill=\"#fec44f\"").count(),
+        2,
+        "two belt polygons"
+    );
+    assert_eq!(
+        svg.matches("stroke=\"#cc4c02\" stroke-width=\"2\"").count(),
+        2,
+        "two surface arrows"
+    );
     // Without the belts moving, the closed form is wrong by the belts' share.
     let mut still = Scenario::new(ScenarioKind::Conveyor, 2).unwrap();
     still.supports.clear();

@@ -46,6 +46,10 @@ pub enum DrawKind {
     Corridor,
     /// An agent's velocity.
     Velocity,
+    /// A polygon of a moving support (a belt), over its area's fill.
+    Support,
+    /// A support's surface velocity, an arrow from the polygon's centre (1 m per m/s).
+    SupportMotion,
 }
 
 /// A sink for debug primitives.
@@ -208,6 +212,23 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
         .map(|(tile, _)| tile.data.clone())
         .collect();
     draw_tiles(&tiles, drawer);
+    // Supports over the floor: each polygon of one, and where its surface goes.
+    for tile in &tiles {
+        for polygon in tile.polygons.iter().filter(|polygon| polygon.layer > 0) {
+            let corners: Vec<Vec3> = polygon
+                .vertex_indices()
+                .iter()
+                .map(|&v| tile.vertex(v))
+                .collect();
+            drawer.polygon(DrawKind::Support, &corners);
+            let support = crate::ids::SupportId(u32::from(polygon.layer) - 1);
+            let motion = crowd.support_velocity(support);
+            if motion != Vec3::ZERO {
+                let centre = corners.iter().copied().sum::<Vec3>() / corners.len() as f32;
+                drawer.line(DrawKind::SupportMotion, centre, centre + motion);
+            }
+        }
+    }
     let lanes = crowd.lanes();
     for slot in 0..lanes.len() {
         let position = lanes.position(slot);

@@ -35,6 +35,8 @@ fn layer(kind: DrawKind) -> u8 {
         DrawKind::Occluder | DrawKind::SightLine | DrawKind::ProbePath => 4,
         DrawKind::RejectedCandidate => 5,
         DrawKind::Corridor | DrawKind::Velocity => 4,
+        DrawKind::Support => 2,
+        DrawKind::SupportMotion => 4,
     }
 }
 
@@ -75,6 +77,10 @@ fn style(kind: DrawKind) -> String {
             "stroke=\"#9e9ac8\" stroke-width=\"0.5\" stroke-opacity=\"0.6\"".into()
         }
         DrawKind::Velocity => "stroke=\"#a50f15\" stroke-width=\"1\"".into(),
+        DrawKind::Support => {
+            "fill=\"#fec44f\" fill-opacity=\"0.6\" stroke=\"#cc4c02\" stroke-width=\"1\"".into()
+        }
+        DrawKind::SupportMotion => "stroke=\"#cc4c02\" stroke-width=\"2\"".into(),
     }
 }
 
