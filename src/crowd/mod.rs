@@ -15,8 +15,9 @@
 //! mover has one owner at a time ([`Crowd::owner`]: its move order, its velocity order or
 //! its braking), taken at one admission entry (`owner.rs`), and every order ends exactly
 //! once in a [`CrowdEvent::OrderEnded`] with its [`Outcome`]. [`Crowd::step`] runs the passes in the order
-//! written once in `step.rs`: interactions -> ingest -> schedule -> adopt -> follow -> slope -> avoid ->
-//! move -> separate -> feedback, each timed and counted in [`StepStats`]. The avoid pass
+//! written once in `step.rs`: interactions -> ingest -> schedule -> adopt -> follow (a walker
+//! pushed off its corridor reconnects to it) -> slope -> avoid -> move -> separate -> goals
+//! on moving belts carried -> feedback, each timed and counted in [`StepStats`]. The avoid pass
 //! (`avoid/`) negotiates velocities between neighbours found by a per-frame grid
 //! (`neighbours.rs`). [`Crowd::save`] and [`Crowd::restore`] (`save/`) turn the whole
 //! crowd into versioned, checksummed bytes and back. With [`CrowdConfig::ordered_log`] on,
