@@ -26,6 +26,7 @@ use super::adopt::walks_while_replanned;
 use super::agent::AgentId;
 use super::avoid::{avoid_pass, gather_bodies, gather_carried};
 use super::components::{Cancelling, Ending, HoldOrder, MoveRequest, Slot, VelocityRequest};
+use super::config::BlockedPolicy;
 use super::congestion::crowding_factors;
 use super::controller::Controller;
 use super::events::{CANCEL_CONFIRM_S, CrowdError, CrowdEvent, FailureCondition, Outcome};
@@ -492,12 +493,17 @@ impl Crowd {
                 .then(|| (polygon, lanes.position(slot)))
             };
             // A walker's re-plan routes round crowds (`Crowd::replan`): the factors are
-            // worked out once, in the first step that opens one.
+            // worked out once, in the first step that opens one. Only `Replan` makes such
+            // jobs, so under any other policy no job's agent is looked up for it.
             let weight = self.config.replan_congestion_weight;
+            let routing = weight > 0.0 && self.config.blocked_policy == BlockedPolicy::Replan;
             let factors = std::cell::OnceCell::new();
             let around_crowds = |job: &Job| {
+                if !routing {
+                    return None;
+                }
                 let slot = world.get::<&Slot>(ids.entity(job.agent)).ok()?.0;
-                (weight > 0.0 && walks_while_replanned(lanes, slot)).then(|| {
+                walks_while_replanned(lanes, slot).then(|| {
                     factors
                         .get_or_init(|| crowding_factors(snapshot, lanes, weight))
                         .clone()
