@@ -196,6 +196,29 @@ fn avoidance_cuts_the_overlaps_of_the_shared_dungeon_agents_and_delivers() {
 }
 
 #[test]
+fn the_detour_profile_samples_like_detourcrowd_and_leaves_more_agents_stuck() {
+    // `--avoidance detour`: DetourCrowd's sampled velocities on the same shared agents.
+    // Measured: 3 + 187 arrivals, 92 stuck, 1,203 overlapping pairs per frame (DetourCrowd
+    // itself: 128 arrivals within 0.25 m, 4,572 pairs); waymark's own avoidance on the
+    // same run leaves 3 stuck.
+    let report = shared_dungeon_agents("detour");
+    assert_eq!(report["avoidance"], true);
+    assert_eq!(report["avoidance_method"], "sampled", "{report}");
+    assert_eq!(report["off_mesh_agents"], 0);
+    let arrived =
+        report["arrivals"].as_u64().unwrap() + report["partial_arrivals"].as_u64().unwrap();
+    assert!(arrived >= 128, "{report}");
+    let stuck = report["stuck_agents"].as_u64().unwrap();
+    assert!(
+        stuck > 30,
+        "sampling has no escalation, a jam holds: {report}"
+    );
+    // Soft: bodies sink in (our separation pass still resolves most of it after the move).
+    let overlaps = report["overlap_pairs_per_frame"].as_f64().unwrap();
+    assert!(overlaps > 500.0 && overlaps < 4572.0, "{report}");
+}
+
+#[test]
 fn the_bottleneck_scenario_through_the_cli() {
     let output = waymark(&["scenario", "bottleneck", "--agents", "40", "--json"]);
     assert!(output.status.success());

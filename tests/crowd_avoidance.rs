@@ -2,7 +2,9 @@
 //! guarantees the pass owes the rest of the crowd (never off the mesh, the same at any
 //! thread count, a configuration error named by its field).
 
-use waymark::crowd::{AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError};
+use waymark::crowd::{
+    AvoidanceConfig, AvoidanceMethod, ContactModel, Crowd, CrowdConfig, CrowdError, SampledConfig,
+};
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
 
 fn run(kind: ScenarioKind, agents: usize) -> waymark::harness::ScenarioReport {
@@ -278,6 +280,26 @@ fn without_avoidance_the_circle_walks_through_itself() {
 }
 
 #[test]
+fn the_detour_profile_delivers_a_crossing_softly_and_waymarks_avoidance_delivers_it_sooner() {
+    // Four groups of 25 crossing a square. DetourCrowd's sampled penalties
+    // (`AvoidanceConfig::detour`) get everyone across without overlap, but hesitate
+    // (measured completion 149.1 s); waymark's half-planes with the escalation of held
+    // walkers take 33.7 s.
+    let mut scenario = Scenario::new(ScenarioKind::Crossing, 100).unwrap();
+    scenario.config.avoidance = AvoidanceConfig::detour();
+    let (detour, _) = run_scenario(&scenario, |_| {}).unwrap();
+    assert_eq!(detour.unarrived_agents, 0, "{detour:?}");
+    assert_eq!(detour.off_mesh_agents, 0);
+    assert_eq!(detour.stuck_agents, 0, "{detour:?}");
+    let ours = run(ScenarioKind::Crossing, 100);
+    let (detour_s, ours_s) = (detour.completion_s.unwrap(), ours.completion_s.unwrap());
+    assert!(
+        ours_s * 2.0 < detour_s,
+        "waymark {ours_s} s, detour {detour_s} s"
+    );
+}
+
+#[test]
 fn avoidance_settings_out_of_range_are_refused_by_name() {
     let scenario = Scenario::new(ScenarioKind::Bottleneck, 4).unwrap();
     for (avoidance, field) in [
@@ -357,6 +379,16 @@ fn avoidance_settings_out_of_range_are_refused_by_name() {
                 ..AvoidanceConfig::default()
             },
             "avoidance.passing_side_rad",
+        ),
+        (
+            AvoidanceConfig {
+                method: AvoidanceMethod::Sampled(SampledConfig {
+                    rings: 9,
+                    ..SampledConfig::default()
+                }),
+                ..AvoidanceConfig::detour()
+            },
+            "avoidance.sampled.rings",
         ),
     ] {
         let config = CrowdConfig {

@@ -113,7 +113,7 @@ pub mod internals {
 pub use agent::{
     AGENTS_MAX, AgentId, AgentParams, AgentView, FilterId, ProfileId, TABLE_ENTRIES_MAX,
 };
-pub use avoid::{AvoidanceConfig, AvoidanceProfile, ContactModel};
+pub use avoid::{AvoidanceConfig, AvoidanceMethod, AvoidanceProfile, ContactModel, SampledConfig};
 pub use config::{BlockedPolicy, CrowdConfig};
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use waymark::crowd::{AvoidanceConfig, BlockedPolicy, ContactModel, Crowd, CrowdConfig};
+use waymark::crowd::{
+    AvoidanceConfig, AvoidanceMethod, BlockedPolicy, ContactModel, Crowd, CrowdConfig,
+};
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 
 use crate::CliError;
@@ -57,12 +59,36 @@ pub fn head_starts_arg(text: &str) -> Result<u32, String> {
     bounded(text, 0, u64::from(BUDGET_MAX)).map(|value| value as u32)
 }
 
-/// On or off.
+/// Local avoidance between agents (`--avoidance`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Switch {
+pub enum AvoidanceArg {
+    /// waymark's avoidance (ORCA half-planes and the escalation of held walkers).
     #[default]
     On,
+    /// None: agents walk through each other.
     Off,
+    /// The `detour` profile: sampled velocities scored like DetourCrowd's, for comparison.
+    Detour,
+}
+
+impl AvoidanceArg {
+    /// Sets `avoidance` by this choice: `detour` replaces it with
+    /// [`AvoidanceConfig::detour`] (the flags given after it still apply).
+    pub fn apply(self, avoidance: &mut AvoidanceConfig) {
+        match self {
+            AvoidanceArg::On => avoidance.enabled = true,
+            AvoidanceArg::Off => avoidance.enabled = false,
+            AvoidanceArg::Detour => *avoidance = AvoidanceConfig::detour(),
+        }
+    }
+}
+
+/// The avoidance method's name in JSON reports.
+pub fn method_name(avoidance: &AvoidanceConfig) -> &'static str {
+    match avoidance.method {
+        AvoidanceMethod::Orca => "orca",
+        AvoidanceMethod::Sampled(_) => "sampled",
+    }
 }
 
 /// How bodies in contact behave (`AvoidanceConfig::contact`).

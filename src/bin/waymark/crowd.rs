@@ -14,8 +14,9 @@ use waymark::mesh::NavMesh;
 
 use crate::bake_args::{BakeArgs, PresetArg};
 use crate::common::{
-    ContactArgs, RoutingArgs, Switch, agents_arg, frames_arg, head_starts_arg, node_budget_arg,
-    peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads, write_svg,
+    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, frames_arg, head_starts_arg, method_name,
+    node_budget_arg, peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads,
+    write_svg,
 };
 use crate::{CliError, level};
 
@@ -63,8 +64,8 @@ pub struct CrowdCommand {
     #[arg(long, default_value_t = CrowdConfig::default().heuristic_weight)]
     pub heuristic_weight: f32,
     /// Local avoidance between agents.
-    #[arg(long, value_enum, default_value_t = Switch::On)]
-    pub avoidance: Switch,
+    #[arg(long, value_enum, default_value_t = AvoidanceArg::On)]
+    pub avoidance: AvoidanceArg,
     #[command(flatten)]
     pub contact: ContactArgs,
     #[command(flatten)]
@@ -208,10 +209,8 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             ..AgentParams::DETOUR_REFERENCE
         }
     };
-    let mut avoidance = AvoidanceConfig {
-        enabled: command.avoidance == Switch::On,
-        ..AvoidanceConfig::default()
-    };
+    let mut avoidance = AvoidanceConfig::default();
+    command.avoidance.apply(&mut avoidance);
     command.contact.apply(&mut avoidance);
     let mut crowd_config = CrowdConfig {
         budget: FrameBudget {
@@ -384,7 +383,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "corridor_cache_hits": run.crowd.cache().hits,
             "corridor_cache_misses": run.crowd.cache().misses,
             "pass_ms": pass_ms,
-            "avoidance": command.avoidance == Switch::On,
+            "avoidance": run.crowd.config().avoidance.enabled,
             "contact": format!("{:?}", run.crowd.config().avoidance.contact).to_lowercase(),
             "slow_turn_rad": run.crowd.config().avoidance.slow_turn_rad,
             "yield_share": run.crowd.config().avoidance.yield_share,
@@ -411,6 +410,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         report["oldest_path_wait_frames"] = json!(run.report.last.scheduler.oldest_wait_frames);
         report["waiting_for_first_path"] = json!(run.report.waiting_for_first_path);
         report["reconnected"] = json!(run.report.reconnected);
+        report["avoidance_method"] = json!(method_name(&run.crowd.config().avoidance));
         // Each order's one outcome over the measured frames (success matches arrivals).
         let outcomes = run.report.outcomes;
         report["order_outcomes"] = json!({
@@ -448,10 +448,10 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         run.report.no_path,
         run.report.last.waiting_for_path
     )?;
-    let avoidance = if command.avoidance == Switch::On {
-        "on"
-    } else {
-        "off"
+    let avoidance = match command.avoidance {
+        AvoidanceArg::On => "on",
+        AvoidanceArg::Off => "off",
+        AvoidanceArg::Detour => "detour",
     };
     if command.skip_quality {
         writeln!(

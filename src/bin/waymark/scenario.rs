@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use crate::CliError;
 use crate::common::{
-    ContactArgs, RoutingArgs, Switch, agents_arg, threads_arg, with_threads, write_svg,
+    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, method_name, threads_arg, with_threads,
+    write_svg,
 };
 use serde_json::json;
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
@@ -39,8 +40,8 @@ pub struct ScenarioCommand {
     #[arg(long, default_value_t = 200, value_parser = agents_arg)]
     pub agents: usize,
     /// Local avoidance between agents.
-    #[arg(long, value_enum, default_value_t = Switch::On)]
-    pub avoidance: Switch,
+    #[arg(long, value_enum, default_value_t = AvoidanceArg::On)]
+    pub avoidance: AvoidanceArg,
     #[command(flatten)]
     pub contact: ContactArgs,
     #[command(flatten)]
@@ -81,7 +82,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
     } else {
         Scenario::new(kind, command.agents)
     }?;
-    scenario.config.avoidance.enabled = command.avoidance == Switch::On;
+    command.avoidance.apply(&mut scenario.config.avoidance);
     command.contact.apply(&mut scenario.config.avoidance);
     command.routing.apply(&mut scenario.config);
     let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))??;
@@ -101,7 +102,8 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         let value = json!({
             "scenario": name,
             "agents": report.agents,
-            "avoidance": command.avoidance == Switch::On,
+            "avoidance": scenario.config.avoidance.enabled,
+            "avoidance_method": method_name(&scenario.config.avoidance),
             "contact": format!("{:?}", scenario.config.avoidance.contact).to_lowercase(),
             "slow_turn_rad": scenario.config.avoidance.slow_turn_rad,
             "yield_share": scenario.config.avoidance.yield_share,

@@ -4,6 +4,8 @@
 //! Stage: crowd runtime, read by the avoid and separation passes. Every field is checked
 //! by `invalid_field`, which names the first bad one, before a crowd takes it.
 
+use super::sampled::{AvoidanceMethod, SampledConfig};
+
 /// Most neighbours one agent can weigh (a bound on [`AvoidanceConfig::neighbours_max`]).
 pub const NEIGHBOURS_CAPACITY: usize = 32;
 
@@ -68,6 +70,9 @@ pub struct AvoidanceConfig {
     /// squeeze, pass): no agent stays stuck for longer, at the price of one body crossing
     /// others.
     pub pass_through_after_s: f32,
+    /// How a velocity is chosen among the neighbours: ORCA's half-planes (the default) or
+    /// DetourCrowd's sampled penalties ([`AvoidanceConfig::detour`]).
+    pub method: AvoidanceMethod,
 }
 
 /// How one agent avoids, set per agent from a small table registered with the crowd
@@ -147,13 +152,42 @@ impl Default for AvoidanceConfig {
             // Long enough that walkers pass through only in a real jam, short enough that
             // packed crowds keep under 1% of agents stuck (docs/benchmarks.md, Flow).
             pass_through_after_s: 1.1,
+            method: AvoidanceMethod::Orca,
         }
     }
 }
 
 impl AvoidanceConfig {
+    /// The `detour` profile: avoidance that behaves like DetourCrowd's, for comparing
+    /// waymark's crowds with it like for like or for a game that wants its softness.
+    /// Sampled velocities scored by penalties ([`SampledConfig`]'s defaults: DetourCrowd's
+    /// highest preset and weights, its demo's separation weight), its six neighbours
+    /// within twelve radii of a 0.6 m agent, its 2.5 s horizon, and none of waymark's
+    /// escalation (no stall squeeze, no passing through); the separation pass still
+    /// pushes overlapping bodies apart after the move, as DetourCrowd's collision
+    /// resolution does.
+    pub fn detour() -> AvoidanceConfig {
+        AvoidanceConfig {
+            neighbours_max: 6,
+            neighbour_range_m: 7.2,
+            time_horizon_s: 2.5,
+            squeeze_fraction: 0.0,
+            yield_share: 0.5,
+            passing_side_rad: 0.0,
+            slow_turn_rad: 0.0,
+            pass_through_after_s: 0.0,
+            method: AvoidanceMethod::Sampled(SampledConfig::default()),
+            ..AvoidanceConfig::default()
+        }
+    }
+
     /// The field that makes this configuration unusable, with its value, if any.
     pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
+        if let AvoidanceMethod::Sampled(sampled) = &self.method
+            && let Some(bad) = sampled.invalid_field()
+        {
+            return Some(bad);
+        }
         let positive = |value: f32| value.is_finite() && value > 0.0;
         if self.neighbours_max > NEIGHBOURS_CAPACITY {
             return Some(("avoidance.neighbours_max", self.neighbours_max as f32));

@@ -61,6 +61,7 @@
 mod config;
 mod constraints;
 mod program;
+mod sampled;
 
 pub(crate) use config::ProfileTable;
 pub use config::{AvoidanceConfig, AvoidanceProfile, ContactModel, NEIGHBOURS_CAPACITY};
@@ -68,6 +69,8 @@ pub(crate) use constraints::orca_half_plane;
 pub use constraints::{ConstraintLanes, NeighbourBatch, orca_constraints_scalar, wall_constraints};
 use program::EPSILON;
 pub use program::{HalfPlane, Solved, VelocityBounds, WALLS_CAPACITY, solve_velocity};
+pub use sampled::{AvoidanceMethod, SampledConfig};
+use sampled::{SampledNeighbour, SampledProblem, SamplingPattern, sample_velocity};
 
 use glam::Vec2;
 use rayon::prelude::*;
@@ -298,7 +301,7 @@ pub fn avoid_pass(
         .enumerate()
         .for_each(|(chunk, out)| {
             let first = chunk * AVOID_CHUNK_AGENTS;
-            let mut scratch = AvoidScratch::default();
+            let mut scratch = AvoidScratch::new(config);
             for (offset, velocity) in out.iter_mut().enumerate() {
                 *velocity = avoid_one(
                     grid,
@@ -316,19 +319,27 @@ pub fn avoid_pass(
 }
 
 /// Per-agent working memory of the avoid pass, reused across the agents of a chunk (the
-/// half-plane list, which would otherwise be zeroed for every agent).
+/// half-plane list, which would otherwise be zeroed for every agent; the sampled method's
+/// neighbours and pattern).
 #[derive(Clone, Debug)]
-pub struct AvoidScratch {
+pub(crate) struct AvoidScratch {
     planes: [HalfPlane; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
+    sampled: [SampledNeighbour; NEIGHBOURS_CAPACITY],
+    pattern: Option<SamplingPattern>,
 }
 
-impl Default for AvoidScratch {
-    fn default() -> Self {
+impl AvoidScratch {
+    pub(crate) fn new(config: &AvoidanceConfig) -> AvoidScratch {
         AvoidScratch {
             planes: [HalfPlane {
                 point: Vec2::ZERO,
                 direction: Vec2::X,
             }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
+            sampled: [SampledNeighbour::default(); NEIGHBOURS_CAPACITY],
+            pattern: match &config.method {
+                AvoidanceMethod::Orca => None,
+                AvoidanceMethod::Sampled(sampled) => Some(SamplingPattern::new(sampled)),
+            },
         }
     }
 }
@@ -381,10 +392,15 @@ pub(crate) fn avoid_one(
     let agent_walking = walking(own.status);
     let bounds = VelocityBounds::new(velocity, own.speed_limit, own.acceleration_limit * dt);
 
-    let AvoidScratch { planes } = scratch;
     let walls = snapshot
         .tile(own.polygon)
         .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
+    if let AvoidanceMethod::Sampled(sampled) = &config.method {
+        return avoid_one_sampled(
+            grid, bodies, carried, config, profiles, dt, index, preferred, walls, sampled, scratch,
+        );
+    }
+    let AvoidScratch { planes, .. } = scratch;
     let reach_m = bounds.speed.radius * profile.wall_time_horizon_s;
     let hard_count = wall_constraints(
         walls,
@@ -488,4 +504,95 @@ pub(crate) fn avoid_one(
         &bounds,
         preferred,
     )
+}
+
+/// [`avoid_one`] by the sampled method: the same neighbours, seen the same way (velocities
+/// in the agent's frame, a holding agent answering a walker's intent, the same shares and
+/// squeezed radii), scored by [`sample_velocity`] instead of solved as half-planes.
+#[allow(clippy::too_many_arguments)]
+fn avoid_one_sampled(
+    grid: &NeighbourGrid,
+    bodies: &[AvoidBody],
+    carried: &[Vec2],
+    config: &AvoidanceConfig,
+    profiles: &ProfileTable,
+    dt: f32,
+    index: usize,
+    preferred: Vec2,
+    walls: &[crate::mesh::Wall],
+    sampled: &SampledConfig,
+    scratch: &mut AvoidScratch,
+) -> Solved {
+    let own = bodies[index];
+    let profile = profiles.get(own.profile.index());
+    let agent_walking = walking(own.status);
+    let neighbours = if profile.negotiates {
+        grid.neighbours_at(index)
+    } else {
+        &[]
+    };
+    let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
+    let ghost = passing_through(config, &own);
+    let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
+    let mut written = 0;
+    for &other_index in &neighbours[..count] {
+        let other = &bodies[other_index as usize];
+        if ghost && passes(other) {
+            continue;
+        }
+        let other_walking = walking(other.status);
+        let velocity = if !agent_walking & other_walking {
+            other.desired
+        } else {
+            other.velocity
+        };
+        let velocity = match carried.get(other_index as usize) {
+            Some(&other_carried) => velocity + other_carried - own_carried,
+            None => velocity,
+        };
+        let share = if profiles.keeps_course(other.status, other.profile.index()) {
+            1.0
+        } else if agent_walking && other_walking {
+            if own.identity_bits > other.identity_bits {
+                1.0 - config.yield_share
+            } else {
+                config.yield_share
+            }
+        } else {
+            share(own.status, other.status)
+        };
+        scratch.sampled[written] = SampledNeighbour {
+            offset: other.position - own.position,
+            velocity,
+            desired_difference: other.desired - own.desired,
+            radius_sum: (own.radius + other.radius)
+                * (1.0 - config.overlap_allowance)
+                * give(config, &own, other),
+            share,
+        };
+        written += 1;
+    }
+    let bounds = VelocityBounds::new(own.velocity, own.speed_limit, own.acceleration_limit * dt);
+    let problem = SampledProblem {
+        position: own.position,
+        radius: own.radius,
+        velocity: own.velocity,
+        preferred,
+        speed_limit: bounds.speed.radius,
+        horizon_s: profile.time_horizon_s,
+        neighbours: &scratch.sampled[..written],
+        walls,
+        separation_range_m: config.neighbour_range_m,
+    };
+    let pattern = scratch
+        .pattern
+        .get_or_insert_with(|| SamplingPattern::new(sampled));
+    let answer = sample_velocity(&problem, sampled, pattern);
+    // The controller reaches at most A/k dt from vEnd this step: the sample is taken as far
+    // toward as it can go, as DetourCrowd's integration clamps its acceleration.
+    let change = (answer.velocity - own.velocity).clamp_length_max(bounds.acceleration.radius);
+    Solved {
+        velocity: own.velocity + change,
+        jammed: answer.impact_s < dt,
+    }
 }
