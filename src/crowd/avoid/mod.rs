@@ -53,10 +53,14 @@
 //! mesh, so the pass runs over chunks of agents in parallel and is the same at any thread
 //! count.
 
+//! With [`AvoidanceMethod::Sampled`] (the `detour` profile) an agent's solve scores sampled
+//! velocities instead (`sampled.rs`), over the same neighbours seen the same way.
+//!
 //! The avoid wing's files: `config.rs` (the settings and per-agent profiles), `program.rs`
 //! (the velocity program: half-planes, the speed and acceleration disks and the solver),
-//! `constraints.rs` (the ORCA half-plane of a neighbour and those of the walls), this file
-//! (the pass: gathered bodies, shares, the escalation, one agent's solve).
+//! `constraints.rs` (the ORCA half-plane of a neighbour and those of the walls),
+//! `sampled.rs` (the sampled method), this file (the pass: gathered bodies, shares, the
+//! escalation, one agent's solve).
 
 mod config;
 mod constraints;
