@@ -13,7 +13,7 @@ use waymark::crowd::internals::{
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AvoidanceConfig, Controller, Corridor, Crowd, CrowdConfig,
     CrowdError, CrowdEvent, FilterId, KinematicController, Outcome, StepFeedback, StepRequest,
-    integrate_velocity,
+    SupportMotion, integrate_velocity, turn_about_up,
 };
 use waymark::harness::{RunOptions, read_agents_csv, run_crowd};
 use waymark::ids::AreaId;
@@ -183,6 +183,7 @@ fn m2_through_the_controller_walking_against_a_belt_stands_still_in_the_world() 
         gradient: Vec2::ZERO,
         support: 1,
         support_velocity: Vec3::X,
+        support_angular_velocity_rad_s: 0.0,
         filter: FilterId::DEFAULT,
     };
     let step = KinematicController::step_one(&snapshot, &filter, &request);
@@ -202,6 +203,157 @@ fn m2_through_the_controller_walking_against_a_belt_stands_still_in_the_world() 
     let step = KinematicController::step_one(&snapshot, &filter, &with);
     assert!(close(step.displacement.x, 0.2, 1e-6));
     assert!(close(step.velocity_world_end.x, 2.0, 1e-6));
+}
+
+/// A 20 m square support (layer 1) turning about its centre (10, 0, 10), and a request
+/// for a body on it at `foot` with relative velocity `velocity` wanting `desired`.
+fn on_turntable(
+    snapshot: &Snapshot,
+    turn_rad_s: f32,
+    foot: Vec3,
+    velocity: Vec2,
+    desired: Vec2,
+    acceleration_limit: f32,
+) -> StepRequest {
+    let table = SupportMotion::turntable(Vec3::new(10.0, 0.0, 10.0), turn_rad_s);
+    StepRequest {
+        dt: 0.1,
+        foot,
+        polygon: polygon_at(snapshot, foot.x, foot.z),
+        velocity,
+        desired,
+        speed_limit: 3.0,
+        acceleration_limit,
+        gradient: Vec2::ZERO,
+        support: 1,
+        support_velocity: table.velocity_at(foot),
+        support_angular_velocity_rad_s: turn_rad_s,
+        filter: FilterId::DEFAULT,
+    }
+}
+
+fn turntable_mesh() -> NavMesh {
+    let mut table = quad(0.0, 20.0, 0.0, 20.0, |_| 0.0);
+    table.layer = 1;
+    mesh_of(&[table])
+}
+
+#[test]
+fn m3_a_quarter_turn_carries_the_relative_velocity_at_no_active_cost() {
+    // Spec 004's m3: the platform turns 90° about Up in 0.1 s; the body keeps its local
+    // velocity (1, 0, 0), whose world form goes from (1, 0, 0) to (0, 0, -1). Through the
+    // controller with an active budget of only 0.5 m/s² (0.05 m/s in the step).
+    let mesh = turntable_mesh();
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let quarter_turn = std::f32::consts::FRAC_PI_2 / 0.1;
+    let request = on_turntable(
+        &snapshot,
+        quarter_turn,
+        Vec3::new(10.0, 0.0, 10.0),
+        Vec2::new(1.0, 0.0),
+        Vec2::new(0.0, -1.0),
+        0.5,
+    );
+    let step = KinematicController::step_one(&snapshot, &filter, &request);
+    let relative_end = step.velocity_world_end - step.velocity_support_end;
+    let relative_end = Vec2::new(relative_end.x, relative_end.z);
+    // The world forms differ by √2: compared axis by axis, the change is far beyond the
+    // budget...
+    let naive = relative_end - request.velocity;
+    assert!(
+        close(naive.length(), std::f32::consts::SQRT_2, 1e-5),
+        "{naive}"
+    );
+    // ...but carried first (wCarry = R1 R0ᵀ w0) it is zero: reached exactly, with no
+    // active acceleration spent.
+    let carried = turn_about_up(request.velocity, std::f32::consts::FRAC_PI_2);
+    assert!(relative_end.distance(carried) < 1e-5, "{relative_end}");
+    assert!(relative_end.distance(Vec2::new(0.0, -1.0)) < 1e-5);
+    // A controller comparing world axes could only have moved 0.05 m/s towards it.
+    let naive_end = integrate_velocity(&request);
+    assert!(
+        naive_end.distance(Vec2::new(0.0, -1.0)) > 1.3,
+        "{naive_end}"
+    );
+    // At the centre the table carries nothing; the local walk of 0.1 m along x ends,
+    // placed by the turned frame, 0.1 m along -z.
+    assert!(step.displacement_support.length() < 1e-6);
+    assert!(
+        step.displacement.distance(Vec3::new(0.0, 0.0, -0.1)) < 1e-5,
+        "{:?}",
+        step.displacement
+    );
+}
+
+#[test]
+fn m4_on_a_turning_platform_the_local_curve_matches_the_closed_form() {
+    // m4 in the frame of a table turning at 0.5 rad/s, 2 m from its centre: the body's
+    // local velocity goes 0.1 -> 0.2 m/s along a local axis at 1 m/s² in the 0.1 s step.
+    // In the table's frame m4's numbers hold (0.015 m, 0.15 m/s on average, 0.2 at the
+    // end); in the world the walk is that turned by the step's 0.05 rad, on top of the
+    // carry round the centre.
+    let mesh = turntable_mesh();
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let (turn, dt) = (0.5f32, 0.1f32);
+    let angle = turn * dt;
+    let centre = Vec3::new(10.0, 0.0, 10.0);
+    let foot = Vec3::new(12.0, 0.0, 10.0);
+    // Along the local x axis, asked far beyond what one step reaches (in world axes at the
+    // step's end).
+    let request = on_turntable(
+        &snapshot,
+        turn,
+        foot,
+        Vec2::new(0.1, 0.0),
+        turn_about_up(Vec2::new(3.0, 0.0), angle),
+        1.0,
+    );
+    let step = KinematicController::step_one(&snapshot, &filter, &request);
+    // The closed form: x1 = c + R(θ) (y0 + (b0 + b1) dt / 2), b0 = (0.1, 0), b1 = (0.2, 0).
+    let local_end = Vec2::new(2.0, 0.0) + Vec2::new(0.1 + 0.2, 0.0) * (dt / 2.0);
+    let turned = turn_about_up(local_end, angle);
+    let expected = centre + Vec3::new(turned.x, 0.0, turned.y);
+    assert!(
+        step.foot.distance(expected) < 1e-5,
+        "{:?} {expected}",
+        step.foot
+    );
+    let walked = step.displacement - step.displacement_support;
+    assert!(close(walked.length(), 0.015, 1e-5), "{walked}");
+    let (end, average) = waymark::crowd::internals::feedback_velocities(&step);
+    assert!(close(end.length(), 0.2, 1e-5) && close(average.length(), 0.15, 1e-4));
+    let direction = turn_about_up(Vec2::X, angle);
+    assert!(end.distance(direction * 0.2) < 1e-5, "{end}");
+    // The carry is the arc: the foot's point of the table turned 0.05 rad round the centre.
+    let carried = turn_about_up(Vec2::new(2.0, 0.0), angle);
+    let carried = centre + Vec3::new(carried.x, 0.0, carried.y) - foot;
+    assert!(step.displacement_support.distance(carried) < 1e-6);
+    // The support's velocity at the end point, ω × r, and the world velocity beside it.
+    let table = SupportMotion::turntable(centre, turn);
+    assert!(
+        step.velocity_support_end
+            .distance(table.velocity_at(step.foot))
+            < 1e-6
+    );
+    // The same curve integrated independently in the world, in 20,000 substeps:
+    // dx/dt = ω × (x - c) + R(ω t) (b0 + (b1 - b0) t / dt).
+    let substeps = 20_000;
+    let h = dt / substeps as f32;
+    let mut x = Vec2::new(foot.x, foot.z) - Vec2::new(centre.x, centre.z);
+    for index in 0..substeps {
+        let t = (index as f32 + 0.5) * h;
+        let local_velocity = Vec2::new(0.1 + 0.1 * t / dt, 0.0);
+        let carried_velocity = Vec2::new(turn * x.y, -turn * x.x);
+        x += (carried_velocity + turn_about_up(local_velocity, turn * t)) * h;
+    }
+    let integrated = Vec3::new(centre.x + x.x, 0.0, centre.z + x.y);
+    assert!(
+        step.foot.distance(integrated) < 1e-4,
+        "{:?} {integrated}",
+        step.foot
+    );
 }
 
 #[test]
@@ -226,6 +378,7 @@ fn m4_end_velocity_average_velocity_and_braking() {
         gradient: Vec2::ZERO,
         support: 0,
         support_velocity: Vec3::ZERO,
+        support_angular_velocity_rad_s: 0.0,
         filter: FilterId::DEFAULT,
     };
     let step = KinematicController::step_one(&snapshot, &filter, &request);
@@ -681,7 +834,7 @@ fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
     gather_carried(
         crowd.lanes(),
         &grid,
-        &[Vec3::ZERO, Vec3::ZERO],
+        &[SupportMotion::STILL, SupportMotion::STILL],
         &mut gathered,
     );
     assert!(gathered.is_empty());

@@ -51,6 +51,7 @@ impl Body {
             gradient: Vec2::ZERO,
             support: 1,
             support_velocity: Vec3::X,
+            support_angular_velocity_rad_s: 0.0,
             filter: FilterId::DEFAULT,
         };
         let before = self.world_velocity().x;

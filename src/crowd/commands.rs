@@ -22,6 +22,7 @@ use super::owner::MoverAction;
 use super::passes::PortalWindow;
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
+use super::support::SupportMotion;
 use crate::query::{Nearest, QueryFilter, nearest_polygon};
 
 impl Crowd {
@@ -590,19 +591,73 @@ impl Crowd {
             return Err(CrowdError::UnknownSupport(support));
         }
         self.log(|| LogRecord::Command(Command::SetSupportVelocity { support, velocity }));
-        if self.support_velocities.len() <= layer {
-            self.support_velocities.resize(layer + 1, Vec3::ZERO);
-        }
-        self.support_velocities[layer] = velocity;
+        self.set_support_motion(layer, SupportMotion::belt(velocity));
         Ok(())
     }
 
-    /// The surface velocity of moving support `support` (zero unless set).
+    /// Turns moving support `support` about Up through `centre` at `angular_velocity_rad_s`
+    /// (a turntable; positive takes +x towards -z): from the next step a body on a polygon
+    /// of its layer is carried round the centre, its velocity relative to the table turning
+    /// with it (spec 004's wCarry: keeping a local velocity costs no acceleration), goals
+    /// on the table ride it, and avoidance sees neighbours in the table's frame. The
+    /// table's polygons stay where they were baked: its footprint must be the same at every
+    /// angle (a disc; the baked polygon approximates it). `0.0` stops it. Refused by value:
+    /// a non-finite centre or rate, a support beyond the layers.
+    pub fn set_support_rotation(
+        &mut self,
+        support: crate::ids::SupportId,
+        centre: Vec3,
+        angular_velocity_rad_s: f32,
+    ) -> Result<(), CrowdError> {
+        if !centre.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "turntable centre",
+                value: centre,
+            });
+        }
+        if !angular_velocity_rad_s.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "turntable angular velocity (rad/s, in x)",
+                value: Vec3::new(angular_velocity_rad_s, 0.0, 0.0),
+            });
+        }
+        let layer = support.0 as usize + 1;
+        if layer > usize::from(u16::MAX) {
+            return Err(CrowdError::UnknownSupport(support));
+        }
+        self.log(|| {
+            LogRecord::Command(Command::SetSupportRotation {
+                support,
+                centre,
+                angular_velocity_rad_s,
+            })
+        });
+        self.set_support_motion(
+            layer,
+            SupportMotion::turntable(centre, angular_velocity_rad_s),
+        );
+        Ok(())
+    }
+
+    fn set_support_motion(&mut self, layer: usize, motion: SupportMotion) {
+        if self.support_motions.len() <= layer {
+            self.support_motions.resize(layer + 1, SupportMotion::STILL);
+        }
+        self.support_motions[layer] = motion;
+    }
+
+    /// The surface velocity of moving support `support` as a belt (zero unless set; a
+    /// turntable's is zero at its centre: see [`Crowd::support_motion`]).
     pub fn support_velocity(&self, support: crate::ids::SupportId) -> Vec3 {
-        self.support_velocities
+        self.support_motion(support).velocity
+    }
+
+    /// The motion of moving support `support` ([`SupportMotion::STILL`] unless set).
+    pub fn support_motion(&self, support: crate::ids::SupportId) -> SupportMotion {
+        self.support_motions
             .get(support.0 as usize + 1)
             .copied()
-            .unwrap_or(Vec3::ZERO)
+            .unwrap_or(SupportMotion::STILL)
     }
 
     /// Releases the agent's hold `hold` for a mode exit (spec 001: first the stand fact

@@ -12,6 +12,7 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use super::agent::FilterId;
+use super::support::{SupportMotion, turn_about_up};
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{QueryFilter, move_along_surface};
 
@@ -39,6 +40,11 @@ pub struct StepRequest {
     /// The support's surface velocity at the foot (a belt's `u`; zero on static ground),
     /// m/s: the body is carried at it besides its own velocity relative to the support.
     pub support_velocity: Vec3,
+    /// The support's turn rate about Up, rad/s (a turntable's; zero on the ground and on
+    /// belts). With `support_velocity` at the foot it gives the support's whole velocity
+    /// field over the step ([`SupportMotion`]): the carry is round its still point, and
+    /// `velocity`, relative to the support, turns with it (wCarry).
+    pub support_angular_velocity_rad_s: f32,
     /// The agent's query filter: the areas its feet may enter (the step's `filters[filter]`).
     pub filter: FilterId,
 }
@@ -151,13 +157,31 @@ impl KinematicController {
         filter: &QueryFilter,
         request: &StepRequest,
     ) -> StepFeedback {
-        let end_velocity = integrate_velocity(request);
-        // The relative velocity changes linearly over the step: the walk is its mean times
-        // dt; the support carries the body at its surface velocity besides (u + v).
-        let walked = (request.velocity + end_velocity) * (0.5 * request.dt);
+        let turning = request.support_angular_velocity_rad_s != 0.0;
+        let (end_velocity, planned, carried) = if turning {
+            Self::on_turning_support(request)
+        } else {
+            let end_velocity = integrate_velocity(request);
+            // The relative velocity changes linearly over the step: the walk is its mean
+            // times dt; the support carries the body at its surface velocity besides
+            // (u + v).
+            let walked = (request.velocity + end_velocity) * (0.5 * request.dt);
+            let support_velocity =
+                Vec2::new(request.support_velocity.x, request.support_velocity.z);
+            let carried = support_velocity * request.dt;
+            (end_velocity, walked + carried, carried)
+        };
+        let motion = SupportMotion {
+            velocity: request.support_velocity,
+            pivot: request.foot,
+            angular_velocity_rad_s: request.support_angular_velocity_rad_s,
+        };
+        // The support's velocity where the foot ends (the same everywhere on a belt).
+        let support_velocity_at = |foot: Vec3| {
+            let velocity = motion.velocity_at(foot);
+            Vec2::new(velocity.x, velocity.z)
+        };
         let support_velocity = Vec2::new(request.support_velocity.x, request.support_velocity.z);
-        let carried = support_velocity * request.dt;
-        let planned = walked + carried;
         let target = request.foot + Vec3::new(planned.x, 0.0, planned.y);
         let stale = StepFeedback {
             dt: request.dt,
@@ -208,7 +232,12 @@ impl KinematicController {
             }
             blocked = Some(BlockedReason::Wall);
         }
-        let world_velocity = velocity + support_velocity;
+        let support_end = if turning {
+            support_velocity_at(position)
+        } else {
+            support_velocity
+        };
+        let world_velocity = velocity + support_end;
         let vertical = request.gradient.dot(world_velocity);
         // The support at the end: the layer of the polygon the foot ended on (looked up
         // only when the foot changed polygons, as few do in a step).
@@ -229,10 +258,40 @@ impl KinematicController {
             support,
             contact: true,
             velocity_world_end: Vec3::new(world_velocity.x, vertical, world_velocity.y),
-            velocity_support_end: Vec3::new(support_velocity.x, 0.0, support_velocity.y),
+            velocity_support_end: Vec3::new(support_end.x, 0.0, support_end.y),
             velocity_valid: true,
             blocked,
         }
+    }
+
+    /// One step on a turning support (spec 004, "支撑旋转与速度变化"): the end velocity,
+    /// the planned horizontal displacement and the carry ΔxSupport. The support's frame is
+    /// the world's at the step start, its origin the still point of its velocity field.
+    /// The carried velocity wCarry = R1 R0ᵀ w0 is the centre of the reachable circle (so
+    /// keeping a local velocity spends no acceleration); the local velocity goes linearly
+    /// from b0 = w0 to b1 = R1ᵀ w1, and the body follows
+    /// y(t) = y0 + b0 t + (b1 - b0) t² / (2 dt) placed by the turning frame, which ends at
+    /// R1 (y0 + (b0 + b1) dt / 2). The local speed stays within the limit along the
+    /// segment (both ends do) and its change is |w1 - wCarry| <= A dt.
+    fn on_turning_support(request: &StepRequest) -> (Vec2, Vec2, Vec2) {
+        let dt = request.dt;
+        let turn = request.support_angular_velocity_rad_s;
+        let angle = turn * dt;
+        let carried_velocity = turn_about_up(request.velocity, angle);
+        let end_velocity = integrate_velocity(&StepRequest {
+            velocity: carried_velocity,
+            ..*request
+        });
+        // The still point of the field u(x) = u_foot + ω × (x - foot).
+        let u = Vec2::new(request.support_velocity.x, request.support_velocity.z);
+        let start = Vec2::new(request.foot.x, request.foot.z);
+        let still = start + Vec2::new(u.y / turn, -u.x / turn);
+        let local_start = start - still;
+        let local_end_velocity = turn_about_up(end_velocity, -angle);
+        let local_end = local_start + (request.velocity + local_end_velocity) * (0.5 * dt);
+        let end = still + turn_about_up(local_end, angle);
+        let carried = still + turn_about_up(local_start, angle) - start;
+        (end_velocity, end - start, carried)
     }
 }
 

@@ -497,6 +497,7 @@ impl AgentLanes {
             gradient: glam::Vec2::new(self.gradient_x[slot], self.gradient_z[slot]),
             support: self.support[slot],
             support_velocity: glam::Vec3::ZERO,
+            support_angular_velocity_rad_s: 0.0,
             filter: self.filter[slot],
         }
     }

@@ -173,6 +173,15 @@ pub enum Command {
         /// Its surface velocity.
         velocity: Vec3,
     },
+    /// [`Crowd::set_support_rotation`].
+    SetSupportRotation {
+        /// The support.
+        support: crate::ids::SupportId,
+        /// The point it turns about.
+        centre: Vec3,
+        /// Its turn rate about Up, rad/s.
+        angular_velocity_rad_s: f32,
+    },
     /// [`Crowd::release_hold`].
     ReleaseHold {
         /// The agent.
@@ -866,6 +875,13 @@ fn give(
         &Command::Push { agent, by } => crowd.push(agent, by).map_err(refused),
         &Command::SetSupportVelocity { support, velocity } => crowd
             .set_support_velocity(support, velocity)
+            .map_err(refused),
+        &Command::SetSupportRotation {
+            support,
+            centre,
+            angular_velocity_rad_s,
+        } => crowd
+            .set_support_rotation(support, centre, angular_velocity_rad_s)
             .map_err(refused),
         &Command::ReleaseHold { agent, hold } => crowd.release_hold(agent, hold).map_err(refused),
         &Command::Cancel { agent, record } => {

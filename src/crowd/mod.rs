@@ -91,6 +91,7 @@ mod scratch;
 mod separation;
 mod sorting_network;
 mod step;
+mod support;
 
 /// The crowd's passes and lanes, for the crate's benchmarks, stress runs and white-box
 /// tests: not part of the API, and changed without notice.
@@ -142,3 +143,4 @@ pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
+pub use support::{SupportAcceleration, SupportMotion, turn_about_up};

@@ -67,7 +67,7 @@ pub struct Crowd {
     /// Surface velocities of moving supports by support layer (`SupportId(n)` is layer
     /// `n + 1`; layer 0, the static ground, never moves), m/s: a belt's `u`. Empty when
     /// nothing moves.
-    pub(super) support_velocities: Vec<Vec3>,
+    pub(super) support_motions: Vec<super::SupportMotion>,
 }
 
 impl Crowd {
@@ -99,7 +99,7 @@ impl Crowd {
             neighbour_grid: NeighbourGrid::default(),
             scratch: StepScratch::default(),
             deferred_events: Vec::new(),
-            support_velocities: Vec::new(),
+            support_motions: Vec::new(),
             portal_windows: Vec::new(),
             log: OrderedLog::default(),
         })
@@ -349,15 +349,16 @@ impl Crowd {
     }
 
     /// The agent's horizontal velocity in the world at the end of the last step: relative
-    /// to its support plus the support's surface velocity
-    /// ([`Crowd::set_support_velocity`]), m/s.
+    /// to its support plus the support's surface velocity under its foot
+    /// ([`Crowd::set_support_velocity`], [`Crowd::set_support_rotation`]), m/s.
     pub fn world_velocity(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
         let slot = self.slot(agent)?;
         let support = self
-            .support_velocities
+            .support_motions
             .get(self.lanes.support[slot] as usize)
-            .copied()
-            .unwrap_or(Vec3::ZERO);
+            .map_or(Vec3::ZERO, |motion| {
+                motion.velocity_at(self.lanes.position(slot))
+            });
         Ok(self.velocity(agent)? + Vec3::new(support.x, 0.0, support.z))
     }
 

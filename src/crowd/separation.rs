@@ -63,7 +63,7 @@ pub fn separation_pass(
     filters: &[crate::query::QueryFilter],
     profiles: &[AvoidanceProfile],
     dt: f32,
-    support_velocities: &[glam::Vec3],
+    support_motions: &[super::SupportMotion],
     feedback: &mut [super::controller::StepFeedback],
     scratch: &mut SeparationScratch,
 ) {
@@ -199,10 +199,9 @@ pub fn separation_pass(
                 if let Some(layer) = snapshot.support_layer(agent.polygon).map(u32::from) {
                     if layer != step.support {
                         step.support = layer;
-                        step.velocity_support_end = support_velocities
+                        step.velocity_support_end = support_motions
                             .get(layer as usize)
-                            .copied()
-                            .unwrap_or(glam::Vec3::ZERO);
+                            .map_or(glam::Vec3::ZERO, |motion| motion.velocity_at(foot));
                     }
                 }
                 step.polygon = agent.polygon;

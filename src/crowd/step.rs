@@ -37,6 +37,7 @@ use super::passes::{CORNER_REFRESH_FRAMES, follow_pass, slope_pass};
 use super::runtime::Crowd;
 use super::scheduler::{Job, ScheduleStats};
 use super::separation::separation_pass;
+use super::support::SupportMotion;
 use crate::query::{RECONNECT_NODES_MAX, Validity, reconnect};
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
@@ -322,14 +323,15 @@ impl Crowd {
         let mut requests = std::mem::take(&mut self.scratch.requests);
         let mut feedback = std::mem::take(&mut self.scratch.feedback);
         timed(&mut stats.movement, agents, || {
-            let support_velocities = &self.support_velocities;
+            let support_motions = &self.support_motions;
             (0..agents)
                 .into_par_iter()
                 .with_min_len(super::parallel::LIGHT_AGENTS_PER_TASK)
                 .map(|slot| {
                     let mut request = self.lanes.step_request(slot, dt);
-                    if let Some(&velocity) = support_velocities.get(request.support as usize) {
-                        request.support_velocity = velocity;
+                    if let Some(motion) = support_motions.get(request.support as usize) {
+                        request.support_velocity = motion.velocity_at(request.foot);
+                        request.support_angular_velocity_rad_s = motion.angular_velocity_rad_s;
                     }
                     request
                 })
@@ -357,7 +359,7 @@ impl Crowd {
                     &self.filters,
                     &self.profiles,
                     dt,
-                    &self.support_velocities,
+                    &self.support_motions,
                     &mut feedback,
                     &mut scratch,
                 )
@@ -395,13 +397,14 @@ impl Crowd {
     }
 
     /// Carries each walker's goal that lies on a moving surface (a belt,
-    /// [`Crowd::set_support_velocity`]) along with it by the step's `u * dt`, as the
-    /// controller carried the bodies on it: a stop on a support is judged in the support's
-    /// frame (spec 004), so the goal is a place on the belt, and a walker catches it up and
-    /// stands on the belt there, riding on. A goal carried to the end of its polygon stays
-    /// at the end. Nothing to do (no lane read) while no surface moves.
+    /// [`Crowd::set_support_velocity`]; a turntable, [`Crowd::set_support_rotation`]) along
+    /// with it over the step, as the controller carried the bodies on it: a stop on a
+    /// support is judged in the support's frame (spec 004), so the goal is a place on the
+    /// support, and a walker catches it up and stands on the support there, riding on. A
+    /// goal carried off its polygon stays where it was. Nothing to do (no lane read) while
+    /// no support moves.
     fn carry_goals_on_supports(&mut self, dt: f32) {
-        if self.support_velocities.iter().all(|&u| u == Vec3::ZERO) {
+        if self.support_motions.iter().all(SupportMotion::is_still) {
             return;
         }
         let lanes = &mut self.lanes;
@@ -413,17 +416,16 @@ impl Crowd {
             let Some(layer) = self.snapshot.support_layer(polygon).filter(|&l| l > 0) else {
                 continue;
             };
-            let Some(&velocity) = self.support_velocities.get(usize::from(layer)) else {
+            let Some(motion) = self.support_motions.get(usize::from(layer)) else {
                 continue;
             };
-            let carried = Vec2::new(
-                lanes.goal_x[slot] + velocity.x * dt,
-                lanes.goal_z[slot] + velocity.z * dt,
-            );
+            let goal = Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]);
+            let carried = motion.carry(goal, dt);
+            let carried = Vec2::new(carried.x, carried.z);
             let Some(tile) = self.snapshot.tile(polygon) else {
                 continue;
             };
-            if velocity != Vec3::ZERO && tile.contains_xz(polygon.polygon(), carried) {
+            if !motion.is_still() && tile.contains_xz(polygon.polygon(), carried) {
                 lanes.goal_x[slot] = carried.x;
                 lanes.goal_y[slot] = tile.height_at(polygon.polygon(), carried);
                 lanes.goal_z[slot] = carried.y;
@@ -636,7 +638,7 @@ impl Crowd {
     fn keep_holds(&mut self, events: &mut Vec<CrowdEvent>) {
         let tick = self.frame;
         let lanes = &mut self.lanes;
-        let support_velocities = &self.support_velocities;
+        let support_motions = &self.support_motions;
         let mut changes = Vec::new();
         for (slot, hold, interaction) in
             self.world
@@ -655,10 +657,9 @@ impl Crowd {
             // On a moving support (a belt) the body's world velocity is its velocity
             // relative to the support plus the support's; holding still in the world is
             // walking against it (spec 001's h3).
-            let support_velocity = support_velocities
+            let support_velocity = support_motions
                 .get(lanes.support[slot] as usize)
-                .copied()
-                .unwrap_or(Vec3::ZERO);
+                .map_or(Vec3::ZERO, |motion| motion.velocity_at(foot));
             let relative = Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]);
             let seen = HoldObservation {
                 tick,
@@ -835,7 +836,7 @@ impl Crowd {
         gather_carried(
             &self.lanes,
             &self.neighbour_grid,
-            &self.support_velocities,
+            &self.support_motions,
             &mut carried,
         );
         avoid_pass(

@@ -258,24 +258,27 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
         .collect_into_vec(bodies);
 }
 
-/// Gathers, in the grid's cell order, the horizontal surface velocity of the support each
-/// agent stands on (`support_velocities` by layer, as the crowd keeps them), or nothing at
-/// all while every support stands still.
+/// Gathers, in the grid's cell order, the horizontal surface velocity under each agent's
+/// foot of the support it stands on (`support_motions` by layer, as the crowd keeps them),
+/// or nothing at all while every support stands still.
 pub fn gather_carried(
     lanes: &AgentLanes,
     grid: &NeighbourGrid,
-    support_velocities: &[glam::Vec3],
+    support_motions: &[super::SupportMotion],
     carried: &mut Vec<Vec2>,
 ) {
     carried.clear();
-    if support_velocities.iter().all(|&u| u == glam::Vec3::ZERO) {
+    if support_motions.iter().all(super::SupportMotion::is_still) {
         return;
     }
     carried.extend((0..grid.len()).map(|index| {
-        let support = lanes.support[grid.slot_at(index)] as usize;
-        support_velocities
-            .get(support)
-            .map_or(Vec2::ZERO, |u| Vec2::new(u.x, u.z))
+        let slot = grid.slot_at(index);
+        support_motions
+            .get(lanes.support[slot] as usize)
+            .map_or(Vec2::ZERO, |motion| {
+                let u = motion.velocity_at(lanes.position(slot));
+                Vec2::new(u.x, u.z)
+            })
     }));
 }
 

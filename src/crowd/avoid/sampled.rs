@@ -537,7 +537,10 @@ mod tests {
             ..SampledNeighbour::default()
         }];
         let wish = separated_preference(&problem(&neighbours, &[]), 2.0);
-        assert!((wish - Vec2::new(-1.0 / 9.0, 0.0)).length() < 1e-5, "{wish}");
+        assert!(
+            (wish - Vec2::new(-1.0 / 9.0, 0.0)).length() < 1e-5,
+            "{wish}"
+        );
         // Out of range, no push.
         let far = [SampledNeighbour {
             offset: Vec2::new(3.5, 0.0),

@@ -503,6 +503,22 @@ impl Saved for Vec3 {
     }
 }
 
+impl Saved for crate::crowd::SupportMotion {
+    const MIN_BYTES: usize = 28;
+    fn write(&self, out: &mut Writer) {
+        self.velocity.write(out);
+        self.pivot.write(out);
+        out.f32(self.angular_velocity_rad_s);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(crate::crowd::SupportMotion {
+            velocity: Vec3::read(input)?,
+            pivot: Vec3::read(input)?,
+            angular_velocity_rad_s: input.f32()?,
+        })
+    }
+}
+
 impl<T: Saved> Saved for Option<T> {
     const MIN_BYTES: usize = 1;
     fn write(&self, out: &mut Writer) {

@@ -92,7 +92,7 @@ use crate::query::QueryFilter;
 const MAGIC: [u8; 8] = *b"WMCROWD\0";
 
 /// The format this build writes and reads.
-pub const SAVE_FORMAT_VERSION: u32 = 5;
+pub const SAVE_FORMAT_VERSION: u32 = 6;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
@@ -311,7 +311,7 @@ impl Crowd {
         self.pending.write(out);
         self.deferred_events.write(out);
         self.neighbour_grid.cell_sizing().write(out);
-        self.support_velocities.write(out);
+        self.support_motions.write(out);
 
         out.tag(b"IDS ");
         let (generation, free) = self.ids.parts();
@@ -425,18 +425,16 @@ impl Crowd {
         self.pending = Saved::read(input)?;
         self.deferred_events = Saved::read(input)?;
         self.neighbour_grid.set_cell_sizing(Saved::read(input)?);
-        let support_velocities: Vec<glam::Vec3> = Saved::read(input)?;
-        if support_velocities.len() > usize::from(u16::MAX) + 1
-            || support_velocities
-                .iter()
-                .any(|velocity| !velocity.is_finite())
+        let support_motions: Vec<super::SupportMotion> = Saved::read(input)?;
+        if support_motions.len() > usize::from(u16::MAX) + 1
+            || support_motions.iter().any(|motion| !motion.is_finite())
         {
             return Err(input.malformed(format!(
-                "a table of {} support velocities, or one not finite",
-                support_velocities.len()
+                "a table of {} support motions, or one not finite",
+                support_motions.len()
             )));
         }
-        self.support_velocities = support_velocities;
+        self.support_motions = support_motions;
 
         // The per-step buffers are sized for the crowd, their pages mapped as `reserve`
         // maps them (so the first step does not fault them in), while the rest is read:
