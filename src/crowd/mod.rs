@@ -143,4 +143,4 @@ pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
-pub use support::{SupportAcceleration, SupportMotion, turn_about_up};
+pub use support::{SupportAcceleration, SupportMotion, lean_into_carry, turn_about_up};

@@ -37,7 +37,7 @@ use super::passes::{CORNER_REFRESH_FRAMES, follow_pass, slope_pass};
 use super::runtime::Crowd;
 use super::scheduler::{Job, ScheduleStats};
 use super::separation::separation_pass;
-use super::support::SupportMotion;
+use super::support::{SupportMotion, lean_into_carry};
 use crate::query::{RECONNECT_NODES_MAX, Validity, reconnect};
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
@@ -396,6 +396,44 @@ impl Crowd {
         Ok(events)
     }
 
+    /// Walkers on a turning support going to a goal off it lean into its carry: the follow
+    /// pass's wish is where to go in the world, the step's request a velocity relative to
+    /// the support, so the wish becomes the relative velocity whose sum with the carry
+    /// under the foot keeps heading the same way ([`lean_into_carry`]). On a turntable the
+    /// carry grows towards the rim and turns with the table: a walker that only re-aimed
+    /// each frame would be swept along the rim past its exit. On a belt the carry is the
+    /// same everywhere and the follow pass's re-aim absorbs its drift, while leaning would
+    /// refuse the belt's help whenever the way turns off it (measured: conveyor walk times
+    /// 5.7% off the closed form instead of 2.9%), so belts are left as they are. A walker
+    /// whose goal rides the same support aims at it in the support's frame already.
+    /// Nothing to do (no lane read) while no support turns.
+    fn lean_into_carries(&mut self) {
+        let turning = |motion: &SupportMotion| motion.angular_velocity_rad_s != 0.0;
+        if !self.support_motions.iter().any(turning) {
+            return;
+        }
+        let lanes = &mut self.lanes;
+        for slot in 0..lanes.len() {
+            if lanes.status[slot] != AgentStatus::Moving {
+                continue;
+            }
+            let support = lanes.support[slot];
+            let Some(motion) = self.support_motions.get(support as usize) else {
+                continue;
+            };
+            let goal_layer = self.snapshot.support_layer(lanes.goal_polygon[slot]);
+            if !turning(motion) || goal_layer.map(u32::from) == Some(support) {
+                continue;
+            }
+            let carry = motion.velocity_at(lanes.position(slot));
+            let wish = Vec2::new(lanes.desired_x[slot], lanes.desired_z[slot]);
+            let leaned =
+                lean_into_carry(wish, Vec2::new(carry.x, carry.z), lanes.speed_limit[slot]);
+            lanes.desired_x[slot] = leaned.x;
+            lanes.desired_z[slot] = leaned.y;
+        }
+    }
+
     /// Carries each walker's goal that lies on a moving surface (a belt,
     /// [`Crowd::set_support_velocity`]; a turntable, [`Crowd::set_support_rotation`]) along
     /// with it over the step, as the controller carried the bodies on it: a stop on a
@@ -531,6 +569,7 @@ impl Crowd {
         timed(&mut stats.slope, agents, || {
             slope_pass(snapshot, &mut self.lanes)
         });
+        self.lean_into_carries();
         self.apply_velocity_requests();
         self.keep_holds(events);
     }

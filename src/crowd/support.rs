@@ -158,6 +158,36 @@ impl SupportMotion {
     }
 }
 
+/// The least progress a walker leaning into a carry makes along its wish in the world, as
+/// a share of the wish's speed, before it walks faster than its pace to keep it.
+pub const LEAN_LEAST_PROGRESS: f32 = 0.25;
+
+/// The velocity relative to a support carrying the body at `carry` that keeps it heading
+/// the way `wish` points in the world (a ferry's crab angle across a current): the part of
+/// the carry across the wish is walked against, the part along it is not, so the walker
+/// keeps its pace relative to the support along its way, as on a belt, with the belt or
+/// against it. Where the carry against the wish leaves less than [`LEAN_LEAST_PROGRESS`]
+/// of the pace in the world, the walker walks faster to keep that much. Both within
+/// `speed_limit`: cancelling the carry across comes first, the pace along after; a carry
+/// across the wish faster than the limit is leaned against with all of it.
+pub fn lean_into_carry(wish: Vec2, carry: Vec2, speed_limit: f32) -> Vec2 {
+    let speed = wish.length();
+    if speed <= 1e-6 || carry == Vec2::ZERO {
+        return wish;
+    }
+    let limit = speed_limit.max(speed);
+    let direction = wish / speed;
+    let along = direction.dot(carry);
+    let across = carry - direction * along;
+    // The pace along the wish, more where the carry against it would leave too little.
+    let pace = speed.max(speed * LEAN_LEAST_PROGRESS - along);
+    let room = limit * limit - across.length_squared();
+    if room <= 0.0 {
+        return -across.normalize_or_zero() * limit;
+    }
+    direction * pace.min(room.sqrt()) - across
+}
+
 /// The world-acceleration terms of a body on a moving support besides its own active
 /// acceleration (spec 004: ö + α × R y + ω × (ω × R y) + 2 ω × w), m/s².
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -238,6 +268,38 @@ mod tests {
         );
         assert!(!belt.is_still());
         assert!(SupportMotion::STILL.is_still());
+    }
+
+    #[test]
+    fn leaning_into_a_carry_keeps_the_pace_and_the_heading() {
+        // Along a belt, with or against: the wish itself.
+        let wish = Vec2::new(1.4, 0.0);
+        for belt in [1.0, -1.0] {
+            let leaned = lean_into_carry(wish, Vec2::new(belt, 0.0), 2.0);
+            assert!(leaned.distance(wish) < 1e-6, "{leaned}");
+        }
+        // Across a 1 m/s current: walk against it, keep the pace along the way; the world
+        // velocity is the wish.
+        let carry = Vec2::new(0.0, 1.0);
+        let leaned = lean_into_carry(wish, carry, 2.0);
+        assert!(leaned.distance(Vec2::new(1.4, -1.0)) < 1e-6, "{leaned}");
+        assert!((leaned + carry).distance(wish) < 1e-6);
+        // Across at 1.8 m/s: the across first, the pace with what the 2 m/s limit leaves
+        // (sqrt(4 - 3.24) = 0.87 m/s).
+        let leaned = lean_into_carry(wish, Vec2::new(0.0, 1.8), 2.0);
+        assert!(
+            leaned.distance(Vec2::new(0.76f32.sqrt(), -1.8)) < 1e-5,
+            "{leaned}"
+        );
+        // Across at 2.1 m/s, beyond the limit: lean against it with all of it.
+        let leaned = lean_into_carry(wish, Vec2::new(0.0, 2.1), 2.0);
+        assert!(leaned.distance(Vec2::new(0.0, -2.0)) < 1e-5, "{leaned}");
+        // A carry against the wish at the pace would leave nothing: walk faster, to keep a
+        // quarter of the pace (1.4 + 0.35 = 1.75 m/s against a 1.4 m/s current).
+        let leaned = lean_into_carry(wish, Vec2::new(-1.4, 0.0), 2.0);
+        assert!(leaned.distance(Vec2::new(1.75, 0.0)) < 1e-5, "{leaned}");
+        // Standing still stays still: the support carries the body.
+        assert_eq!(lean_into_carry(Vec2::ZERO, carry, 2.0), Vec2::ZERO);
     }
 
     #[test]

@@ -222,9 +222,11 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
                 .collect();
             drawer.polygon(DrawKind::Support, &corners);
             let support = crate::ids::SupportId(u32::from(polygon.layer) - 1);
-            let motion = crowd.support_velocity(support);
+            // The surface velocity at the polygon's centre: a belt's everywhere, a
+            // turntable's arrows circling its centre.
+            let centre = corners.iter().copied().sum::<Vec3>() / corners.len() as f32;
+            let motion = crowd.support_motion(support).velocity_at(centre);
             if motion != Vec3::ZERO {
-                let centre = corners.iter().copied().sum::<Vec3>() / corners.len() as f32;
                 drawer.line(DrawKind::SupportMotion, centre, centre + motion);
             }
         }

@@ -17,11 +17,11 @@ use super::run::{AgentPlan, RunOptions, run_crowd};
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
     AgentParams, AgentStatus, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FlowReport, Outcome, StepStats,
+    CrowdEvent, FlowReport, Outcome, StepStats, SupportMotion,
 };
 use crate::ids::SupportId;
 use crate::mesh::blob::BakeParams;
-use crate::mesh::{NavMesh, TileData, WalkablePolygon};
+use crate::mesh::{NavMesh, PolyRef, TileData, WalkablePolygon};
 use crate::query::portal;
 
 /// The scenarios of the suite.
@@ -42,6 +42,9 @@ pub enum ScenarioKind {
     /// Two lanes over 30 m belts, one moving with the walkers at 1 m/s, one against them:
     /// walk times against the closed form, and nobody leaves a belt but at its ends.
     Conveyor,
+    /// Two groups swap plazas over a turntable 6 m across turning at 0.5 rad/s, the only
+    /// way between them: everyone crosses, nobody leaves the table but onto a dock.
+    Turntable,
 }
 
 /// A scenario ready to run.
@@ -62,8 +65,9 @@ pub struct Scenario {
     pub time_limit_s: f32,
     /// The longest start-to-target straight line at the preferred speed, seconds.
     pub straight_line_s: f32,
-    /// Supports moving as belts (`Crowd::set_support_velocity`), set before the run.
-    pub supports: Vec<(SupportId, Vec3)>,
+    /// Moving supports and their motion (belts, `Crowd::set_support_velocity`; turntables,
+    /// `Crowd::set_support_rotation`), set before the run.
+    pub supports: Vec<(SupportId, SupportMotion)>,
     /// Each agent's walk time by the closed form, seconds (empty: the scenario has none);
     /// the report gives the largest relative difference from it.
     pub walk_times_s: Vec<f32>,
@@ -125,6 +129,7 @@ impl Scenario {
             ScenarioKind::CorridorSwap | ScenarioKind::Doorway => (2, 2_000),
             ScenarioKind::Crossing => (4, 4_000),
             ScenarioKind::Conveyor => (2, 400),
+            ScenarioKind::Turntable => (2, 400),
         };
         if !(low..=high).contains(&agents) {
             return Err(ScenarioError::AgentCount {
@@ -142,6 +147,7 @@ impl Scenario {
             ScenarioKind::Doorway => two_rooms(ScenarioKind::Doorway, agents, true),
             ScenarioKind::Crossing => crossing(agents),
             ScenarioKind::Conveyor => conveyor(agents),
+            ScenarioKind::Turntable => turntable(agents),
         })
     }
 
@@ -470,7 +476,7 @@ fn conveyor(agents: usize) -> Scenario {
         polygons.push(rectangle(BELT_M, z0, BELT_M + places_m, z0 + 2.0));
         supports.push((
             SupportId(u32::from(layer) - 1),
-            Vec3::new(belt_speed, 0.0, 0.0),
+            SupportMotion::belt(Vec3::new(belt_speed, 0.0, 0.0)),
         ));
         for index in 0..count {
             let start = Vec3::new(-1.0 - index as f32 * spacing, 0.0, z0 + 1.0);
@@ -500,6 +506,87 @@ fn conveyor(agents: usize) -> Scenario {
         dt_s: 0.1,
         straight_line_s,
         time_limit_s: 2.0 * slowest + 30.0,
+        agents: pairs,
+    }
+}
+
+/// The turntable's circumradius (an octagon 6 m across) and turn rate: its rim moves at
+/// 1.5 m/s, faster than the walkers' 1.4 m/s pace and within their 2 m/s limit.
+const TURNTABLE_RADIUS_M: f32 = 3.0;
+const TURNTABLE_RATE_RAD_S: f32 = 0.5;
+
+/// A turntable between two plazas (support 0, layer 1, centred on the origin): a regular
+/// octagon with flat west and east edges, cut into four quarter slices; each of those
+/// edges (2.3 m) joins a 2 m neck to a plaza 16 m across. Half the agents start in a
+/// block on each plaza, a metre apart, and have a place in the same block on the other:
+/// the two groups meet on the turning table. The table's polygons stay where they are (an
+/// octagon turned is, to the navigation mesh, the same octagon); the bodies on it are
+/// carried round its centre and lean into the carry to cross.
+fn turntable(agents: usize) -> Scenario {
+    let radius = TURNTABLE_RADIUS_M;
+    let corner = |index: usize| {
+        let angle = (22.5f32 + 45.0 * index as f32).to_radians();
+        Vec3::new(radius * angle.cos(), 0.0, radius * angle.sin())
+    };
+    let mut polygons = Vec::new();
+    for quarter in 0..4 {
+        let mut slice = WalkablePolygon::ground(vec![
+            Vec3::ZERO,
+            corner(2 * quarter),
+            corner(2 * quarter + 1),
+            corner((2 * quarter + 2) % 8),
+        ]);
+        slice.layer = 1;
+        polygons.push(slice);
+    }
+    // The flat edges: x = ±radius cos 22.5°, |z| <= radius sin 22.5° (corners 3-4, 7-0).
+    let (edge_x, half_width) = (corner(0).x, corner(0).z);
+    let (neck_m, half_plaza) = (2.0, 8.0);
+    let rows = 14;
+    let per_side = agents.div_ceil(2);
+    let plaza_m = per_side.div_ceil(rows) as f32 + 2.0;
+    for side in [-1.0f32, 1.0] {
+        let (near, mid, far) = (
+            side * edge_x,
+            side * (edge_x + neck_m),
+            side * (edge_x + neck_m + plaza_m),
+        );
+        polygons.push(rectangle(
+            near.min(mid),
+            -half_width,
+            near.max(mid),
+            half_width,
+        ));
+        let (low, high) = (mid.min(far), mid.max(far));
+        polygons.push(rectangle(low, -half_plaza, high, -half_width));
+        polygons.push(rectangle(low, -half_width, high, half_width));
+        polygons.push(rectangle(low, half_width, high, half_plaza));
+    }
+    let first_column = edge_x + neck_m + 1.0;
+    let west = block(per_side, rows, 1.0, -first_column, -1.0, 0.0);
+    let east = block(agents - per_side, rows, 1.0, first_column, 1.0, 0.0);
+    let mut pairs = Vec::with_capacity(agents);
+    for (index, &start) in west.iter().enumerate() {
+        // Each takes the mirror place: the front of one group is the back of the other.
+        pairs.push((start, Vec3::new(-start.x, 0.0, start.z)));
+        if let Some(&other) = east.get(index) {
+            pairs.push((other, Vec3::new(-other.x, 0.0, other.z)));
+        }
+    }
+    let straight_line_s = straight_line_s(&pairs);
+    Scenario {
+        kind: ScenarioKind::Turntable,
+        supports: vec![(
+            SupportId(0),
+            SupportMotion::turntable(Vec3::ZERO, TURNTABLE_RATE_RAD_S),
+        )],
+        walk_times_s: Vec::new(),
+        mesh: mesh_of(&polygons),
+        params: WALKER,
+        config: CrowdConfig::default(),
+        dt_s: 0.1,
+        straight_line_s,
+        time_limit_s: 120.0 + 4.0 * agents as f32,
         agents: pairs,
     }
 }
@@ -619,7 +706,7 @@ struct Followed {
     stop_error_m: f32,
     /// Each agent's polygon and support after the last frame (by agent index: the
     /// scenario adds its agents in order to a new crowd).
-    standing: Vec<Option<(crate::mesh::PolyRef, u32)>>,
+    standing: Vec<Option<(PolyRef, u32)>>,
     fell: Vec<bool>,
 }
 
@@ -668,12 +755,33 @@ impl Followed {
             };
             let under = snapshot.support_layer(polygon).map(u32::from);
             let crossed_badly = standing.is_some_and(|(before, was)| {
-                was != support && before != polygon && portal(snapshot, before, polygon).is_none()
+                was != support && before != polygon && !connected(snapshot, before, polygon)
             });
             *fell |= under != Some(support) || crossed_badly;
             *standing = Some((polygon, support));
         }
     }
+}
+
+/// Whether a foot may have walked from `from` to `to` in a step: they share an edge, or
+/// both share one with a polygon of their tile between them (a step past a corner where
+/// three polygons meet crosses the one between).
+fn connected(snapshot: &crate::mesh::Snapshot, from: PolyRef, to: PolyRef) -> bool {
+    use crate::mesh::Adjacent;
+    if portal(snapshot, from, to).is_some() {
+        return true;
+    }
+    let (Some(tile), Some(to_tile)) = (snapshot.tile(from), snapshot.tile(to)) else {
+        return false;
+    };
+    let internal = |polygon: u16| {
+        tile.adjacent(polygon)
+            .iter()
+            .filter(|adjacent| adjacent.border_side == Adjacent::INTERNAL)
+            .map(|adjacent| adjacent.neighbour)
+    };
+    std::ptr::eq(tile, to_tile)
+        && internal(from.polygon()).any(|between| internal(between).any(|n| n == to.polygon()))
 }
 
 /// Runs `scenario` until everyone arrived or the time limit; `on_frame` sees the crowd
@@ -683,8 +791,12 @@ pub fn run_scenario(
     mut on_frame: impl FnMut(&Crowd),
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
-    for &(support, velocity) in &scenario.supports {
-        crowd.set_support_velocity(support, velocity)?;
+    for &(support, motion) in &scenario.supports {
+        if motion.angular_velocity_rad_s == 0.0 {
+            crowd.set_support_velocity(support, motion.velocity)?;
+        } else {
+            crowd.set_support_rotation(support, motion.pivot, motion.angular_velocity_rad_s)?;
+        }
     }
     let plans: Vec<AgentPlan> = scenario
         .agents

@@ -29,6 +29,8 @@ pub enum ScenarioArg {
     Crossing,
     /// Two lanes over 30 m belts, one with the walkers at 1 m/s, one against them.
     Conveyor,
+    /// Two groups swap plazas over a turntable turning at 0.5 rad/s.
+    Turntable,
 }
 
 #[derive(clap::Args, Debug)]
@@ -70,6 +72,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         ScenarioArg::Doorway => ScenarioKind::Doorway,
         ScenarioArg::Crossing => ScenarioKind::Crossing,
         ScenarioArg::Conveyor => ScenarioKind::Conveyor,
+        ScenarioArg::Turntable => ScenarioKind::Turntable,
     };
     if command.one_way && !matches!(kind, ScenarioKind::CorridorSwap | ScenarioKind::Doorway) {
         return Err(CliError::Usage(format!(
