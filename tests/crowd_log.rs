@@ -13,7 +13,7 @@ use waymark::crowd::{
     KinematicController, LogEntry, LogRecord, LoggedAnswer, Rejection, Replay, ReplayError,
     mesh_fingerprint,
 };
-use waymark::harness::random_plans;
+use waymark::harness::{Scenario, ScenarioKind, random_plans};
 use waymark::mesh::{LinkId, NavMesh};
 
 const DT: f32 = 1.0 / 30.0;
@@ -237,6 +237,44 @@ fn a_replay_reads_its_paths_from_the_log_and_reproduces_the_run() {
     // Logging while replaying writes the log replayed.
     let replayed: Vec<LogEntry> = log.into_iter().filter(|entry| entry.frame < 150).collect();
     assert_eq!(relogged, replayed);
+}
+
+#[test]
+fn a_turntable_set_in_the_log_turns_in_the_replay() {
+    // The turntable scenario's table set turning by a logged command: the replay sets it
+    // from the log and its walkers ride and lean as in the run.
+    let scenario = Scenario::new(ScenarioKind::Turntable, 20).unwrap();
+    let config = CrowdConfig {
+        ordered_log: true,
+        ..scenario.config
+    };
+    let mut crowd = Crowd::new(&scenario.mesh, config).unwrap();
+    let (support, motion) = scenario.supports[0];
+    crowd
+        .set_support_rotation(support, motion.pivot, motion.angular_velocity_rad_s)
+        .unwrap();
+    for &(start, target) in &scenario.agents {
+        let agent = crowd.add_agent(start, scenario.params).unwrap();
+        crowd.request_move(agent, target).unwrap();
+    }
+    let mut log = Vec::new();
+    for _ in 0..200 {
+        crowd.step(0.1, &mut KinematicController).unwrap();
+        crowd.drain_log(&mut log);
+    }
+    assert!(log.iter().any(|entry| matches!(
+        entry.record,
+        LogRecord::Command(Command::SetSupportRotation { .. })
+    )));
+    let mut again = Crowd::new(&scenario.mesh, config).unwrap();
+    let mut replay = Replay::start(&mut again, log).unwrap();
+    for _ in 0..200 {
+        replay
+            .step(&mut again, 0.1, &mut KinematicController, &mut |_, _| {})
+            .unwrap();
+    }
+    assert_eq!(again.support_motion(support), motion);
+    assert_same(&views(&again), &views(&crowd), 200);
 }
 
 #[test]

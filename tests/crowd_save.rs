@@ -10,7 +10,7 @@ use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AgentView, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
     KinematicController, RestoreError, SAVE_FORMAT_VERSION,
 };
-use waymark::harness::{random_plans, state_hash};
+use waymark::harness::{Scenario, ScenarioKind, random_plans, state_hash};
 use waymark::mesh::{LinkId, LinkVersion, NavMesh, TileGeneration};
 
 const DT: f32 = 1.0 / 30.0;
@@ -442,6 +442,47 @@ fn step_alike(whole: &mut Crowd, restored: &mut Crowd, frames: usize) -> Vec<Cro
     }
     assert_eq!(views(restored), views(whole));
     all
+}
+
+#[test]
+fn a_crowd_on_a_turntable_restores_its_motion_and_rides_on_as_it_would_have() {
+    // The turntable scenario's table and twenty walkers, saved while some cross it: the
+    // table's motion (centre, turn rate) is part of the save, so the restored crowd
+    // carries and leans exactly as the uninterrupted one.
+    let scenario = Scenario::new(ScenarioKind::Turntable, 20).unwrap();
+    let config = scenario.config;
+    let mut crowd = Crowd::new(&scenario.mesh, config).unwrap();
+    let (support, motion) = scenario.supports[0];
+    crowd
+        .set_support_rotation(support, motion.pivot, motion.angular_velocity_rad_s)
+        .unwrap();
+    for &(start, target) in &scenario.agents {
+        let agent = crowd.add_agent(start, scenario.params).unwrap();
+        crowd.request_move(agent, target).unwrap();
+    }
+    for _ in 0..90 {
+        crowd.step(0.1, &mut KinematicController).unwrap();
+    }
+    let on_table = crowd
+        .agents()
+        .filter(|view| {
+            let polygon = crowd.polygon(view.id).unwrap();
+            crowd.snapshot().support_layer(polygon) == Some(1)
+        })
+        .count();
+    assert!(on_table > 0, "someone is on the table when saved");
+    let mut restored = Crowd::restore(&scenario.mesh, config, &crowd.save()).unwrap();
+    assert_eq!(restored.support_motion(support), motion);
+    for _ in 0..150 {
+        let expected = crowd.step(0.1, &mut KinematicController).unwrap();
+        let found = restored.step(0.1, &mut KinematicController).unwrap();
+        assert_eq!(
+            found.iter().map(epoch_zero).collect::<Vec<_>>(),
+            expected.iter().map(epoch_zero).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(views(&restored), views(&crowd));
+    assert_eq!(state_hash(&restored), state_hash(&crowd));
 }
 
 #[test]
