@@ -357,6 +357,37 @@ fn m4_on_a_turning_platform_the_local_curve_matches_the_closed_form() {
 }
 
 #[test]
+fn a_body_standing_on_a_turntable_rides_round_its_centre() {
+    // Idle 2 m from the centre of a table turning at 0.5 rad/s: after 3 s the body stands
+    // where the table's point under it went, turned 1.5 rad round the centre, to the
+    // millimetre (each step's carry is the arc, not its chord), and its world velocity is
+    // the table's there.
+    let mesh = turntable_mesh();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let centre = Vec3::new(10.0, 0.0, 10.0);
+    crowd
+        .set_support_rotation(waymark::ids::SupportId(0), centre, 0.5)
+        .unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(12.0, 0.0, 10.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    for _ in 0..30 {
+        crowd.step(0.1, &mut KinematicController).unwrap();
+    }
+    let turned = turn_about_up(Vec2::new(2.0, 0.0), 1.5);
+    let expected = centre + Vec3::new(turned.x, 0.0, turned.y);
+    let position = crowd.position(agent).unwrap();
+    assert!(position.distance(expected) < 1e-3, "{position} {expected}");
+    let table = SupportMotion::turntable(centre, 0.5);
+    let world = crowd.world_velocity(agent).unwrap();
+    assert!(
+        world.distance(table.velocity_at(position)) < 1e-3,
+        "{world}"
+    );
+    assert!(crowd.velocity(agent).unwrap().length() < 1e-3);
+}
+
+#[test]
 fn m4_end_velocity_average_velocity_and_braking() {
     let mesh = strip(2);
     let snapshot = mesh.snapshot();

@@ -206,6 +206,13 @@ enum CommandSpec {
         support: u32,
         velocity: [f32; 3],
     },
+    /// Turns a moving support about Up through `centre` (a turntable: polygons of layer
+    /// `support + 1`), rad/s, positive from +x towards -z.
+    Turntable {
+        support: u32,
+        centre: [f32; 3],
+        angular_velocity_rad_s: f32,
+    },
     Teleport {
         agent: String,
         position: [f32; 3],
@@ -630,6 +637,19 @@ impl Sim {
             CommandSpec::Belt { support, velocity } => self
                 .crowd
                 .set_support_velocity(SupportId(*support), Vec3::from(*velocity))
+                .map(|()| json!({}))
+                .map_err(|error| error.to_string()),
+            CommandSpec::Turntable {
+                support,
+                centre,
+                angular_velocity_rad_s,
+            } => self
+                .crowd
+                .set_support_rotation(
+                    SupportId(*support),
+                    Vec3::from(*centre),
+                    *angular_velocity_rad_s,
+                )
                 .map(|()| json!({}))
                 .map_err(|error| error.to_string()),
             CommandSpec::Release { agent } => {
@@ -1152,6 +1172,7 @@ fn command_name(command: &CommandSpec) -> &'static str {
         CommandSpec::Cancel { .. } => "cancel",
         CommandSpec::Release { .. } => "release",
         CommandSpec::Belt { .. } => "belt",
+        CommandSpec::Turntable { .. } => "turntable",
         CommandSpec::Teleport { .. } => "teleport",
         CommandSpec::Push { .. } => "push",
         CommandSpec::Hold { .. } => "hold",
@@ -1178,6 +1199,7 @@ fn command_agent(command: &CommandSpec) -> Option<&str> {
         CommandSpec::Add(agent) => Some(&agent.name),
         CommandSpec::Door { .. }
         | CommandSpec::Belt { .. }
+        | CommandSpec::Turntable { .. }
         | CommandSpec::Save
         | CommandSpec::Restore => None,
     }

@@ -380,8 +380,9 @@ pub(crate) fn avoid_one(
     // symmetric half-planes and would all slow down together forever; a nudge of a
     // millimetre per second in a direction fixed by the agent's identity (not its slot,
     // which moves on removal) breaks the tie the same way on every run.
-    // (An agent that does not negotiate breaks no ties: it keeps its course.)
-    let preferred = if profile.negotiates {
+    // (An agent that does not negotiate breaks no ties: it keeps its course. Nor does one
+    // that wants to stand: nudged, it would creep a millimetre a second forever.)
+    let preferred = if profile.negotiates && preferred != Vec2::ZERO {
         preferred + symmetry_nudge(own.identity_bits)
     } else {
         preferred
