@@ -33,7 +33,7 @@ print(",".join([name, agents, '"' + flags + '"', num(r.get("completion_s")), num
 PY
   tail -1 "$out"
 }
-for spec in "circle 250" "circle 1000" "corridor 100" "corridor 200" "bottleneck 50" "bottleneck 100" "bottleneck 200" "corridor-swap 400" "doorway 200" "crossing 400" "conveyor 200"; do
+for spec in "circle 250" "circle 1000" "corridor 100" "corridor 200" "bottleneck 50" "bottleneck 100" "bottleneck 200" "corridor-swap 400" "doorway 200" "crossing 400" "conveyor 200" "turntable 200"; do
   set -- $spec
   for flags in "" "--contact slide --slow-turn 0" "--contact inelastic --slow-turn 0.7" "--squeeze 0.3" "--pass-through-after 0"; do
     # Each scenario's own settings, then both contact models explicitly, then stalled pairs

@@ -381,8 +381,9 @@ pub(crate) fn avoid_one(
     // millimetre per second in a direction fixed by the agent's identity (not its slot,
     // which moves on removal) breaks the tie the same way on every run.
     // (An agent that does not negotiate breaks no ties: it keeps its course. Nor does one
-    // that wants to stand: nudged, it would creep a millimetre a second forever.)
-    let preferred = if profile.negotiates && preferred != Vec2::ZERO {
+    // that does not walk, idle, arrived or waiting: nudged, it would creep a millimetre a
+    // second forever.)
+    let preferred = if profile.negotiates && walking(own.status) {
         preferred + symmetry_nudge(own.identity_bits)
     } else {
         preferred
