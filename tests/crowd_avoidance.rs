@@ -271,7 +271,7 @@ fn conveyor_walkers_with_and_against_the_belts_arrive_in_the_closed_form_time() 
 fn turntable_two_groups_cross_a_turning_table_and_nobody_falls_off() {
     // 200 walkers, two groups of 100 swapping plazas over a table 6 m across turning at
     // 0.5 rad/s (rim 1.5 m/s), the only way between them. Measured: everyone arrives in
-    // 148.2 s, 0 off the mesh, 0 leaving the table but onto a dock, 0 stuck (walkers that
+    // 141.9 s, 0 off the mesh, 0 leaving the table but onto a dock, 0 stuck (walkers that
     // only re-aimed each frame, without leaning into the carry, left 1 of 200 and 2 of
     // 20 held at the exits' corners until the time limit).
     let report = run(ScenarioKind::Turntable, 200);
