@@ -219,6 +219,43 @@ fn the_detour_profile_samples_like_detourcrowd_and_leaves_more_agents_stuck() {
 }
 
 #[test]
+fn a_city_with_moving_floors_carries_its_share_of_the_crowd() {
+    // A tenth of a 2,000-agent city's walkable area as belts, in whole squares: some of
+    // the crowd stands on them (measured 99 at frame 90; the 10,000-agent city's share is
+    // about a tenth, stress/supports_speed.sh), everyone stays on the mesh, every order
+    // finds a path.
+    let moving = json_of(&[
+        "crowd",
+        "city",
+        "--agents",
+        "2000",
+        "--frames",
+        "90",
+        "--belt-share",
+        "0.1",
+        "--json",
+    ]);
+    let on = moving["agents_on_moving_supports"].as_u64().unwrap();
+    assert!((50..=400).contains(&on), "{moving}");
+    assert_eq!(moving["off_mesh_agents"], 0);
+    assert_eq!(moving["no_path"], 0, "the belts join the streets: {moving}");
+    let still = json_of(&[
+        "crowd", "city", "--agents", "2000", "--frames", "90", "--json",
+    ]);
+    assert_eq!(still["agents_on_moving_supports"], 0);
+    // Out of range, or not the city: refused by value.
+    for bad in [
+        &["crowd", "city", "--agents", "200", "--belt-share", "0.7"][..],
+        &["crowd", "--agents", "200", "--belt-share", "0.1"][..],
+    ] {
+        let output = waymark(bad);
+        assert!(!output.status.success());
+        let text = String::from_utf8_lossy(&output.stderr);
+        assert!(text.contains("--belt-share"), "{text}");
+    }
+}
+
+#[test]
 fn the_bottleneck_scenario_through_the_cli() {
     let output = waymark(&["scenario", "bottleneck", "--agents", "40", "--json"]);
     assert!(output.status.success());

@@ -8,10 +8,10 @@
 
 use glam::Vec3;
 
-use super::graph::Scene;
+use super::graph::{InstanceDesc, Scene};
 use super::mesh::TriMesh;
 use crate::geom::SplitMix64;
-use crate::ids::AreaId;
+use crate::ids::{AreaId, SupportId};
 
 /// Street width, metres.
 pub const STREET_M: f32 = 8.0;
@@ -33,6 +33,9 @@ pub enum Block {
     Plaza,
 }
 
+/// The surface speed of a square that is a moving floor, m/s.
+pub const BELT_SPEED_MPS: f32 = 0.5;
+
 /// A generated city.
 #[derive(Clone, Debug)]
 pub struct City {
@@ -44,6 +47,9 @@ pub struct City {
     pub side_m: f32,
     /// Approximate walkable area before erosion, m².
     pub walkable_area_m2: f32,
+    /// The squares that are moving floors ([`city_with_belts`]): each one's support and
+    /// surface velocity (for `Crowd::set_support_velocity`).
+    pub belts: Vec<(SupportId, Vec3)>,
 }
 
 fn block_walkable_m2(block: Block) -> f32 {
@@ -66,6 +72,15 @@ fn draw(random: &mut SplitMix64) -> Block {
 
 /// A city for `agents` agents from `seed`.
 pub fn city(agents: usize, seed: u64) -> City {
+    city_with_belts(agents, seed, 0.0)
+}
+
+/// A city for `agents` agents from `seed` in which open squares, in the order drawn, are
+/// moving floors (belts at [`BELT_SPEED_MPS`], along +x and -x in turn, each its own
+/// support) until they cover `belt_share` of the walkable area: the same blocks as
+/// [`city`]'s (the draw is the same), so a crowd spread over its floor has about that
+/// share of its agents on moving supports. The stress case of issue 23.
+pub fn city_with_belts(agents: usize, seed: u64, belt_share: f32) -> City {
     let wanted = agents.max(1) as f32 * AREA_PER_AGENT_M2;
     // Mean walkable area per block over the draw's odds, for sizing.
     let mean = 0.5 * block_walkable_m2(Block::Building)
@@ -100,6 +115,7 @@ pub fn city(agents: usize, seed: u64) -> City {
             .with_area(AreaId::UNWALKABLE)
     };
     let mut walkable_area_m2 = side_m * side_m;
+    let (mut belts, mut belt_m2) = (Vec::new(), 0.0f32);
     for row in 0..blocks_per_side {
         for column in 0..blocks_per_side {
             let x0 = STREET_M + column as f32 * pitch;
@@ -137,10 +153,20 @@ pub fn city(agents: usize, seed: u64) -> City {
                     walkable_area_m2 -= BLOCK_M * (BLOCK_M - 2.0);
                 }
                 Block::Square => {
-                    add(
-                        &mut scene,
-                        slab(format!("square_{row}_{column}"), x0, z0, x1, z1),
-                    );
+                    let square = slab(format!("square_{row}_{column}"), x0, z0, x1, z1);
+                    if belt_m2 < belt_share * wanted {
+                        let support = scene.support(&format!("belt_{row}_{column}"));
+                        let direction = if belts.len() % 2 == 0 { 1.0 } else { -1.0 };
+                        belts.push((support, Vec3::new(direction * BELT_SPEED_MPS, 0.0, 0.0)));
+                        belt_m2 += BLOCK_M * BLOCK_M;
+                        let mesh = scene.add_mesh(square);
+                        let name = format!("belt_{row}_{column}");
+                        scene
+                            .add_instance(InstanceDesc::new(name, mesh).on_support(support))
+                            .expect("the mesh was just added");
+                    } else {
+                        add(&mut scene, square);
+                    }
                 }
                 Block::Plaza => {
                     add(
@@ -201,5 +227,6 @@ pub fn city(agents: usize, seed: u64) -> City {
         blocks_per_side,
         side_m,
         walkable_area_m2,
+        belts,
     }
 }

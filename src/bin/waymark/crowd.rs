@@ -4,12 +4,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use glam::Vec3;
 use serde_json::json;
 use waymark::crowd::{AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats};
 use waymark::harness::{
     AgentPlan, RunOptions, RunReport, median, random_plans, read_agents_csv, resume_crowd,
     run_crowd, state_hash,
 };
+use waymark::ids::SupportId;
 use waymark::mesh::NavMesh;
 
 use crate::bake_args::{BakeArgs, PresetArg};
@@ -45,6 +47,11 @@ pub struct CrowdCommand {
     /// Seed of the random starts and targets (and of the city or hills).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// With `city`: the share of its walkable area (0 to 0.5) whose open squares are moving
+    /// floors, belts at 0.5 m/s along +x and -x in turn, so about that share of a crowd
+    /// spread over the city stands on moving supports.
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
+    pub belt_share: f32,
     /// Starts and targets from a CSV (`agent,sx,sy,sz,t0x,t0y,t0z,...`), first N rows.
     #[arg(long, value_name = "FILE")]
     pub agents_csv: Option<PathBuf>,
@@ -117,11 +124,30 @@ impl CrowdCommand {
     }
 }
 
-fn load_mesh(command: &CrowdCommand) -> Result<(NavMesh, String), CliError> {
+/// The level's navigation mesh, its name, and its moving floors (a city's belts).
+type LoadedLevel = (NavMesh, String, Vec<(SupportId, Vec3)>);
+
+fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
     let mut config = command.bake.config();
+    let is_city = command
+        .level
+        .as_deref()
+        .is_some_and(|path| path.as_os_str() == "city");
+    if !(0.0..=0.5).contains(&command.belt_share) || (command.belt_share > 0.0 && !is_city) {
+        return Err(CliError::Usage(format!(
+            "--belt-share {} takes 0 to 0.5, with the city only",
+            command.belt_share
+        )));
+    }
+    let mut belts = Vec::new();
     let scene = match command.level.as_deref() {
         Some(path) if path.as_os_str() == "city" => {
-            let city = waymark::scene::city::city(command.agents, command.seed);
+            let city = waymark::scene::city::city_with_belts(
+                command.agents,
+                command.seed,
+                command.belt_share,
+            );
+            belts = city.belts;
             if command.bake.tile_size.is_none() {
                 // Large levels bake in tiles (in parallel, and rebuildable one at a time).
                 config.tile_size_cells = Some(96);
@@ -160,6 +186,7 @@ fn load_mesh(command: &CrowdCommand) -> Result<(NavMesh, String), CliError> {
             Ok((
                 NavMesh::from_file(baked.to_file()).map_err(level::LevelError::from)?,
                 name,
+                belts,
             ))
         }
         None => {
@@ -167,6 +194,7 @@ fn load_mesh(command: &CrowdCommand) -> Result<(NavMesh, String), CliError> {
             Ok((
                 level::load_navmesh(path, &command.bake)?,
                 path.display().to_string(),
+                belts,
             ))
         }
     }
@@ -192,7 +220,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             command.dt
         )));
     }
-    let (mesh, level) = load_mesh(command)?;
+    let (mesh, level, belts) = load_mesh(command)?;
     // The bake's scratch is freed by now; give it back so resident memory is the runtime's.
     return_freed_memory();
     let plans: Vec<AgentPlan> = match &command.agents_csv {
@@ -251,6 +279,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         }
         None => {
             let mut crowd = Crowd::new(&mesh, crowd_config)?;
+            for &(support, velocity) in &belts {
+                crowd.set_support_velocity(support, velocity)?;
+            }
             let report = run_crowd(&mut crowd, &plans, params, &options, |_, _| {})?;
             (crowd, report)
         }
@@ -272,6 +303,26 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         report,
         crowd,
     })
+}
+
+/// Agents standing on a support that moves, at the end of the run.
+fn agents_on_moving_supports(crowd: &Crowd) -> usize {
+    let snapshot = crowd.snapshot();
+    crowd
+        .agents()
+        .filter(|view| {
+            let layer = crowd
+                .polygon(view.id)
+                .ok()
+                .and_then(|polygon| snapshot.support_layer(polygon));
+            layer.is_some_and(|layer| {
+                layer > 0
+                    && !crowd
+                        .support_motion(SupportId(u32::from(layer) - 1))
+                        .is_still()
+            })
+        })
+        .count()
 }
 
 /// The step's passes as `pass_ms` names them.
@@ -411,6 +462,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         report["waiting_for_first_path"] = json!(run.report.waiting_for_first_path);
         report["reconnected"] = json!(run.report.reconnected);
         report["avoidance_method"] = json!(method_name(&run.crowd.config().avoidance));
+        report["agents_on_moving_supports"] = json!(agents_on_moving_supports(&run.crowd));
         // Each order's one outcome over the measured frames (success matches arrivals).
         let outcomes = run.report.outcomes;
         report["order_outcomes"] = json!({
