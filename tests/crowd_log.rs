@@ -6,14 +6,14 @@
 
 mod common;
 
-use common::{Game, proving_ground_mesh, rooms, rooms_door};
+use common::{Game, proving_ground_mesh, rooms, rooms_door, turntable_crowd};
 use glam::Vec3;
 use waymark::crowd::{
     AgentParams, AgentView, Command, Crowd, CrowdConfig, CrowdEvent, Decision, FrameBudget,
     KinematicController, LogEntry, LogRecord, LoggedAnswer, Rejection, Replay, ReplayError,
     mesh_fingerprint,
 };
-use waymark::harness::{Scenario, ScenarioKind, random_plans};
+use waymark::harness::random_plans;
 use waymark::mesh::{LinkId, NavMesh};
 
 const DT: f32 = 1.0 / 30.0;
@@ -243,20 +243,13 @@ fn a_replay_reads_its_paths_from_the_log_and_reproduces_the_run() {
 fn a_turntable_set_in_the_log_turns_in_the_replay() {
     // The turntable scenario's table set turning by a logged command: the replay sets it
     // from the log and its walkers ride and lean as in the run.
-    let scenario = Scenario::new(ScenarioKind::Turntable, 20).unwrap();
-    let config = CrowdConfig {
+    let logged = |config| CrowdConfig {
         ordered_log: true,
-        ..scenario.config
+        ..config
     };
-    let mut crowd = Crowd::new(&scenario.mesh, config).unwrap();
+    let (scenario, mut crowd) = turntable_crowd(20, logged);
+    let config = logged(scenario.config);
     let (support, motion) = scenario.supports[0];
-    crowd
-        .set_support_rotation(support, motion.pivot, motion.angular_velocity_rad_s)
-        .unwrap();
-    for &(start, target) in &scenario.agents {
-        let agent = crowd.add_agent(start, scenario.params).unwrap();
-        crowd.request_move(agent, target).unwrap();
-    }
     let mut log = Vec::new();
     for _ in 0..200 {
         crowd.step(0.1, &mut KinematicController).unwrap();

@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::{Game, proving_ground_mesh, rooms, rooms_door};
+use common::{Game, proving_ground_mesh, rooms, rooms_door, turntable_crowd};
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AgentView, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
     KinematicController, RestoreError, SAVE_FORMAT_VERSION,
 };
-use waymark::harness::{Scenario, ScenarioKind, random_plans, state_hash};
+use waymark::harness::{random_plans, state_hash};
 use waymark::mesh::{LinkId, LinkVersion, NavMesh, TileGeneration};
 
 const DT: f32 = 1.0 / 30.0;
@@ -449,17 +449,9 @@ fn a_crowd_on_a_turntable_restores_its_motion_and_rides_on_as_it_would_have() {
     // The turntable scenario's table and twenty walkers, saved while some cross it: the
     // table's motion (centre, turn rate) is part of the save, so the restored crowd
     // carries and leans exactly as the uninterrupted one.
-    let scenario = Scenario::new(ScenarioKind::Turntable, 20).unwrap();
+    let (scenario, mut crowd) = turntable_crowd(20, |config| config);
     let config = scenario.config;
-    let mut crowd = Crowd::new(&scenario.mesh, config).unwrap();
     let (support, motion) = scenario.supports[0];
-    crowd
-        .set_support_rotation(support, motion.pivot, motion.angular_velocity_rad_s)
-        .unwrap();
-    for &(start, target) in &scenario.agents {
-        let agent = crowd.add_agent(start, scenario.params).unwrap();
-        crowd.request_move(agent, target).unwrap();
-    }
     for _ in 0..90 {
         crowd.step(0.1, &mut KinematicController).unwrap();
     }

@@ -143,4 +143,6 @@ pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::{PassStats, StepStats};
-pub use support::{SupportAcceleration, SupportMotion, lean_into_carry, turn_about_up};
+pub use support::{
+    LEAN_LEAST_PROGRESS, SupportAcceleration, SupportMotion, lean_into_carry, turn_about_up,
+};

@@ -246,3 +246,23 @@ pub fn proving_ground_mesh() -> NavMesh {
     };
     NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
 }
+
+/// The turntable scenario with `agents` walkers, and a crowd under `config` (the
+/// scenario's, or a variation) with the table turning and every walker sent to its place.
+pub fn turntable_crowd(
+    agents: usize,
+    config: impl FnOnce(waymark::crowd::CrowdConfig) -> waymark::crowd::CrowdConfig,
+) -> (waymark::harness::Scenario, waymark::crowd::Crowd) {
+    let scenario =
+        waymark::harness::Scenario::new(waymark::harness::ScenarioKind::Turntable, agents).unwrap();
+    let mut crowd = waymark::crowd::Crowd::new(&scenario.mesh, config(scenario.config)).unwrap();
+    let (support, motion) = scenario.supports[0];
+    crowd
+        .set_support_rotation(support, motion.pivot, motion.angular_velocity_rad_s)
+        .unwrap();
+    for &(start, target) in &scenario.agents {
+        let agent = crowd.add_agent(start, scenario.params).unwrap();
+        crowd.request_move(agent, target).unwrap();
+    }
+    (scenario, crowd)
+}

@@ -351,6 +351,32 @@ impl AvoidScratch {
     }
 }
 
+/// The velocity of neighbour `other` (at `other_index` in cell order) as an agent sees
+/// it. A holding agent answers a walker's intent (its preferred velocity), not its current
+/// velocity: a walker stopped against it, wanting through, still makes it step aside,
+/// where the current velocities (both zero) would leave both standing. And it is in the
+/// agent's own frame: a neighbour on another support (off the belt the agent rides, or on
+/// one beside the ground it walks) moves with its surface too (`carried`, by cell order;
+/// `own_carried` the agent's).
+#[inline(always)]
+fn velocity_seen(
+    agent_walking: bool,
+    other: &AvoidBody,
+    carried: &[Vec2],
+    other_index: u32,
+    own_carried: Vec2,
+) -> Vec2 {
+    let velocity = if !agent_walking & walking(other.status) {
+        other.desired
+    } else {
+        other.velocity
+    };
+    match carried.get(other_index as usize) {
+        Some(&other_carried) => velocity + other_carried - own_carried,
+        None => velocity,
+    }
+}
+
 /// The new requested velocity of the agent at `index` in the grid's cell order, and
 /// whether it is jammed.
 #[allow(clippy::too_many_arguments)]
@@ -463,21 +489,9 @@ pub(crate) fn avoid_one(
         let plane = &mut planes[hard_count + written];
         written += 1;
         let offset = other.position - position;
-        // A holding agent answers a walker's intent (its preferred velocity), not its
-        // current velocity: a walker stopped against it, wanting through, still makes it
-        // step aside, where the current velocities (both zero) would leave both standing.
         let other_walking = walking(other.status);
-        let neighbour_velocity = if !agent_walking & other_walking {
-            other.desired
-        } else {
-            other.velocity
-        };
-        // In the agent's own frame: a neighbour on another support (off the belt the
-        // agent rides, or on one beside the ground it walks) moves with its surface too.
-        let neighbour_velocity = match carried.get(other_index as usize) {
-            Some(&other_carried) => neighbour_velocity + other_carried - own_carried,
-            None => neighbour_velocity,
-        };
+        let neighbour_velocity =
+            velocity_seen(agent_walking, other, carried, other_index, own_carried);
         // A pair that has stalled (two walkers head-on in a corridor too narrow to pass,
         // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
         // with the longer stall, by the squeeze fraction after STALL_S, so the pair
@@ -550,15 +564,7 @@ fn avoid_one_sampled(
             continue;
         }
         let other_walking = walking(other.status);
-        let velocity = if !agent_walking & other_walking {
-            other.desired
-        } else {
-            other.velocity
-        };
-        let velocity = match carried.get(other_index as usize) {
-            Some(&other_carried) => velocity + other_carried - own_carried,
-            None => velocity,
-        };
+        let velocity = velocity_seen(agent_walking, other, carried, other_index, own_carried);
         let share = if profiles.keeps_course(other.status, other.profile.index()) {
             1.0
         } else if agent_walking && other_walking {
