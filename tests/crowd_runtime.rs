@@ -12,8 +12,8 @@ use waymark::crowd::internals::{
 };
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AvoidanceConfig, Controller, Corridor, Crowd, CrowdConfig,
-    CrowdError, CrowdEvent, FilterId, KinematicController, Outcome, StepFeedback, StepRequest,
-    SupportMotion, integrate_velocity, turn_about_up,
+    CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, StepFeedback,
+    StepRequest, SupportMotion, integrate_velocity, turn_about_up,
 };
 use waymark::harness::{RunOptions, read_agents_csv, run_crowd};
 use waymark::ids::AreaId;
@@ -1174,11 +1174,27 @@ fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
         assert_eq!(crowd.status(agent).unwrap(), AgentStatus::WaitingForPath);
         assert_eq!(crowd.request(agent).unwrap(), Some(request));
     }
+    // The order holds the mover: while the velocity is unknown no new order takes over,
+    // and the owner stays.
+    match crowd.request_move(agent, Vec3::new(3.0, 0.0, 1.0)) {
+        Err(CrowdError::VelocityUnknown {
+            agent: refused,
+            owner,
+        }) => {
+            assert_eq!(refused, agent);
+            assert_eq!(owner, MoverAction::Move(request));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(crowd.request(agent).unwrap(), Some(request));
     controller.unknown = false;
     crowd.step(0.1, &mut controller).unwrap();
     crowd.step(0.1, &mut controller).unwrap();
     assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
     assert_eq!(crowd.request(agent).unwrap(), Some(request));
+    // With a valid velocity again, a new order takes over.
+    let next = crowd.request_move(agent, Vec3::new(3.0, 0.0, 1.0)).unwrap();
+    assert_eq!(crowd.request(agent).unwrap(), Some(next));
 }
 
 /// A crowd on `mesh` (a strip 80 m long) searching two nodes a frame, without head starts,

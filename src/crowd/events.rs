@@ -247,6 +247,18 @@ pub enum CrowdError {
         /// Its cancel.
         record: CancelRecord,
     },
+    /// A new order for an agent whose controller reported its velocity unknown (spec
+    /// 004's vUnknown) while an order holds its mover: the owner keeps it, and no new
+    /// action takes over until the controller reports a valid velocity again.
+    #[error(
+        "{agent}'s velocity is unknown; its mover stays with {owner:?} until the controller reports one"
+    )]
+    VelocityUnknown {
+        /// The agent.
+        agent: AgentId,
+        /// What holds the mover.
+        owner: crate::crowd::MoverAction,
+    },
     /// A cancel by order identity ([`Crowd::cancel_order`](crate::crowd::Crowd::cancel_order))
     /// of an order that does not own the agent's mover (ended, replaced, or never its):
     /// a late cancel from an old owner never touches the new one.

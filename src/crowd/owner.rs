@@ -111,7 +111,9 @@ impl Crowd {
     }
 
     /// The one entry by which a new action takes the agent's mover: refused while a
-    /// braking holds it (until its receipt), then by the action's own `preconditions`; once
+    /// braking holds it (until its receipt), while its velocity is unknown and an order
+    /// holds it (spec 004's vUnknown: the owner keeps the mover until the controller
+    /// reports a valid velocity again), then by the action's own `preconditions`; once
     /// admitted, the old owner's order ends `Cancelled` (reported with the next step's
     /// events), the handoff is counted, and the new order's identity is returned for the
     /// caller to install.
@@ -125,6 +127,14 @@ impl Crowd {
             return Err(CrowdError::Cancelling {
                 agent,
                 record: braking.record,
+            });
+        }
+        if !self.lanes.velocity_valid[slot]
+            && let Some(owner) = self.owner(agent)?
+        {
+            return Err(CrowdError::VelocityUnknown {
+                agent,
+                owner: owner.action,
             });
         }
         preconditions(self, slot)?;
