@@ -67,6 +67,14 @@ fn the_main_job_is_a_crowd_on_the_built_in_level() {
     assert!(arrivals > 10, "{text}");
     assert!(text.contains("avoidance on:"), "{text}");
     assert!(text.contains("off the mesh: 0"), "{text}");
+    // The turntable bay's table turns under the agents standing on it (13 measured).
+    let riding: usize = text
+        .lines()
+        .find_map(|line| line.strip_prefix("moving supports: "))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a moving supports line");
+    assert!(riding > 0, "{text}");
 }
 
 #[test]

@@ -428,7 +428,8 @@ fn proving_ground_has_every_feature_of_the_spec_validation_level() {
             "ramp_60",
             "broken_bridge",
             "balcony",
-            "scaled_doorway"
+            "scaled_doorway",
+            "turntable"
         ]
     );
     let world = ground.scene.world_triangles().unwrap();

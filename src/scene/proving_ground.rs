@@ -23,6 +23,7 @@ use glam::{Affine3A, Vec3};
 use super::graph::{InstanceDesc, NodeId, Scene};
 use super::mesh::TriMesh;
 use crate::geom::Aabb;
+use crate::ids::SupportId;
 
 /// One feature of the proving ground and what a correct bake must say about it.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,6 +57,9 @@ pub struct ProvingGround {
     pub under_balcony_point: Vec3,
     /// A point on the balcony floor.
     pub balcony_point: Vec3,
+    /// The turntable bay's table: its support, its centre (world, on its top) and the
+    /// turn rate the level runs it at (`Crowd::set_support_rotation`), rad/s.
+    pub turntable: (SupportId, Vec3, f32),
 }
 
 /// Gap between bays along Z, metres: wider than any agent, so bays never connect.
@@ -69,6 +73,11 @@ const WALL_THICKNESS_M: f32 = 0.2;
 /// Standard bay size (X by Z), metres.
 const BAY_LENGTH_M: f32 = 10.0;
 const BAY_WIDTH_M: f32 = 6.0;
+/// The turntable bay's table: circumradius of its sixteen-sided top, its height above
+/// the floor, and its turn rate.
+const TURNTABLE_RADIUS_M: f32 = 2.5;
+const TURNTABLE_TOP_M: f32 = 0.1;
+const TURNTABLE_RATE_RAD_S: f32 = 0.5;
 
 struct Builder {
     scene: Scene,
@@ -114,6 +123,45 @@ impl Builder {
     }
 
     /// A floor slab from `x0` to `x1` across the bay width, top at `top`.
+    /// A sixteen-sided prism from the floor (y 0) up to `centre.y`, around `centre` (bay
+    /// coordinates), riding on `support`.
+    fn disc_on_support(&mut self, part: &str, centre: Vec3, radius_m: f32, support: SupportId) {
+        const SIDES: u32 = 16;
+        let mut positions = Vec::with_capacity(2 * SIDES as usize + 1);
+        for level in [centre.y, 0.0] {
+            for side in 0..SIDES {
+                let angle = side as f32 * std::f32::consts::TAU / SIDES as f32;
+                positions.push(Vec3::new(
+                    centre.x + radius_m * angle.cos(),
+                    level,
+                    centre.z + radius_m * angle.sin(),
+                ));
+            }
+        }
+        positions.push(centre);
+        let top_centre = 2 * SIDES;
+        let mut triangles = Vec::new();
+        for side in 0..SIDES {
+            let next = (side + 1) % SIDES;
+            // The top, facing up, and the rim.
+            triangles.push([top_centre, next, side]);
+            triangles.push([side, next, SIDES + next]);
+            triangles.push([side, SIDES + next, SIDES + side]);
+        }
+        let name = format!("{}/{part}", self.bay_name);
+        let mesh_id = self
+            .scene
+            .add_mesh(TriMesh::new(name.clone(), positions, triangles));
+        let parent = self.bay_node.expect("a bay is open");
+        self.scene
+            .add_instance(
+                InstanceDesc::new(name, mesh_id)
+                    .under(parent)
+                    .on_support(support),
+            )
+            .expect("mesh and node were just added");
+    }
+
     fn slab(&mut self, part: &str, x0: f32, x1: f32, top: f32) {
         self.solid(
             part,
@@ -373,11 +421,32 @@ pub fn proving_ground() -> ProvingGround {
         builder.finish_bay(BAY_WIDTH_M);
     }
 
+    let turntable;
+    {
+        // A disc 5 m across, 0.1 m up (a step well within the climb), on its own support:
+        // the crowd turns it about its centre (spec 004's rotating support).
+        builder.start_bay("turntable");
+        builder.slab("floor", 0.0, BAY_LENGTH_M, 0.0);
+        let support = builder.scene.support("turntable");
+        let centre = Vec3::new(BAY_LENGTH_M * 0.5, TURNTABLE_TOP_M, mid_z);
+        builder.disc_on_support("table", centre, TURNTABLE_RADIUS_M, support);
+        turntable = (
+            support,
+            builder.at(centre.x, centre.y, centre.z),
+            TURNTABLE_RATE_RAD_S,
+        );
+        let (a, b) = (builder.at(1.0, 0.0, mid_z), builder.at(9.0, 0.0, mid_z));
+        let description = "a turntable 5 m across, 0.1 m up, turning at 0.5 rad/s";
+        features.push(builder.feature("turntable", description, a, b, (true, true)));
+        builder.finish_bay(BAY_WIDTH_M);
+    }
+
     ProvingGround {
         scene: builder.scene,
         features,
         stairs_bounds,
         under_balcony_point,
         balcony_point,
+        turntable,
     }
 }

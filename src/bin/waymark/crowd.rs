@@ -4,9 +4,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use glam::Vec3;
 use serde_json::json;
-use waymark::crowd::{AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats};
+use waymark::crowd::{
+    AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats, SupportMotion,
+};
 use waymark::harness::{
     AgentPlan, RunOptions, RunReport, median, random_plans, read_agents_csv, resume_crowd,
     run_crowd, state_hash,
@@ -124,8 +125,9 @@ impl CrowdCommand {
     }
 }
 
-/// The level's navigation mesh, its name, and its moving floors (a city's belts).
-type LoadedLevel = (NavMesh, String, Vec<(SupportId, Vec3)>);
+/// The level's navigation mesh, its name, and its moving supports' motion (a city's
+/// belts, the proving ground's turntable).
+type LoadedLevel = (NavMesh, String, Vec<(SupportId, SupportMotion)>);
 
 fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
     let mut config = command.bake.config();
@@ -147,7 +149,11 @@ fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
                 command.seed,
                 command.belt_share,
             );
-            belts = city.belts;
+            belts = city
+                .belts
+                .iter()
+                .map(|&(support, velocity)| (support, SupportMotion::belt(velocity)))
+                .collect();
             if command.bake.tile_size.is_none() {
                 // Large levels bake in tiles (in parallel, and rebuildable one at a time).
                 config.tile_size_cells = Some(96);
@@ -176,6 +182,7 @@ fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
         Some(path) if !path.as_os_str().eq(level::PROVING_GROUND) => None,
         _ => {
             let loaded = level::load(None)?;
+            belts = loaded.supports;
             Some((loaded.scene, loaded.name))
         }
     };
@@ -279,8 +286,16 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         }
         None => {
             let mut crowd = Crowd::new(&mesh, crowd_config)?;
-            for &(support, velocity) in &belts {
-                crowd.set_support_velocity(support, velocity)?;
+            for &(support, motion) in &belts {
+                if motion.angular_velocity_rad_s == 0.0 {
+                    crowd.set_support_velocity(support, motion.velocity)?;
+                } else {
+                    crowd.set_support_rotation(
+                        support,
+                        motion.pivot,
+                        motion.angular_velocity_rad_s,
+                    )?;
+                }
             }
             let report = run_crowd(&mut crowd, &plans, params, &options, |_, _| {})?;
             (crowd, report)
@@ -533,6 +548,13 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         "path wait p95: {} frames; most nodes in a frame: {} (budget {})",
         run.report.path_wait_frames_p95, run.report.nodes_expanded_max_frame, command.node_budget
     )?;
+    let riding = agents_on_moving_supports(&run.crowd);
+    if riding > 0 {
+        writeln!(
+            out,
+            "moving supports: {riding} agents riding them at the end (the proving ground's turntable, a city's belts)"
+        )?;
+    }
     let passes: Vec<String> = PASS_NAMES
         .iter()
         .map(|name| format!("{name} {:.3}", pass_ms[*name].as_f64().unwrap_or(0.0)))

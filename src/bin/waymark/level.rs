@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use waymark::crowd::SupportMotion;
+use waymark::ids::SupportId;
 use waymark::mesh::NavMesh;
 use waymark::mesh::blob::{BlobError, NavMeshFile};
 use waymark::scene::obj::{ObjError, ObjOptions, load_obj};
@@ -36,10 +38,12 @@ pub enum LevelError {
     NavMesh(#[from] waymark::mesh::NavMeshError),
 }
 
-/// A loaded level and the name to show for it.
+/// A loaded level, the name to show for it, and the motion of its moving supports (the
+/// proving ground's turntable).
 pub struct Level {
     pub name: String,
     pub scene: Scene,
+    pub supports: Vec<(SupportId, SupportMotion)>,
 }
 
 /// Loads `level`, or the proving ground when `None`.
@@ -59,13 +63,17 @@ pub fn load(level: Option<&Path>) -> Result<Level, LevelError> {
     Ok(Level {
         name: path.display().to_string(),
         scene: load_obj(path, &ObjOptions::default())?,
+        supports: Vec::new(),
     })
 }
 
 fn builtin() -> Level {
+    let ground = proving_ground();
+    let (support, centre, rate) = ground.turntable;
     Level {
         name: format!("{PROVING_GROUND} (built-in)"),
-        scene: proving_ground().scene,
+        scene: ground.scene,
+        supports: vec![(support, SupportMotion::turntable(centre, rate))],
     }
 }
 
