@@ -388,6 +388,50 @@ fn a_body_standing_on_a_turntable_rides_round_its_centre() {
 }
 
 #[test]
+fn a_support_motion_is_set_as_the_belt_or_turntable_it_describes() {
+    let mesh = turntable_mesh();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let support = waymark::ids::SupportId(0);
+    // The table turning about (10, 0, 10), described from a point 2 m east of its centre
+    // (where it moves at 1 m/s towards -z): set as the turntable about its centre.
+    let described = SupportMotion {
+        velocity: Vec3::new(0.0, 0.0, -1.0),
+        pivot: Vec3::new(12.0, 0.0, 10.0),
+        angular_velocity_rad_s: 0.5,
+    };
+    crowd.set_support_motion(support, described).unwrap();
+    let set = crowd.support_motion(support);
+    assert!(
+        set.pivot.distance(Vec3::new(10.0, 0.0, 10.0)) < 1e-5,
+        "{set:?}"
+    );
+    assert_eq!(set.velocity, Vec3::ZERO);
+    assert_eq!(set.angular_velocity_rad_s, 0.5);
+    // Without a turn rate: a belt.
+    let belt = SupportMotion::belt(Vec3::new(1.0, 0.0, 0.0));
+    crowd.set_support_motion(support, belt).unwrap();
+    assert_eq!(crowd.support_motion(support), belt);
+    // Turning while rising, or not finite: refused by value, the motion unchanged.
+    let rising = SupportMotion {
+        velocity: Vec3::new(0.0, 0.5, 0.0),
+        ..described
+    };
+    assert!(matches!(
+        crowd.set_support_motion(support, rising),
+        Err(CrowdError::UnsupportedSupportMotion { vertical_mps, .. }) if vertical_mps == 0.5
+    ));
+    let broken = SupportMotion {
+        angular_velocity_rad_s: f32::NAN,
+        ..described
+    };
+    assert!(matches!(
+        crowd.set_support_motion(support, broken),
+        Err(CrowdError::NotFinite { .. })
+    ));
+    assert_eq!(crowd.support_motion(support), belt);
+}
+
+#[test]
 fn m4_end_velocity_average_velocity_and_braking() {
     let mesh = strip(2);
     let snapshot = mesh.snapshot();

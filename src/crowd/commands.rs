@@ -591,7 +591,7 @@ impl Crowd {
             return Err(CrowdError::UnknownSupport(support));
         }
         self.log(|| LogRecord::Command(Command::SetSupportVelocity { support, velocity }));
-        self.set_support_motion(layer, SupportMotion::belt(velocity));
+        self.store_support_motion(layer, SupportMotion::belt(velocity));
         Ok(())
     }
 
@@ -632,14 +632,45 @@ impl Crowd {
                 angular_velocity_rad_s,
             })
         });
-        self.set_support_motion(
+        self.store_support_motion(
             layer,
             SupportMotion::turntable(centre, angular_velocity_rad_s),
         );
         Ok(())
     }
 
-    fn set_support_motion(&mut self, layer: usize, motion: SupportMotion) {
+    /// Sets moving support `support` going as `motion`: without a turn rate a belt
+    /// ([`Crowd::set_support_velocity`] with its velocity), with one a turntable turning
+    /// about the motion's still point, where its velocity is zero
+    /// ([`Crowd::set_support_rotation`]; the same field the motion describes from its
+    /// pivot). Refused by value: non-finite values, a support beyond the layers, a turning
+    /// motion that also moves vertically.
+    pub fn set_support_motion(
+        &mut self,
+        support: crate::ids::SupportId,
+        motion: SupportMotion,
+    ) -> Result<(), CrowdError> {
+        if !motion.is_finite() {
+            return Err(CrowdError::NotFinite {
+                what: "support motion velocity",
+                value: motion.velocity,
+            });
+        }
+        let Some(still) = motion.still_point() else {
+            return self.set_support_velocity(support, motion.velocity);
+        };
+        if motion.velocity.y != 0.0 {
+            return Err(CrowdError::UnsupportedSupportMotion {
+                support,
+                turn_rad_s: motion.angular_velocity_rad_s,
+                vertical_mps: motion.velocity.y,
+            });
+        }
+        let centre = Vec3::new(still.x, motion.pivot.y, still.y);
+        self.set_support_rotation(support, centre, motion.angular_velocity_rad_s)
+    }
+
+    fn store_support_motion(&mut self, layer: usize, motion: SupportMotion) {
         if self.support_motions.len() <= layer {
             self.support_motions.resize(layer + 1, SupportMotion::STILL);
         }

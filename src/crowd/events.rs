@@ -279,6 +279,19 @@ pub enum CrowdError {
     /// at most 65,534).
     #[error("{0:?} is beyond the support layers (layer n + 1 carries support n, n <= 65534)")]
     UnknownSupport(crate::ids::SupportId),
+    /// A support motion that turns while it rises or sinks: its footprint would move,
+    /// which needs the support's polygons placed by a pose (not supported yet).
+    #[error(
+        "{support:?}: a support that turns ({turn_rad_s} rad/s) cannot also move vertically ({vertical_mps} m/s)"
+    )]
+    UnsupportedSupportMotion {
+        /// The support.
+        support: crate::ids::SupportId,
+        /// Its turn rate, rad/s.
+        turn_rad_s: f32,
+        /// Its vertical velocity, m/s.
+        vertical_mps: f32,
+    },
     /// A deadline that is not after the crowd's current frame.
     #[error("deadline frame {deadline_frame} is not after the crowd's frame {frame}")]
     PastDeadline {

@@ -102,7 +102,7 @@ impl SupportMotion {
 
     /// The horizontal point the support turns about (its velocity is zero there), when it
     /// turns.
-    fn still_point(&self) -> Option<Vec2> {
+    pub(crate) fn still_point(&self) -> Option<Vec2> {
         let turn = self.angular_velocity_rad_s;
         (turn != 0.0).then(|| {
             // velocity + ω × (p - pivot) = 0 horizontally.

@@ -792,11 +792,7 @@ pub fn run_scenario(
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
     for &(support, motion) in &scenario.supports {
-        if motion.angular_velocity_rad_s == 0.0 {
-            crowd.set_support_velocity(support, motion.velocity)?;
-        } else {
-            crowd.set_support_rotation(support, motion.pivot, motion.angular_velocity_rad_s)?;
-        }
+        crowd.set_support_motion(support, motion)?;
     }
     let plans: Vec<AgentPlan> = scenario
         .agents

@@ -287,15 +287,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         None => {
             let mut crowd = Crowd::new(&mesh, crowd_config)?;
             for &(support, motion) in &belts {
-                if motion.angular_velocity_rad_s == 0.0 {
-                    crowd.set_support_velocity(support, motion.velocity)?;
-                } else {
-                    crowd.set_support_rotation(
-                        support,
-                        motion.pivot,
-                        motion.angular_velocity_rad_s,
-                    )?;
-                }
+                crowd.set_support_motion(support, motion)?;
             }
             let report = run_crowd(&mut crowd, &plans, params, &options, |_, _| {})?;
             (crowd, report)
