@@ -426,7 +426,8 @@ fn a_support_motion_is_set_as_the_belt_or_turntable_it_describes() {
     };
     assert!(matches!(
         crowd.set_support_motion(support, broken),
-        Err(CrowdError::NotFinite { .. })
+        Err(CrowdError::NotFinite { what, value })
+            if what.contains("turn rate") && value.x.is_nan()
     ));
     assert_eq!(crowd.support_motion(support), belt);
 }

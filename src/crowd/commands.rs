@@ -650,11 +650,18 @@ impl Crowd {
         support: crate::ids::SupportId,
         motion: SupportMotion,
     ) -> Result<(), CrowdError> {
-        if !motion.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "support motion velocity",
-                value: motion.velocity,
-            });
+        // Each part named as given (the delegated calls would see derived values).
+        for (what, value) in [
+            ("support motion velocity", motion.velocity),
+            ("support motion pivot", motion.pivot),
+            (
+                "support motion turn rate (rad/s, in x)",
+                Vec3::new(motion.angular_velocity_rad_s, 0.0, 0.0),
+            ),
+        ] {
+            if !value.is_finite() {
+                return Err(CrowdError::NotFinite { what, value });
+            }
         }
         let Some(still) = motion.still_point() else {
             return self.set_support_velocity(support, motion.velocity);
