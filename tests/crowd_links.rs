@@ -5,7 +5,8 @@
 
 use glam::{Vec2, Vec3};
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdEvent, KinematicController,
+    AgentId, AgentParams, AgentStatus, ConnectionWindow, Crowd, CrowdConfig, CrowdError,
+    CrowdEvent, KinematicController,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
@@ -442,4 +443,152 @@ fn removing_an_agent_in_the_air_leaves_the_others_walking() {
     let trace = run(&mut crowd, other, 300);
     assert_eq!(kinds(&trace.events), ["arrived"]);
     assert_eq!(crowd.len(), 1);
+}
+
+/// Steps the walker `frames` frames; the frame of each crossing's start, and each frame's
+/// (status, position).
+fn run_windowed(
+    crowd: &mut Crowd,
+    agent: AgentId,
+    frames: u64,
+) -> (Vec<u64>, Vec<(AgentStatus, Vec3)>, Vec<&'static str>) {
+    let mut controller = KinematicController;
+    let (mut starts, mut trace, mut others) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..frames {
+        let frame = crowd.frame();
+        let events = crowd.step(DT, &mut controller).unwrap();
+        for event in &events {
+            match event {
+                CrowdEvent::LinkStarted { agent: a, .. } if *a == agent => starts.push(frame),
+                CrowdEvent::RouteInvalidated { .. } | CrowdEvent::NoPath { .. } => {
+                    others.extend(kinds(std::slice::from_ref(event)));
+                }
+                _ => {}
+            }
+        }
+        trace.push((crowd.status(agent).unwrap(), crowd.position(agent).unwrap()));
+    }
+    (starts, trace, others)
+}
+
+/// A lift door: open 90 frames (3 s) of every 600, first at `first_open_frame`.
+fn lift_door(first_open_frame: u64, open_frames: u64) -> ConnectionWindow {
+    ConnectionWindow {
+        first_open_frame,
+        open_frames,
+        period_frames: 600,
+    }
+}
+
+#[test]
+fn a_connection_is_crossed_only_when_the_crossing_fits_in_its_window_and_the_agent_waits_at_the_edge()
+ {
+    let (mesh, link) = platforms(LinkKind::Door, false);
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    // Open at frames 100..190: the walker reaches the entry at about frame 190 (9 m at
+    // 1.5 m/s), with too little of the window left for its 2 s crossing, so it waits for
+    // the next opening, frames 700..790.
+    crowd
+        .set_link_window(link, Some(lift_door(100, 90)))
+        .unwrap();
+    assert_eq!(crowd.link_window(link), Some(lift_door(100, 90)));
+    let (starts, trace, others) = run_windowed(&mut crowd, agent, 1000);
+    assert_eq!(starts, [700], "the crossing started at frame {starts:?}");
+    assert!(others.is_empty(), "no new path asked for: {others:?}");
+    // Every frame before the start: on the upper platform, on its own side of the gap.
+    let waiting: Vec<Vec3> = trace[..700]
+        .iter()
+        .map(|&(status, position)| {
+            assert_ne!(status, AgentStatus::CrossingLink);
+            assert!(
+                position.x <= ENTRY.x + 0.3 && position.y.abs() < 1e-3,
+                "{position} left the platform before the window"
+            );
+            position
+        })
+        .collect();
+    // It stood at the edge, not somewhere short of it: the last 400 frames within the
+    // arrival tolerance of the entry, still.
+    for position in &waiting[300..] {
+        assert!(
+            position.distance(ENTRY) <= 0.25 + 1e-3,
+            "waited at {position}"
+        );
+    }
+    // The crossing landed within the window (frames 700..790) and the walk went on.
+    let landed = (700..trace.len())
+        .find(|&frame| trace[frame].0 != AgentStatus::CrossingLink)
+        .unwrap();
+    assert!(
+        landed < 790,
+        "landed at frame {landed}, after the window closed"
+    );
+    assert_eq!(trace.last().unwrap().0, AgentStatus::Arrived);
+}
+
+#[test]
+fn a_connection_open_at_arrival_is_crossed_at_once_and_a_window_removed_lets_it_be_crossed_freely()
+{
+    let (mesh, link) = platforms(LinkKind::Door, false);
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    // Open from frame 150 for 300 frames: open when the walker gets there.
+    crowd
+        .set_link_window(link, Some(lift_door(150, 300)))
+        .unwrap();
+    let (starts, _, _) = run_windowed(&mut crowd, agent, 400);
+    assert_eq!(starts.len(), 1);
+    assert!((170..230).contains(&starts[0]), "started at {}", starts[0]);
+
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    crowd
+        .set_link_window(link, Some(lift_door(5000, 90)))
+        .unwrap();
+    crowd.set_link_window(link, None).unwrap();
+    assert_eq!(crowd.link_window(link), None);
+    let (starts, _, _) = run_windowed(&mut crowd, agent, 400);
+    assert_eq!(starts.len(), 1, "crossed once the window was removed");
+}
+
+#[test]
+fn a_window_on_an_unknown_link_or_one_that_cannot_open_is_refused_by_value() {
+    let (mesh, link) = platforms(LinkKind::Door, false);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let error = crowd
+        .set_link_window(LinkId(77), Some(lift_door(0, 90)))
+        .unwrap_err();
+    assert!(
+        matches!(error, CrowdError::UnknownLink(LinkId(77))),
+        "{error}"
+    );
+    let error = crowd
+        .set_link_window(link, Some(lift_door(0, 601)))
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("open_frames must be at most period_frames")
+            && error.to_string().contains("601"),
+        "{error}"
+    );
+    assert_eq!(crowd.link_window(link), None, "a refused window is not set");
+}
+
+#[test]
+fn a_connection_window_is_saved_and_a_restored_walker_waits_for_it_the_same_way() {
+    let (mesh, link) = platforms(LinkKind::Door, false);
+    let (mut crowd, agent) = walker_heading_down(&mesh, CrowdConfig::default());
+    crowd
+        .set_link_window(link, Some(lift_door(100, 90)))
+        .unwrap();
+    let mut controller = KinematicController;
+    for _ in 0..400 {
+        crowd.step(DT, &mut controller).unwrap();
+    }
+    let bytes = crowd.save();
+    let mut restored = Crowd::restore(&mesh, CrowdConfig::default(), &bytes).unwrap();
+    assert_eq!(restored.link_window(link), Some(lift_door(100, 90)));
+    let (starts, _, _) = run_windowed(&mut restored, agent, 600);
+    let (whole, _, _) = run_windowed(&mut crowd, agent, 600);
+    assert_eq!(starts, [700]);
+    assert_eq!(starts, whole);
 }

@@ -677,6 +677,49 @@ impl Crowd {
         self.set_support_rotation(support, centre, motion.angular_velocity_rad_s)
     }
 
+    /// Lets link `link` be crossed only within `window` (`None`: whenever it is open), a
+    /// connection between a platform and the ground that holds only while the two are
+    /// aligned: a lift's door at a floor, a ferry's ramp at a dock. An agent whose path
+    /// crosses the link waits at its entry, on its own side, until a crossing started now
+    /// would land before the window closes, then crosses; the link stays in its paths
+    /// meanwhile (no new search). Refused by value: a link the mesh does not have, a window
+    /// that cannot open ([`ConnectionWindow::problem`](super::ConnectionWindow::problem)).
+    pub fn set_link_window(
+        &mut self,
+        link: crate::mesh::LinkId,
+        window: Option<super::ConnectionWindow>,
+    ) -> Result<(), CrowdError> {
+        if self.snapshot.link(link).is_none() {
+            return Err(CrowdError::UnknownLink(link));
+        }
+        if let Some(problem) = window.as_ref().and_then(super::ConnectionWindow::problem) {
+            return Err(CrowdError::BadConnectionWindow {
+                link,
+                window: window.expect("a window has a problem"),
+                problem,
+            });
+        }
+        self.log(|| LogRecord::Command(Command::SetLinkWindow { link, window }));
+        let at = self.link_windows.binary_search_by_key(&link, |&(id, _)| id);
+        match (at, window) {
+            (Ok(at), Some(window)) => self.link_windows[at].1 = window,
+            (Ok(at), None) => {
+                self.link_windows.remove(at);
+            }
+            (Err(at), Some(window)) => self.link_windows.insert(at, (link, window)),
+            (Err(_), None) => {}
+        }
+        Ok(())
+    }
+
+    /// The window link `link` may be crossed in (`None`: whenever it is open).
+    pub fn link_window(&self, link: crate::mesh::LinkId) -> Option<super::ConnectionWindow> {
+        self.link_windows
+            .binary_search_by_key(&link, |&(id, _)| id)
+            .ok()
+            .map(|at| self.link_windows[at].1)
+    }
+
     fn store_support_motion(&mut self, layer: usize, motion: SupportMotion) {
         if self.support_motions.len() <= layer {
             self.support_motions.resize(layer + 1, SupportMotion::STILL);

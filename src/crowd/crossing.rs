@@ -33,7 +33,9 @@ pub struct CrossingState {
 impl Crowd {
     /// An agent at the entry of its corridor's next link starts crossing it, if the link is
     /// still open in the version its path read; otherwise it asks for a new path (a door
-    /// closed in its face is never walked through).
+    /// closed in its face is never walked through). A link with a connection window
+    /// ([`Crowd::set_link_window`]) is crossed only when the crossing fits in what is left
+    /// of the window; until then the agent waits at the entry.
     pub(super) fn start_crossing(&mut self, slot: usize, dt: f32, events: &mut Vec<CrowdEvent>) {
         let agent = self.lanes.id[slot];
         let Some(corridor) = self.lanes.corridor[slot].clone() else {
@@ -66,6 +68,17 @@ impl Crowd {
         let from = self.lanes.position(slot);
         // Crossed at the agent's cruising speed, in at least one step.
         let duration_s = (from.distance(next.exit) / self.lanes.preferred_speed[slot]).max(dt);
+        if let Some(window) = self.link_window(next.link) {
+            // A connection crossed only if the crossing lands before its window closes:
+            // otherwise the agent stands at the entry, on its own side, and tries again
+            // next frame (its path still goes this way).
+            let frames_needed = (duration_s / dt).ceil() as u64;
+            if window.open_frames_left(self.frame) < frames_needed {
+                self.lanes.desired_x[slot] = 0.0;
+                self.lanes.desired_z[slot] = 0.0;
+                return;
+            }
+        }
         let crossing = LinkCrossing {
             link: next.link,
             from,

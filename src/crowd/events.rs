@@ -292,6 +292,19 @@ pub enum CrowdError {
         /// Its vertical velocity, m/s.
         vertical_mps: f32,
     },
+    /// A link the crowd's mesh does not have.
+    #[error("{0:?} is not a link of the crowd's mesh")]
+    UnknownLink(crate::mesh::LinkId),
+    /// A connection window that cannot be one.
+    #[error("connection window {window:?} of {link:?}: {problem}")]
+    BadConnectionWindow {
+        /// The link.
+        link: crate::mesh::LinkId,
+        /// The window given.
+        window: super::ConnectionWindow,
+        /// The limit it breaks.
+        problem: &'static str,
+    },
     /// A deadline that is not after the crowd's current frame.
     #[error("deadline frame {deadline_frame} is not after the crowd's frame {frame}")]
     PastDeadline {

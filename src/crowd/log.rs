@@ -182,6 +182,13 @@ pub enum Command {
         /// Its turn rate about Up, rad/s.
         angular_velocity_rad_s: f32,
     },
+    /// [`Crowd::set_link_window`].
+    SetLinkWindow {
+        /// The link.
+        link: crate::mesh::LinkId,
+        /// Its window (`None`: none).
+        window: Option<super::ConnectionWindow>,
+    },
     /// [`Crowd::release_hold`].
     ReleaseHold {
         /// The agent.
@@ -883,6 +890,9 @@ fn give(
         } => crowd
             .set_support_rotation(support, centre, angular_velocity_rad_s)
             .map_err(refused),
+        &Command::SetLinkWindow { link, window } => {
+            crowd.set_link_window(link, window).map_err(refused)
+        }
         &Command::ReleaseHold { agent, hold } => crowd.release_hold(agent, hold).map_err(refused),
         &Command::Cancel { agent, record } => {
             same(record, crowd.cancel(agent).map_err(refused)?, differs)

@@ -69,6 +69,7 @@ mod commands;
 mod components;
 mod config;
 mod congestion;
+mod connection;
 mod controller;
 mod corridor;
 mod crossing;
@@ -116,6 +117,7 @@ pub use agent::{
 };
 pub use avoid::{AvoidanceConfig, AvoidanceMethod, AvoidanceProfile, ContactModel, SampledConfig};
 pub use config::{BlockedPolicy, CrowdConfig};
+pub use connection::ConnectionWindow;
 pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
     move_foot,

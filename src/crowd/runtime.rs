@@ -68,6 +68,8 @@ pub struct Crowd {
     /// `n + 1`; layer 0, the static ground, never moves), m/s: a belt's `u`. Empty when
     /// nothing moves.
     pub(super) support_motions: Vec<super::SupportMotion>,
+    /// The links that may be crossed only in a window of frames, by link id, ascending.
+    pub(super) link_windows: Vec<(crate::mesh::LinkId, super::ConnectionWindow)>,
 }
 
 impl Crowd {
@@ -100,6 +102,7 @@ impl Crowd {
             scratch: StepScratch::default(),
             deferred_events: Vec::new(),
             support_motions: Vec::new(),
+            link_windows: Vec::new(),
             portal_windows: Vec::new(),
             log: OrderedLog::default(),
         })

@@ -94,7 +94,7 @@ use crate::query::QueryFilter;
 const MAGIC: [u8; 8] = *b"WMCROWD\0";
 
 /// The format this build writes and reads.
-pub const SAVE_FORMAT_VERSION: u32 = 6;
+pub const SAVE_FORMAT_VERSION: u32 = 7;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
@@ -320,6 +320,7 @@ impl Crowd {
         self.deferred_events.write(out);
         self.neighbour_grid.cell_sizing().write(out);
         self.support_motions.write(out);
+        self.link_windows.write(out);
 
         out.tag(b"IDS ");
         let (generation, free) = self.ids.parts();
@@ -443,6 +444,22 @@ impl Crowd {
             )));
         }
         self.support_motions = support_motions;
+        let link_windows: Vec<(LinkId, super::ConnectionWindow)> = Saved::read(input)?;
+        if let Some(pair) = link_windows.windows(2).find(|pair| pair[0].0 >= pair[1].0) {
+            return Err(input.malformed(format!(
+                "link windows out of order: {:?} before {:?}",
+                pair[0].0, pair[1].0
+            )));
+        }
+        if let Some((link, window, problem)) = link_windows
+            .iter()
+            .find_map(|&(link, window)| window.problem().map(|problem| (link, window, problem)))
+        {
+            return Err(input.malformed(format!(
+                "connection window {window:?} of {link:?}: {problem}"
+            )));
+        }
+        self.link_windows = link_windows;
 
         // The per-step buffers are sized for the crowd, their pages mapped as `reserve`
         // maps them (so the first step does not fault them in), while the rest is read:

@@ -39,6 +39,11 @@ saved_struct!(RequestId {
     epoch
 });
 saved_struct!(CancelRecord { order, frame });
+saved_struct!(crate::crowd::ConnectionWindow {
+    first_open_frame,
+    open_frames,
+    period_frames,
+});
 saved_struct!(VelocityRequest { velocity, order });
 saved_struct!(HoldReserved { hold, policy });
 saved_struct!(HoldOrder {
