@@ -5,8 +5,8 @@
 
 use glam::{Vec2, Vec3};
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, ConnectionWindow, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, KinematicController,
+    AgentId, AgentParams, AgentStatus, BlockedPolicy, ConnectionWindow, Crowd, CrowdConfig,
+    CrowdError, CrowdEvent, KinematicController,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
@@ -591,4 +591,22 @@ fn a_connection_window_is_saved_and_a_restored_walker_waits_for_it_the_same_way(
     let (whole, _, _) = run_windowed(&mut crowd, agent, 600);
     assert_eq!(starts, [700]);
     assert_eq!(starts, whole);
+}
+
+#[test]
+fn waiting_for_a_connection_is_no_block_an_order_that_fails_after_two_seconds_still_crosses() {
+    let (mesh, link) = platforms(LinkKind::Door, false);
+    let config = CrowdConfig {
+        blocked_policy: BlockedPolicy::FailAfter { seconds: 2.0 },
+        ..CrowdConfig::default()
+    };
+    let (mut crowd, agent) = walker_heading_down(&mesh, config);
+    // About 17 s at the entry before the door opens at frame 700.
+    crowd
+        .set_link_window(link, Some(lift_door(100, 90)))
+        .unwrap();
+    let (starts, trace, others) = run_windowed(&mut crowd, agent, 1000);
+    assert_eq!(starts, [700]);
+    assert!(others.is_empty(), "{others:?}");
+    assert_eq!(trace.last().unwrap().0, AgentStatus::Arrived);
 }

@@ -74,8 +74,12 @@ impl Crowd {
             // next frame (its path still goes this way).
             let frames_needed = (duration_s / dt).ceil() as u64;
             if window.open_frames_left(self.frame) < frames_needed {
-                self.lanes.desired_x[slot] = 0.0;
-                self.lanes.desired_z[slot] = 0.0;
+                let lanes = &mut self.lanes;
+                lanes.desired_x[slot] = 0.0;
+                lanes.desired_z[slot] = 0.0;
+                // Waiting for a connection is no block: a `FailAfter` policy does not
+                // fail the order for it.
+                lanes.unprogressed_s[slot] = 0.0;
                 return;
             }
         }
