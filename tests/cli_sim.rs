@@ -463,3 +463,45 @@ fn h3_on_a_belt_a_hold_walks_against_it_a_push_moves_back_3_mm_and_a_1_m_per_s_c
         [(json!("weak"), json!("hold_capability_insufficient"))]
     );
 }
+
+#[test]
+fn a_passenger_waits_at_the_ferry_ramp_for_its_window_and_a_window_that_cannot_open_is_refused() {
+    let (summary, trace) = sim(
+        &fixture("sim_connection_window.json"),
+        "connection_window.jsonl",
+    );
+    // The ramp is open from tick 150 for 40 ticks: the passenger, at the ramp by tick 35,
+    // starts across at tick 150, with no block and no new path while it waits.
+    let events = records(&trace, "events");
+    let names: Vec<(u64, &str)> = events
+        .iter()
+        .map(|(tick, event)| (*tick, event["event"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names[0], (150, "link_started"), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|(_, name)| !["blocked", "no_path", "route_invalidated"].contains(name)),
+        "{names:?}"
+    );
+    let waiting: Vec<f64> = records(&trace, "agents")
+        .iter()
+        .filter(|(tick, _)| (40..150).contains(tick))
+        .map(|(_, agent)| agent["position"][0].as_f64().unwrap())
+        .collect();
+    assert!(
+        waiting.iter().all(|&x| (9.35..=9.6).contains(&x)),
+        "{waiting:?}"
+    );
+    assert_eq!(summary["outcomes"], json!({ "success": 1 }));
+    // The second window (open 0 frames) is refused, naming the limit.
+    let refused = &summary["refused"][0];
+    assert_eq!(refused["command"], "link_window");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("open_frames must be at least 1"),
+        "{refused}"
+    );
+}

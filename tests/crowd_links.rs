@@ -460,7 +460,9 @@ fn run_windowed(
         for event in &events {
             match event {
                 CrowdEvent::LinkStarted { agent: a, .. } if *a == agent => starts.push(frame),
-                CrowdEvent::RouteInvalidated { .. } | CrowdEvent::NoPath { .. } => {
+                CrowdEvent::RouteInvalidated { .. }
+                | CrowdEvent::NoPath { .. }
+                | CrowdEvent::Blocked { .. } => {
                     others.extend(kinds(std::slice::from_ref(event)));
                 }
                 _ => {}
@@ -494,7 +496,10 @@ fn a_connection_is_crossed_only_when_the_crossing_fits_in_its_window_and_the_age
     assert_eq!(crowd.link_window(link), Some(lift_door(100, 90)));
     let (starts, trace, others) = run_windowed(&mut crowd, agent, 1000);
     assert_eq!(starts, [700], "the crossing started at frame {starts:?}");
-    assert!(others.is_empty(), "no new path asked for: {others:?}");
+    assert!(
+        others.is_empty(),
+        "no new path asked for, no block: {others:?}"
+    );
     // Every frame before the start: on the upper platform, on its own side of the gap.
     let waiting: Vec<Vec3> = trace[..700]
         .iter()

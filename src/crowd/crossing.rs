@@ -77,9 +77,12 @@ impl Crowd {
                 let lanes = &mut self.lanes;
                 lanes.desired_x[slot] = 0.0;
                 lanes.desired_z[slot] = 0.0;
-                // Waiting for a connection is no block: a `FailAfter` policy does not
-                // fail the order for it.
+                // Waiting for a connection is no block: it reports no `Blocked`, and a
+                // `FailAfter` policy does not fail the order for it.
                 lanes.unprogressed_s[slot] = 0.0;
+                lanes.stalled_s[slot] = 0.0;
+                lanes.anchor_x[slot] = from.x;
+                lanes.anchor_z[slot] = from.z;
                 return;
             }
         }

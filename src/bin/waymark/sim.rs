@@ -15,10 +15,11 @@ use glam::Vec3;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use waymark::crowd::{
-    AgentId, AgentParams, AvoidanceProfile, BlockedBy, BlockedPolicy, CancelRecord, Crowd,
-    CrowdConfig, CrowdEvent, Decision, FactChange, FailureCondition, FrameBudget, HoldFailure,
-    HoldPhase, HoldPolicy, HostWorld, InteractionFailure, InteractionPhase, KinematicController,
-    LogEntry, LogRecord, MoverAction, MoverOwner, Outcome, Rejection, RequestId,
+    AgentId, AgentParams, AvoidanceProfile, BlockedBy, BlockedPolicy, CancelRecord,
+    ConnectionWindow, Crowd, CrowdConfig, CrowdEvent, Decision, FactChange, FailureCondition,
+    FrameBudget, HoldFailure, HoldPhase, HoldPolicy, HostWorld, InteractionFailure,
+    InteractionPhase, KinematicController, LogEntry, LogRecord, MoverAction, MoverOwner, Outcome,
+    Rejection, RequestId,
 };
 use waymark::ids::SupportId;
 use waymark::mesh::blob::BakeParams;
@@ -261,6 +262,17 @@ enum CommandSpec {
     Door {
         link: String,
         open: bool,
+    },
+    /// A connection window on a link (`Crowd::set_link_window`); all three fields left out
+    /// remove it.
+    LinkWindow {
+        link: String,
+        #[serde(default)]
+        first_open_frame: Option<u64>,
+        #[serde(default)]
+        open_frames: Option<u64>,
+        #[serde(default)]
+        period_frames: Option<u64>,
     },
     Save,
     Restore,
@@ -762,6 +774,34 @@ impl Sim {
                     Err(error) => Err(error.to_string()),
                 }
             }
+            CommandSpec::LinkWindow {
+                link,
+                first_open_frame,
+                open_frames,
+                period_frames,
+            } => {
+                let &id = self.links.get(link).ok_or_else(|| {
+                    CliError::Usage(format!("tick {tick}: no link named '{link}'"))
+                })?;
+                let window = match (first_open_frame, open_frames, period_frames) {
+                    (None, None, None) => None,
+                    (Some(first), Some(open), Some(period)) => Some(ConnectionWindow {
+                        first_open_frame: *first,
+                        open_frames: *open,
+                        period_frames: *period,
+                    }),
+                    _ => {
+                        return Err(CliError::Usage(format!(
+                            "tick {tick}: link_window takes first_open_frame, open_frames and \
+                             period_frames together, or none of them"
+                        )));
+                    }
+                };
+                self.crowd
+                    .set_link_window(id, window)
+                    .map(|()| json!({}))
+                    .map_err(|error| error.to_string())
+            }
             CommandSpec::Save => {
                 let bytes = self.crowd.save();
                 let size = bytes.len();
@@ -1180,6 +1220,7 @@ fn command_name(command: &CommandSpec) -> &'static str {
         CommandSpec::Add(_) => "add",
         CommandSpec::Remove { .. } => "remove",
         CommandSpec::Door { .. } => "door",
+        CommandSpec::LinkWindow { .. } => "link_window",
         CommandSpec::Save => "save",
         CommandSpec::Restore => "restore",
     }
@@ -1198,6 +1239,7 @@ fn command_agent(command: &CommandSpec) -> Option<&str> {
         | CommandSpec::Remove { agent } => Some(agent),
         CommandSpec::Add(agent) => Some(&agent.name),
         CommandSpec::Door { .. }
+        | CommandSpec::LinkWindow { .. }
         | CommandSpec::Belt { .. }
         | CommandSpec::Turntable { .. }
         | CommandSpec::Save
