@@ -9,9 +9,9 @@ mod common;
 use common::{Game, proving_ground_mesh, rooms, rooms_door, turntable_crowd};
 use glam::Vec3;
 use waymark::crowd::{
-    AgentParams, AgentView, Command, Crowd, CrowdConfig, CrowdEvent, Decision, FrameBudget,
-    KinematicController, LogEntry, LogRecord, LoggedAnswer, Rejection, Replay, ReplayError,
-    mesh_fingerprint,
+    AgentParams, AgentView, Command, ConnectionWindow, Crowd, CrowdConfig, CrowdEvent, Decision,
+    FrameBudget, KinematicController, LogEntry, LogRecord, LoggedAnswer, Rejection, Replay,
+    ReplayError, mesh_fingerprint,
 };
 use waymark::harness::random_plans;
 use waymark::mesh::{LinkId, NavMesh};
@@ -447,4 +447,51 @@ fn a_log_the_replay_cannot_follow_is_refused_naming_the_entry() {
         replay_door_run(tampered.into_iter().chain(shifted).collect(), true),
         Err(ReplayError::OutOfOrder { .. })
     ));
+}
+
+#[test]
+fn a_connection_window_set_in_the_log_holds_the_walkers_the_same_way_in_the_replay() {
+    let (mesh, door) = door_mesh();
+    let config = CrowdConfig {
+        ordered_log: true,
+        ..CrowdConfig::default()
+    };
+    let window = ConnectionWindow {
+        first_open_frame: 150,
+        open_frames: 200,
+        period_frames: 1000,
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    crowd.set_link_window(door, Some(window)).unwrap();
+    for start in [Vec3::new(2.0, 0.0, 3.0), Vec3::new(3.0, 0.0, 2.0)] {
+        let agent = crowd.add_agent(start, PARAMS).unwrap();
+        crowd
+            .request_move(agent, Vec3::new(19.0, 0.0, 3.0))
+            .unwrap();
+    }
+    let mut log = Vec::new();
+    let mut started = Vec::new();
+    for frame in 0..300 {
+        for event in crowd.step(DT, &mut KinematicController).unwrap() {
+            if let CrowdEvent::LinkStarted { .. } = event {
+                started.push(frame);
+            }
+        }
+        crowd.drain_log(&mut log);
+    }
+    // Both walkers wait for the window (the door is a few metres away) and cross in it.
+    assert_eq!(started.len(), 2, "{started:?}");
+    assert!(
+        started.iter().all(|frame| (150..350).contains(frame)),
+        "{started:?}"
+    );
+    let mut again = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let mut replay = Replay::start(&mut again, log).unwrap();
+    for _ in 0..300 {
+        replay
+            .step(&mut again, DT, &mut KinematicController, &mut |_, _| {})
+            .unwrap();
+    }
+    assert_eq!(again.link_window(door), Some(window));
+    assert_same(&views(&again), &views(&crowd), 300);
 }

@@ -682,8 +682,10 @@ impl Crowd {
     /// aligned: a lift's door at a floor, a ferry's ramp at a dock. An agent whose path
     /// crosses the link waits at its entry, on its own side, until a crossing started now
     /// would land before the window closes, then crosses; the link stays in its paths
-    /// meanwhile (no new search). Refused by value: a link the mesh does not have, a window
-    /// that cannot open ([`ConnectionWindow::problem`](super::ConnectionWindow::problem)).
+    /// meanwhile (no new search). A window shorter than the crossing (at the agent's cruising
+    /// speed) never lets it start: the agent waits until its order is cancelled or fails by
+    /// its deadline. Refused by value: a link the mesh does not have, a window that cannot
+    /// open ([`ConnectionWindow::problem`](super::ConnectionWindow::problem)).
     pub fn set_link_window(
         &mut self,
         link: crate::mesh::LinkId,

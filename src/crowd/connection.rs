@@ -54,7 +54,8 @@ impl ConnectionWindow {
         self.open_frames.saturating_sub(into_period)
     }
 
-    /// The first frame at or after `frame` at which the window is open.
+    /// The first frame at or after `frame` at which the window is open (`u64::MAX`: never
+    /// again, a window open once and past), for a host showing how long a wait lasts.
     pub fn next_open_frame(&self, frame: u64) -> u64 {
         if self.open_frames_left(frame) > 0 {
             return frame;
