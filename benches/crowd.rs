@@ -131,6 +131,7 @@ fn crowd_benches(criterion: &mut Criterion) {
                 &grid,
                 &bodies,
                 &[],
+                &[],
                 &snapshot,
                 &avoidance,
                 &profiles,

@@ -143,6 +143,7 @@ fn main() {
             &grid,
             &bodies,
             &[],
+            &[],
             crowd.snapshot(),
             &avoidance,
             &[AvoidanceProfile::of(&avoidance)],

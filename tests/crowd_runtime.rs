@@ -892,6 +892,7 @@ fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
             &grid,
             &bodies,
             carried,
+            &[],
             &snapshot,
             &avoidance,
             &profiles,
@@ -911,6 +912,7 @@ fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
         crowd.lanes(),
         &grid,
         &[SupportMotion::STILL, SupportMotion::STILL],
+        &waymark::crowd::PlatformFrames::default(),
         &mut gathered,
     );
     assert!(gathered.is_empty());

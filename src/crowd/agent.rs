@@ -269,7 +269,7 @@ pub const AGENTS_MAX: usize = u32::MAX as usize;
 pub struct AgentView {
     /// The agent.
     pub id: AgentId,
-    /// Foot position, metres.
+    /// Foot position in the world (on a platform, where it has carried the agent), metres.
     pub position: Vec3,
     /// Horizontal velocity at the end of the last step (relative to the ground), m/s; `y`
     /// is 0.

@@ -590,6 +590,9 @@ impl Crowd {
         if layer > usize::from(u16::MAX) {
             return Err(CrowdError::UnknownSupport(support));
         }
+        if velocity != Vec3::ZERO && self.platform_motion(support).is_some() {
+            return Err(CrowdError::PlatformWithSurfaceMotion { support });
+        }
         self.log(|| LogRecord::Command(Command::SetSupportVelocity { support, velocity }));
         self.store_support_motion(layer, SupportMotion::belt(velocity));
         Ok(())
@@ -624,6 +627,9 @@ impl Crowd {
         let layer = support.0 as usize + 1;
         if layer > usize::from(u16::MAX) {
             return Err(CrowdError::UnknownSupport(support));
+        }
+        if angular_velocity_rad_s != 0.0 && self.platform_motion(support).is_some() {
+            return Err(CrowdError::PlatformWithSurfaceMotion { support });
         }
         self.log(|| {
             LogRecord::Command(Command::SetSupportRotation {
@@ -720,6 +726,129 @@ impl Crowd {
             .binary_search_by_key(&link, |&(id, _)| id)
             .ok()
             .map(|at| self.link_windows[at].1)
+    }
+
+    /// Makes support `support` a platform whose footprint moves as `motion` (`None`: no
+    /// longer a platform; its polygons stand where they were baked). A platform's polygons
+    /// are baked in its own frame, away from the ground, and placed in the world by its
+    /// offset (`platform.rs`): agents on it keep their feet and corridors in its frame,
+    /// walk it as still ground, ride it, and leave it only by links, which join it to the
+    /// ground while it is at their dock ([`Crowd::set_link_dock`]) and in their window
+    /// ([`Crowd::set_link_window`]). A host placing the platform itself sets a
+    /// [`PlatformMotion::Placed`](super::PlatformMotion::Placed) each step it moves; a
+    /// [`PlatformMotion::Shuttle`](super::PlatformMotion::Shuttle) goes by
+    /// itself. Takes effect at once: world positions read now are placed by it. Refused by value:
+    /// a motion that cannot be one, a support beyond the layers, a support that is a belt
+    /// or a turntable.
+    pub fn set_platform_motion(
+        &mut self,
+        support: crate::ids::SupportId,
+        motion: Option<super::PlatformMotion>,
+    ) -> Result<(), CrowdError> {
+        if let Some(problem) = motion.as_ref().and_then(super::PlatformMotion::problem) {
+            return Err(CrowdError::BadPlatformMotion {
+                support,
+                motion: motion.expect("a motion has a problem"),
+                problem,
+            });
+        }
+        let layer = support.0 as usize + 1;
+        if layer > usize::from(u16::MAX) {
+            return Err(CrowdError::UnknownSupport(support));
+        }
+        if !self.support_motion(support).is_still() {
+            return Err(CrowdError::PlatformWithSurfaceMotion { support });
+        }
+        self.log(|| LogRecord::Command(Command::SetPlatformMotion { support, motion }));
+        let layer = layer as u16;
+        let at = self
+            .platforms
+            .binary_search_by_key(&layer, |platform| platform.layer);
+        let platform = motion.map(|motion| super::platform::Platform { layer, motion });
+        match (at, platform) {
+            (Ok(at), Some(platform)) => self.platforms[at] = platform,
+            (Ok(at), None) => {
+                self.platforms.remove(at);
+            }
+            (Err(at), Some(platform)) => self.platforms.insert(at, platform),
+            (Err(_), None) => {}
+        }
+        Ok(())
+    }
+
+    /// The motion of platform `support` (`None`: not a platform).
+    pub fn platform_motion(&self, support: crate::ids::SupportId) -> Option<super::PlatformMotion> {
+        let layer = u16::try_from(support.0 as usize + 1).ok()?;
+        self.platforms
+            .binary_search_by_key(&layer, |platform| platform.layer)
+            .ok()
+            .map(|at| self.platforms[at].motion)
+    }
+
+    /// Where platform `support` is now: world minus mesh coordinates of its polygons
+    /// (zero for a support that is not a platform).
+    pub fn platform_offset(&self, support: crate::ids::SupportId) -> Vec3 {
+        self.frame_offset(support.0.saturating_add(1))
+    }
+
+    /// Lets link `link` join its two sides only while platform `dock.support` is within
+    /// `dock.tolerance_m` of offset `dock.offset` (`None`: always): a ferry's ramp at its
+    /// dock, a lift's door at its floor. A crossing starts only in contact, and each of its
+    /// steps checks it again: an agent whose crossing loses it goes back to the entry and
+    /// waits there, on its own side, for the next contact (with a window,
+    /// [`Crowd::set_link_window`], a crossing starts only if it lands before the window
+    /// closes, so a window within the platform's stop keeps every crossing whole). The link
+    /// stays in paths meanwhile. Refused by value: a link the mesh does not have, a dock
+    /// that cannot be one.
+    pub fn set_link_dock(
+        &mut self,
+        link: crate::mesh::LinkId,
+        dock: Option<super::LinkDock>,
+    ) -> Result<(), CrowdError> {
+        if self.snapshot.link(link).is_none() {
+            return Err(CrowdError::UnknownLink(link));
+        }
+        if let Some(problem) = dock.as_ref().and_then(super::LinkDock::problem) {
+            return Err(CrowdError::BadLinkDock {
+                link,
+                dock: dock.expect("a dock has a problem"),
+                problem,
+            });
+        }
+        self.log(|| LogRecord::Command(Command::SetLinkDock { link, dock }));
+        let at = self.link_docks.binary_search_by_key(&link, |&(id, _)| id);
+        match (at, dock) {
+            (Ok(at), Some(dock)) => self.link_docks[at].1 = dock,
+            (Ok(at), None) => {
+                self.link_docks.remove(at);
+            }
+            (Err(at), Some(dock)) => self.link_docks.insert(at, (link, dock)),
+            (Err(_), None) => {}
+        }
+        Ok(())
+    }
+
+    /// The dock of link `link` (`None`: it joins its sides whenever it is open).
+    pub fn link_dock(&self, link: crate::mesh::LinkId) -> Option<super::LinkDock> {
+        self.link_docks
+            .binary_search_by_key(&link, |&(id, _)| id)
+            .ok()
+            .map(|at| self.link_docks[at].1)
+    }
+
+    /// Whether link `link`'s dock (if any) holds at frame `frame`: its platform within the
+    /// tolerance of the dock's offset.
+    pub(super) fn link_in_contact(&self, link: crate::mesh::LinkId, frame: u64) -> bool {
+        let Some(dock) = self.link_dock(link) else {
+            return true;
+        };
+        let layer = dock.support.0.saturating_add(1);
+        let offset = self
+            .platforms
+            .iter()
+            .find(|platform| u32::from(platform.layer) == layer)
+            .map_or(Vec3::ZERO, |platform| platform.motion.offset_at(frame));
+        offset.distance(dock.offset) <= dock.tolerance_m
     }
 
     fn store_support_motion(&mut self, layer: usize, motion: SupportMotion) {

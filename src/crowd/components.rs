@@ -102,9 +102,12 @@ pub(crate) struct HoldReserved {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LinkCrossing {
     pub link: crate::mesh::LinkId,
-    /// Foot position where the crossing started.
+    /// Foot position where the crossing started, in the world.
     pub from: Vec3,
-    /// The link's exit.
+    /// The same in the frame of the support it started on (a platform's: where the agent
+    /// stands again if the crossing is undone).
+    pub entry: Vec3,
+    /// The link's exit, in the frame of the landing polygon's support.
     pub to: Vec3,
     pub elapsed_s: f32,
     pub duration_s: f32,

@@ -65,30 +65,31 @@ impl Crowd {
             self.reissue(agent);
             return;
         };
-        let from = self.lanes.position(slot);
+        // The crossing runs in the world: from the foot where the platform (if any) has
+        // carried it to the exit where the landing's platform stands.
+        let entry = self.lanes.position(slot);
+        let from = entry + self.frame_offset(self.lanes.support[slot]);
+        let to = next.exit + self.frame_offset(self.layer_of(landing));
         // Crossed at the agent's cruising speed, in at least one step.
-        let duration_s = (from.distance(next.exit) / self.lanes.preferred_speed[slot]).max(dt);
-        if let Some(window) = self.link_window(next.link) {
-            // A connection crossed only if the crossing lands before its window closes:
-            // otherwise the agent stands at the entry, on its own side, and tries again
-            // next frame (its path still goes this way).
-            let frames_needed = (duration_s / dt).ceil() as u64;
-            if window.open_frames_left(self.frame) < frames_needed {
-                let lanes = &mut self.lanes;
-                lanes.desired_x[slot] = 0.0;
-                lanes.desired_z[slot] = 0.0;
-                // Waiting for a connection is no block: it reports no `Blocked`, and a
-                // `FailAfter` policy does not fail the order for it.
-                lanes.unprogressed_s[slot] = 0.0;
-                lanes.stalled_s[slot] = 0.0;
-                lanes.anchor_x[slot] = from.x;
-                lanes.anchor_z[slot] = from.z;
-                return;
-            }
+        let duration_s = (from.distance(to) / self.lanes.preferred_speed[slot]).max(dt);
+        let frames_needed = (duration_s / dt).ceil() as u64;
+        // A connection is crossed only if the crossing lands before its window closes and
+        // the platform it joins is at the link's dock now and (as far as its motion tells)
+        // when the crossing lands: otherwise the agent stands at the entry, on its own
+        // side, and tries again next frame (its path still goes this way).
+        let window_too_short = self
+            .link_window(next.link)
+            .is_some_and(|window| window.open_frames_left(self.frame) < frames_needed);
+        let out_of_contact = !self.link_in_contact(next.link, self.frame)
+            || !self.link_in_contact(next.link, self.frame + frames_needed);
+        if window_too_short || out_of_contact {
+            self.wait_at_entry(slot);
+            return;
         }
         let crossing = LinkCrossing {
             link: next.link,
             from,
+            entry,
             to: next.exit,
             elapsed_s: 0.0,
             duration_s,
@@ -112,13 +113,36 @@ impl Crowd {
         });
     }
 
+    /// Holds the agent in `slot` at the entry of a connection it may not cross yet.
+    fn wait_at_entry(&mut self, slot: usize) {
+        let lanes = &mut self.lanes;
+        lanes.desired_x[slot] = 0.0;
+        lanes.desired_z[slot] = 0.0;
+        // Waiting for a connection is no block: it reports no `Blocked`, and a
+        // `FailAfter` policy does not fail the order for it.
+        lanes.unprogressed_s[slot] = 0.0;
+        lanes.stalled_s[slot] = 0.0;
+        lanes.anchor_x[slot] = lanes.position_x[slot];
+        lanes.anchor_z[slot] = lanes.position_z[slot];
+    }
+
+    /// The support layer of `polygon` (0, the ground's, for a polygon gone).
+    pub(super) fn layer_of(&self, polygon: crate::mesh::PolyRef) -> u32 {
+        self.snapshot.support_layer(polygon).map_or(0, u32::from)
+    }
+
     /// Carries every crossing agent along its link for one step, replacing the controller's
     /// feedback for it (the controller was asked to stand still); an agent reaching the
-    /// exit lands in the corridor polygon after the link and walks on.
+    /// exit lands in the corridor polygon after the link and walks on. A crossing agent is
+    /// in the world's frame (support 0) until it lands; `platforms_end` places the exit on
+    /// a platform where the platform is after the step. A crossing whose link loses its
+    /// dock's contact ([`Crowd::set_link_dock`]) is undone: the agent stands at the entry
+    /// again, in its own frame, and waits there.
     pub(super) fn advance_crossings(
         &mut self,
         feedback: &mut [super::controller::StepFeedback],
         dt: f32,
+        platforms_end: &super::PlatformFrames,
         events: &mut Vec<CrowdEvent>,
     ) {
         for (slot, step) in feedback.iter_mut().enumerate() {
@@ -136,28 +160,37 @@ impl Crowd {
                 self.lanes.status[slot] = AgentStatus::Moving;
                 continue;
             };
+            let before = self.lanes.position(slot) + self.frame_offset(self.lanes.support[slot]);
+            if !self.link_in_contact(crossing.link, self.frame + 1) {
+                self.undo_crossing(slot, step, &crossing, before, dt);
+                continue;
+            }
             crossing.elapsed_s += dt;
             let landed = crossing.elapsed_s >= crossing.duration_s;
-            let before = self.lanes.position(slot);
-            let (foot, polygon) = if landed {
-                self.landing(slot, &crossing)
+            let landing_layer = self.layer_of(crossing.landing);
+            let to = crossing.to + platforms_end.offset(landing_layer);
+            let (foot, polygon, support) = if landed {
+                let (foot, polygon) = self.landing(slot, &crossing);
+                (foot, polygon, self.layer_of(polygon))
             } else {
                 let t = crossing.elapsed_s / crossing.duration_s;
-                (crossing.from.lerp(crossing.to, t), self.lanes.polygon[slot])
+                (crossing.from.lerp(to, t), self.lanes.polygon[slot], 0)
             };
             let velocity = if landed {
                 Vec3::ZERO
             } else {
-                (crossing.to - crossing.from) / crossing.duration_s
+                (to - crossing.from) / crossing.duration_s
             };
+            // The move in the world: a landing on a platform is placed by it.
+            let displacement = foot + platforms_end.offset(support) - before;
             *step = super::controller::StepFeedback {
                 dt,
                 foot,
                 polygon,
-                displacement: foot - before,
+                displacement,
                 displacement_support: Vec3::ZERO,
                 displacement_correction: Vec3::ZERO,
-                support: 0,
+                support,
                 contact: landed,
                 velocity_world_end: velocity,
                 velocity_support_end: Vec3::ZERO,
@@ -180,6 +213,41 @@ impl Crowd {
             });
             self.land(slot, &crossing);
         }
+    }
+
+    /// Puts a crossing agent back at its link's entry, standing in its own frame, and
+    /// ends the crossing: its link lost the contact it needs.
+    fn undo_crossing(
+        &mut self,
+        slot: usize,
+        step: &mut super::controller::StepFeedback,
+        crossing: &LinkCrossing,
+        before: Vec3,
+        dt: f32,
+    ) {
+        let agent = self.lanes.id[slot];
+        let _ = self
+            .world
+            .remove_one::<LinkCrossing>(self.ids.entity(agent));
+        let polygon = self.lanes.polygon[slot];
+        let support = self.layer_of(polygon);
+        *step = super::controller::StepFeedback {
+            dt,
+            foot: crossing.entry,
+            polygon,
+            displacement: crossing.entry + self.frame_offset(support) - before,
+            displacement_support: Vec3::ZERO,
+            displacement_correction: Vec3::ZERO,
+            support,
+            contact: true,
+            velocity_world_end: Vec3::ZERO,
+            velocity_support_end: Vec3::ZERO,
+            velocity_valid: true,
+            blocked: None,
+        };
+        self.lanes.status[slot] = AgentStatus::Moving;
+        self.lanes.velocity_x[slot] = 0.0;
+        self.lanes.velocity_z[slot] = 0.0;
     }
 
     /// Where a crossing ends: the exit on the landing polygon (or, if that polygon's tile

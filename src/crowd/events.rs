@@ -292,6 +292,34 @@ pub enum CrowdError {
         /// Its vertical velocity, m/s.
         vertical_mps: f32,
     },
+    /// A platform motion that cannot be one.
+    #[error("platform motion {motion:?} of {support:?}: {problem}")]
+    BadPlatformMotion {
+        /// The support.
+        support: crate::ids::SupportId,
+        /// The motion given.
+        motion: super::PlatformMotion,
+        /// The limit it breaks.
+        problem: &'static str,
+    },
+    /// A support asked to be a platform and a moving surface (a belt, a turntable) at once.
+    #[error(
+        "{support:?} has a surface motion and a platform motion; a support has one or the other"
+    )]
+    PlatformWithSurfaceMotion {
+        /// The support.
+        support: crate::ids::SupportId,
+    },
+    /// A dock that cannot be one.
+    #[error("dock {dock:?} of {link:?}: {problem}")]
+    BadLinkDock {
+        /// The link.
+        link: crate::mesh::LinkId,
+        /// The dock given.
+        dock: super::LinkDock,
+        /// The limit it breaks.
+        problem: &'static str,
+    },
     /// A link the crowd's mesh does not have.
     #[error("{0:?} is not a link of the crowd's mesh")]
     UnknownLink(crate::mesh::LinkId),

@@ -189,6 +189,20 @@ pub enum Command {
         /// Its window (`None`: none).
         window: Option<super::ConnectionWindow>,
     },
+    /// [`Crowd::set_platform_motion`].
+    SetPlatformMotion {
+        /// The support.
+        support: crate::ids::SupportId,
+        /// Its motion (`None`: no longer a platform).
+        motion: Option<super::PlatformMotion>,
+    },
+    /// [`Crowd::set_link_dock`].
+    SetLinkDock {
+        /// The link.
+        link: crate::mesh::LinkId,
+        /// Its dock (`None`: none).
+        dock: Option<super::LinkDock>,
+    },
     /// [`Crowd::release_hold`].
     ReleaseHold {
         /// The agent.
@@ -893,6 +907,10 @@ fn give(
         &Command::SetLinkWindow { link, window } => {
             crowd.set_link_window(link, window).map_err(refused)
         }
+        &Command::SetPlatformMotion { support, motion } => {
+            crowd.set_platform_motion(support, motion).map_err(refused)
+        }
+        &Command::SetLinkDock { link, dock } => crowd.set_link_dock(link, dock).map_err(refused),
         &Command::ReleaseHold { agent, hold } => crowd.release_hold(agent, hold).map_err(refused),
         &Command::Cancel { agent, record } => {
             same(record, crowd.cancel(agent).map_err(refused)?, differs)

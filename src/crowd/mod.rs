@@ -85,6 +85,7 @@ mod neighbours;
 mod owner;
 mod parallel;
 mod passes;
+mod platform;
 mod runtime;
 mod save;
 mod scheduler;
@@ -100,7 +101,7 @@ mod support;
 pub mod internals {
     pub use super::avoid::{
         AvoidBody, ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass,
-        gather_bodies, gather_carried, orca_constraints_scalar, solve_velocity,
+        gather_bodies, gather_carried, gather_frames, orca_constraints_scalar, solve_velocity,
     };
     pub use super::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
     pub use super::lanes::AgentLanes;
@@ -141,6 +142,7 @@ pub use log::{
     ReplayError, mesh_fingerprint,
 };
 pub use owner::{MoverAction, MoverOwner};
+pub use platform::{LinkDock, PlatformFrames, PlatformMotion, Shuttle};
 pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};

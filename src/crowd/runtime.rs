@@ -70,6 +70,13 @@ pub struct Crowd {
     pub(super) support_motions: Vec<super::SupportMotion>,
     /// The links that may be crossed only in a window of frames, by link id, ascending.
     pub(super) link_windows: Vec<(crate::mesh::LinkId, super::ConnectionWindow)>,
+    /// Supports whose footprint moves, by layer, ascending (`platform.rs`).
+    pub(super) platforms: Vec<super::platform::Platform>,
+    /// The links joining a platform only while it is at a dock, by link id, ascending.
+    pub(super) link_docks: Vec<(crate::mesh::LinkId, super::LinkDock)>,
+    /// The last step's length, seconds (1/30 before the first): what a platform's velocity
+    /// between steps is measured over.
+    pub(super) last_dt_s: f32,
 }
 
 impl Crowd {
@@ -103,6 +110,9 @@ impl Crowd {
             deferred_events: Vec::new(),
             support_motions: Vec::new(),
             link_windows: Vec::new(),
+            platforms: Vec::new(),
+            link_docks: Vec::new(),
+            last_dt_s: 1.0 / 30.0,
             portal_windows: Vec::new(),
             log: OrderedLog::default(),
         })
@@ -335,9 +345,34 @@ impl Crowd {
         Ok(self.lanes.status[self.slot(agent)?])
     }
 
-    /// The agent's foot position.
+    /// The agent's foot position in the mesh's coordinates, where its polygon and corridor
+    /// are, as every position the crowd is given (starts, targets): on a platform
+    /// ([`Crowd::set_platform_motion`]), in the platform's own frame.
     pub fn position(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
         Ok(self.lanes.position(self.slot(agent)?))
+    }
+
+    /// The agent's foot position in the world: [`Crowd::position`] plus, on a platform,
+    /// the platform's offset now (where it has carried the agent). The same elsewhere.
+    pub fn world_position(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
+        let slot = self.slot(agent)?;
+        Ok(self.lanes.position(slot) + self.frame_offset(self.lanes.support[slot]))
+    }
+
+    /// Every platform's offset now and velocity over a step as long as the last, by
+    /// support layer (empty: no platform), as the step reads them: what places a foot in
+    /// the world ([`Crowd::world_position`] adds its layer's offset).
+    pub fn platform_frames(&self) -> super::PlatformFrames {
+        super::platform::platform_frames(&self.platforms, self.frame, self.last_dt_s)
+    }
+
+    /// World minus mesh coordinates of support layer `layer`'s frame now: a platform's
+    /// offset, zero for the ground and supports in place.
+    pub(super) fn frame_offset(&self, layer: u32) -> Vec3 {
+        self.platforms
+            .iter()
+            .find(|platform| u32::from(platform.layer) == layer)
+            .map_or(Vec3::ZERO, |platform| platform.motion.offset_at(self.frame))
     }
 
     /// The agent's horizontal velocity at the end of the last step, relative to its
@@ -353,16 +388,32 @@ impl Crowd {
 
     /// The agent's horizontal velocity in the world at the end of the last step: relative
     /// to its support plus the support's surface velocity under its foot
-    /// ([`Crowd::set_support_velocity`], [`Crowd::set_support_rotation`]), m/s.
+    /// ([`Crowd::set_support_velocity`], [`Crowd::set_support_rotation`]) or its
+    /// platform's horizontal velocity ([`Crowd::set_platform_motion`]), m/s.
     pub fn world_velocity(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
         let slot = self.slot(agent)?;
+        let layer = self.lanes.support[slot];
         let support = self
             .support_motions
-            .get(self.lanes.support[slot] as usize)
+            .get(layer as usize)
             .map_or(Vec3::ZERO, |motion| {
                 motion.velocity_at(self.lanes.position(slot))
-            });
+            })
+            + self.platform_velocity(layer);
         Ok(self.velocity(agent)? + Vec3::new(support.x, 0.0, support.z))
+    }
+
+    /// The velocity of support layer `layer`'s platform over a step as long as the last
+    /// (zero: not a platform), m/s.
+    fn platform_velocity(&self, layer: u32) -> Vec3 {
+        let dt_s = self.last_dt_s;
+        self.platforms
+            .iter()
+            .find(|platform| u32::from(platform.layer) == layer)
+            .map_or(Vec3::ZERO, |platform| {
+                let (now, next) = platform.motion.offsets_over_step(self.frame, dt_s);
+                (next - now) / dt_s
+            })
     }
 
     /// The polygon under the agent's foot.
@@ -382,7 +433,7 @@ impl Crowd {
         let lanes = &self.lanes;
         (0..lanes.len()).map(move |slot| AgentView {
             id: lanes.id[slot],
-            position: lanes.position(slot),
+            position: lanes.position(slot) + self.frame_offset(lanes.support[slot]),
             velocity: Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]),
             status: lanes.status[slot],
         })
@@ -398,7 +449,7 @@ impl Crowd {
             .map(|crossing| CrossingState {
                 link: crossing.link,
                 from: crossing.from,
-                to: crossing.to,
+                to: crossing.to + self.frame_offset(self.layer_of(crossing.landing)),
                 progress: (crossing.elapsed_s / crossing.duration_s).min(1.0),
                 duration_s: crossing.duration_s,
             }))

@@ -33,6 +33,9 @@ pub(crate) struct StepScratch {
     /// Each body's support surface velocity, in the same order (empty while no support
     /// moves).
     pub avoid_carried: Vec<glam::Vec2>,
+    /// Each body's frame offset (its platform's), in the same order (empty while no
+    /// platform is placed).
+    pub avoid_frames: Vec<glam::Vec2>,
     /// The separation pass's rounds.
     pub separation: SeparationScratch,
     /// Agents the buffers have room for with their memory already written.

@@ -16,6 +16,7 @@ use super::avoid::{
     passing_through,
 };
 use super::neighbours::NeighbourGrid;
+use super::platform::PlatformFrames;
 use crate::mesh::Snapshot;
 
 /// Overlap left alone by the separation pass, metres (rounding, not contact).
@@ -64,6 +65,7 @@ pub fn separation_pass(
     profiles: &[AvoidanceProfile],
     dt: f32,
     support_motions: &[super::SupportMotion],
+    platforms: &PlatformFrames,
     feedback: &mut [super::controller::StepFeedback],
     scratch: &mut SeparationScratch,
 ) {
@@ -83,7 +85,7 @@ pub fn separation_pass(
     // Every place is written below; the first agent only fills new ones.
     agents.resize(
         agent_count,
-        SeparationAgent::after(&feedback[grid.slot_at(0)]),
+        SeparationAgent::after(&feedback[grid.slot_at(0)], Vec2::ZERO),
     );
     feet.resize(agent_count, Vec2::ZERO);
     feet_next.resize(agent_count, Vec2::ZERO);
@@ -92,7 +94,10 @@ pub fn separation_pass(
     active.resize_with(chunks, Vec::new);
     // The copy into cell order, in one parallel region: each chunk of cell order gathers
     // its agents' records, sets both feet buffers and puts every agent in its active list
-    // (the first round looks at everyone). The widest body rides along: a neighbour
+    // (the first round looks at everyone). Feet are read in the world (an agent on a
+    // platform at its foot plus the platform's offset after the step), so bodies on and off
+    // a platform push each other where they are; each moves in its own frame, by the same
+    // push, since platforms only translate. The widest body rides along: a neighbour
     // farther than the agent's radius plus this cannot touch it, which is known from the
     // feet alone, without reading the neighbour's record.
     let feedback_read = &*feedback;
@@ -111,8 +116,8 @@ pub fn separation_pass(
             for (offset, agent) in agents.iter_mut().enumerate() {
                 let index = first + offset;
                 let step = &feedback_read[grid.slot_at(index)];
-                *agent = SeparationAgent::after(step);
-                let flat = Vec2::new(step.foot.x, step.foot.z);
+                *agent = SeparationAgent::after(step, platforms.flat_offset(step.support));
+                let flat = Vec2::new(step.foot.x, step.foot.z) + agent.frame;
                 (feet[offset], feet_next[offset], moved[offset]) = (flat, flat, false);
                 active.push(index as u32);
                 widest_m = widest_m.max(bodies[index].radius);
@@ -160,7 +165,7 @@ pub fn separation_pass(
                     agent.height_stale = correction.height_stale;
                     agent.polygon = correction.polygon;
                     agent.end += correction.velocity_change;
-                    next[offset] = Vec2::new(correction.foot.x, correction.foot.z);
+                    next[offset] = Vec2::new(correction.foot.x, correction.foot.z) + agent.frame;
                     moved[offset] = true;
                     active[kept] = index as u32;
                     kept += 1;
@@ -264,16 +269,19 @@ struct SeparationAgent {
     polygon: crate::mesh::PolyRef,
     /// Horizontal end velocity, m/s.
     end: Vec2,
+    /// The horizontal offset of its frame from the world's (a platform's), metres.
+    frame: Vec2,
 }
 
 impl SeparationAgent {
-    /// The agent as its step left it.
-    fn after(step: &super::controller::StepFeedback) -> SeparationAgent {
+    /// The agent as its step left it, in the frame offset by `frame`.
+    fn after(step: &super::controller::StepFeedback, frame: Vec2) -> SeparationAgent {
         SeparationAgent {
             foot: step.foot,
             height_stale: false,
             polygon: step.polygon,
             end: Vec2::new(step.velocity_world_end.x, step.velocity_world_end.z),
+            frame,
         }
     }
 }

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use super::adopt::walks_while_replanned;
 use super::agent::AgentId;
-use super::avoid::{avoid_pass, gather_bodies, gather_carried};
+use super::avoid::{avoid_pass, gather_bodies, gather_carried, gather_frames};
 use super::components::{Cancelling, Ending, HoldOrder, MoveRequest, Slot, VelocityRequest};
 use super::config::BlockedPolicy;
 use super::congestion::crowding_factors;
@@ -34,6 +34,7 @@ use super::hold::{FactChange, HoldObservation, HoldPhase};
 use super::interaction::{InteractionOrder, InteractionWorld};
 use super::lanes::{AgentStatus, lane_view};
 use super::passes::{CORNER_REFRESH_FRAMES, follow_pass, slope_pass};
+use super::platform::platform_frames;
 use super::runtime::Crowd;
 use super::scheduler::{Job, ScheduleStats};
 use super::separation::separation_pass;
@@ -283,6 +284,9 @@ impl Crowd {
         let avoidance = self.config.avoidance;
         let mut grid = std::mem::take(&mut self.neighbour_grid);
         let mut positions = std::mem::take(&mut self.scratch.grid_positions);
+        // Platforms where they stand this frame and after it (`platform.rs`): the grid
+        // sees every agent at its world place.
+        let platforms_now = platform_frames(&self.platforms, self.frame, dt);
         if avoidance.enabled {
             for (copy, lane) in positions.iter_mut().zip([
                 &self.lanes.position_x,
@@ -291,6 +295,14 @@ impl Crowd {
             ]) {
                 copy.clear();
                 copy.extend_from_slice(lane);
+            }
+            if !platforms_now.is_empty() {
+                for (slot, &layer) in self.lanes.support.iter().enumerate() {
+                    let offset = platforms_now.offset(layer);
+                    positions[0][slot] += offset.x;
+                    positions[1][slot] += offset.y;
+                    positions[2][slot] += offset.z;
+                }
             }
         }
         let mut neighbours = PassStats::default();
@@ -316,7 +328,8 @@ impl Crowd {
 
         let agents = self.lanes.len();
         if self.config.avoidance.enabled {
-            stats.jammed_agents = timed(&mut stats.avoid, agents, || self.avoid(dt));
+            stats.jammed_agents =
+                timed(&mut stats.avoid, agents, || self.avoid(dt, &platforms_now));
         }
         // Per-frame buffers live in the crowd: megabytes allocated and freed every frame
         // would go to the system allocator's mmap path and fault their pages in again.
@@ -347,7 +360,8 @@ impl Crowd {
             self.scratch.feedback = feedback;
             return Err(error);
         }
-        self.advance_crossings(&mut feedback, dt, &mut events);
+        let platforms_end = platform_frames(&self.platforms, self.frame + 1, dt);
+        self.advance_crossings(&mut feedback, dt, &platforms_end, &mut events);
         if self.config.avoidance.enabled && self.config.avoidance.separation {
             let mut scratch = std::mem::take(&mut self.scratch.separation);
             timed(&mut stats.separate, agents, || {
@@ -360,6 +374,7 @@ impl Crowd {
                     &self.profiles,
                     dt,
                     &self.support_motions,
+                    &platforms_end,
                     &mut feedback,
                     &mut scratch,
                 )
@@ -393,6 +408,10 @@ impl Crowd {
         events.append(&mut self.deferred_events);
         self.log_outcomes(&events);
         self.frame += 1;
+        self.last_dt_s = dt;
+        for platform in &mut self.platforms {
+            platform.motion = platform.motion.after_step(dt);
+        }
         Ok(events)
     }
 
@@ -865,23 +884,27 @@ impl Crowd {
 
     /// Avoid: the neighbour grid, then a negotiated velocity for every agent, which becomes
     /// its request to the controller. Returns how many agents were jammed.
-    fn avoid(&mut self, dt: f32) -> u32 {
+    fn avoid(&mut self, dt: f32, platforms: &super::PlatformFrames) -> u32 {
         let avoidance = self.config.avoidance;
         // The grid was rebuilt alongside the path searches, on these same positions.
         let mut velocities = std::mem::take(&mut self.scratch.avoid_velocities);
         let mut bodies = std::mem::take(&mut self.scratch.avoid_bodies);
         let mut carried = std::mem::take(&mut self.scratch.avoid_carried);
+        let mut frames = std::mem::take(&mut self.scratch.avoid_frames);
         gather_bodies(&self.lanes, &self.neighbour_grid, &mut bodies);
         gather_carried(
             &self.lanes,
             &self.neighbour_grid,
             &self.support_motions,
+            platforms,
             &mut carried,
         );
+        gather_frames(&self.lanes, &self.neighbour_grid, platforms, &mut frames);
         avoid_pass(
             &self.neighbour_grid,
             &bodies,
             &carried,
+            &frames,
             &self.snapshot,
             &avoidance,
             &self.profiles,
@@ -912,6 +935,7 @@ impl Crowd {
         self.scratch.avoid_velocities = velocities;
         self.scratch.avoid_bodies = bodies;
         self.scratch.avoid_carried = carried;
+        self.scratch.avoid_frames = frames;
         jammed
     }
 }

@@ -18,5 +18,5 @@ pub use run::{
 
 pub use scenario::{
     CIRCLE_SLOW_TURN_RAD, FrameQuality, Scenario, ScenarioError, ScenarioKind, ScenarioReport,
-    measure_quality, run_scenario,
+    measure_quality, run_scenario, scenario_crowd,
 };

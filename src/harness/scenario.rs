@@ -17,11 +17,11 @@ use super::run::{AgentPlan, RunOptions, run_crowd};
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
     AgentParams, AgentStatus, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FlowReport, Outcome, StepStats, SupportMotion,
+    CrowdEvent, FlowReport, LinkDock, Outcome, PlatformMotion, Shuttle, StepStats, SupportMotion,
 };
 use crate::ids::SupportId;
 use crate::mesh::blob::BakeParams;
-use crate::mesh::{NavMesh, PolyRef, TileData, WalkablePolygon};
+use crate::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, PolyRef, TileData, WalkablePolygon};
 use crate::query::portal;
 
 /// The scenarios of the suite.
@@ -45,6 +45,12 @@ pub enum ScenarioKind {
     /// Two groups swap plazas over a turntable 6 m across turning at 0.5 rad/s, the only
     /// way between them: everyone crosses, nobody leaves the table but onto a dock.
     Turntable,
+    /// A crowd crosses a river on a ferry (a platform shuttling 13 m between two docks,
+    /// boarded and left by ramps that join it only while it is docked).
+    Ferry,
+    /// A crowd rides a lift car (a platform going 4 m up and down between two floors,
+    /// through doors that join it only while it stands at their floor).
+    Elevator,
 }
 
 /// A scenario ready to run.
@@ -71,6 +77,11 @@ pub struct Scenario {
     /// Each agent's walk time by the closed form, seconds (empty: the scenario has none);
     /// the report gives the largest relative difference from it.
     pub walk_times_s: Vec<f32>,
+    /// Platforms (supports whose footprint moves, `Crowd::set_platform_motion`) and their
+    /// motion, set before the run.
+    pub platforms: Vec<(SupportId, PlatformMotion)>,
+    /// The docks of the links between platforms and the ground (`Crowd::set_link_dock`).
+    pub link_docks: Vec<(LinkId, LinkDock)>,
 }
 
 /// A scenario's agent count out of range.
@@ -130,6 +141,7 @@ impl Scenario {
             ScenarioKind::Crossing => (4, 4_000),
             ScenarioKind::Conveyor => (2, 400),
             ScenarioKind::Turntable => (2, 400),
+            ScenarioKind::Ferry | ScenarioKind::Elevator => (1, 400),
         };
         if !(low..=high).contains(&agents) {
             return Err(ScenarioError::AgentCount {
@@ -148,6 +160,8 @@ impl Scenario {
             ScenarioKind::Crossing => crossing(agents),
             ScenarioKind::Conveyor => conveyor(agents),
             ScenarioKind::Turntable => turntable(agents),
+            ScenarioKind::Ferry => shuttle_crossing(ScenarioKind::Ferry, agents),
+            ScenarioKind::Elevator => shuttle_crossing(ScenarioKind::Elevator, agents),
         })
     }
 
@@ -231,6 +245,8 @@ fn two_rooms(kind: ScenarioKind, agents: usize, both_ways: bool) -> Scenario {
         kind,
         supports: Vec::new(),
         walk_times_s: Vec::new(),
+        platforms: Vec::new(),
+        link_docks: Vec::new(),
         mesh: mesh_of(&polygons),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -282,6 +298,8 @@ fn crossing(agents: usize) -> Scenario {
         kind: ScenarioKind::Crossing,
         supports: Vec::new(),
         walk_times_s: Vec::new(),
+        platforms: Vec::new(),
+        link_docks: Vec::new(),
         mesh: mesh_of(&[rectangle(radius, radius, side - radius, side - radius)]),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -322,6 +340,8 @@ fn circle(agents: usize) -> Scenario {
         kind: ScenarioKind::Circle,
         supports: Vec::new(),
         walk_times_s: Vec::new(),
+        platforms: Vec::new(),
+        link_docks: Vec::new(),
         mesh: mesh_of(&[rectangle(-half, -half, half, half)]),
         params,
         config: CrowdConfig {
@@ -400,6 +420,8 @@ fn corridor(agents: usize) -> Scenario {
         kind: ScenarioKind::Corridor,
         supports: Vec::new(),
         walk_times_s: Vec::new(),
+        platforms: Vec::new(),
+        link_docks: Vec::new(),
         mesh: mesh_of(&[rectangle(0.0, z0, length, z1)]),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -428,6 +450,8 @@ fn bottleneck(agents: usize) -> Scenario {
         kind: ScenarioKind::Bottleneck,
         supports: Vec::new(),
         walk_times_s: Vec::new(),
+        platforms: Vec::new(),
+        link_docks: Vec::new(),
         mesh: mesh_of(&polygons),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -500,6 +524,8 @@ fn conveyor(agents: usize) -> Scenario {
         kind: ScenarioKind::Conveyor,
         supports,
         walk_times_s,
+        platforms: Vec::new(),
+        link_docks: Vec::new(),
         mesh: mesh_of(&polygons),
         params: WALKER,
         config: CrowdConfig::default(),
@@ -581,12 +607,139 @@ fn turntable(agents: usize) -> Scenario {
             SupportMotion::turntable(Vec3::ZERO, TURNTABLE_RATE_RAD_S),
         )],
         walk_times_s: Vec::new(),
+        platforms: Vec::new(),
+        link_docks: Vec::new(),
         mesh: mesh_of(&polygons),
         params: WALKER,
         config: CrowdConfig::default(),
         dt_s: 0.1,
         straight_line_s,
         time_limit_s: 120.0 + 4.0 * agents as f32,
+        agents: pairs,
+    }
+}
+
+/// Where a platform's polygons are baked, in their own frame: 40 m below and 100 m beside
+/// everything else, so no query near the ground finds them and no edge joins them to it.
+const PLATFORM_BAKED_AT: Vec3 = Vec3::new(0.0, -40.0, 100.0);
+
+/// A crowd crossing between two plazas on a shuttling platform (support 0, layer 1), the
+/// only way between them. The ferry: plazas at the same height either side of a 20 m
+/// river, a 6 x 12 m deck going 13 m between docks 0.5 m off each bank (12 s at each dock,
+/// 10 s across), six ramps at each dock. The lift: floors 4 m apart on either side of a
+/// 4 x 4 m car going up and down in its shaft (8 s at each floor, 4 s between), four doors
+/// at each floor. Each ramp or door is a link from the plaza's edge to the platform's
+/// (bidirectional, 0.3 m in from each edge) with a dock: it joins the two only while the
+/// platform stands within 5 cm of that stop. Everyone starts in a block on the first plaza
+/// and has a place in a block on the second, the front of the crowd taking the far places.
+fn shuttle_crossing(kind: ScenarioKind, agents: usize) -> Scenario {
+    let ferry = kind == ScenarioKind::Ferry;
+    let (deck_m, deck_half_m, far_height_m) = if ferry {
+        (6.0f32, 6.0f32, 0.0f32)
+    } else {
+        (4.0, 2.0, 4.0)
+    };
+    let gap_m = 0.5;
+    let far_edge = if ferry { 20.0 } else { deck_m + 2.0 * gap_m };
+    let (dwell_frames, travel_frames) = if ferry { (120, 100) } else { (80, 40) };
+    let doors: Vec<f32> = if ferry {
+        vec![-5.0, -3.0, -1.0, 1.0, 3.0, 5.0]
+    } else {
+        vec![-1.5, -0.5, 0.5, 1.5]
+    };
+    let rows = 12;
+    let plaza_m = agents.div_ceil(rows) as f32 + 2.0;
+    let plaza_half_m = 7.0;
+    let mut polygons = vec![rectangle(-plaza_m, -plaza_half_m, 0.0, plaza_half_m), {
+        let mut far = rectangle(far_edge, -plaza_half_m, far_edge + plaza_m, plaza_half_m);
+        for corner in &mut far.corners {
+            corner.y = far_height_m;
+        }
+        far
+    }];
+    let baked = PLATFORM_BAKED_AT;
+    let mut deck = rectangle(
+        baked.x,
+        baked.z - deck_half_m,
+        baked.x + deck_m,
+        baked.z + deck_half_m,
+    );
+    for corner in &mut deck.corners {
+        corner.y = baked.y;
+    }
+    deck.layer = 1;
+    polygons.push(deck);
+    let mut mesh = mesh_of(&polygons);
+    let shuttle = Shuttle {
+        from: Vec3::new(gap_m, 0.0, 0.0) - baked,
+        to: Vec3::new(far_edge - gap_m - deck_m, far_height_m, 0.0) - baked,
+        dwell_frames,
+        travel_frames,
+    };
+    let kind_of_link = if ferry {
+        LinkKind::Custom(1)
+    } else {
+        LinkKind::Lift
+    };
+    let mut link_docks = Vec::new();
+    for &z in &doors {
+        let ends = [
+            (
+                Vec3::new(-0.3, 0.0, z),
+                baked + Vec3::new(0.3, 0.0, z),
+                shuttle.from,
+            ),
+            (
+                baked + Vec3::new(deck_m - 0.3, 0.0, z),
+                Vec3::new(far_edge + 0.3, far_height_m, z),
+                shuttle.to,
+            ),
+        ];
+        for (start, end, offset) in ends {
+            let link = mesh
+                .add_link(LinkDesc {
+                    kind: kind_of_link,
+                    start,
+                    end,
+                    bidirectional: true,
+                    radius_m: 0.5,
+                    open: true,
+                })
+                .expect("scenario links are valid");
+            link_docks.push((
+                link,
+                LinkDock {
+                    support: SupportId(0),
+                    offset,
+                    tolerance_m: 0.05,
+                },
+            ));
+        }
+    }
+    let starts = block(agents, rows, 1.0, -1.0, -1.0, 0.0);
+    let places = block(agents, rows, 1.0, far_edge + plaza_m - 1.0, -1.0, 0.0);
+    let pairs: Vec<(Vec3, Vec3)> = starts
+        .into_iter()
+        .zip(
+            places
+                .into_iter()
+                .map(|place| place + Vec3::Y * far_height_m),
+        )
+        .collect();
+    let period_s = shuttle.period_frames() as f32 * 0.1;
+    let capacity = if ferry { 30 } else { 12 };
+    Scenario {
+        kind,
+        supports: Vec::new(),
+        walk_times_s: Vec::new(),
+        platforms: vec![(SupportId(0), PlatformMotion::Shuttle(shuttle))],
+        link_docks,
+        mesh,
+        params: WALKER,
+        config: CrowdConfig::default(),
+        dt_s: 0.1,
+        straight_line_s: straight_line_s(&pairs),
+        time_limit_s: 120.0 + 2.0 * period_s * agents.div_ceil(capacity) as f32,
         agents: pairs,
     }
 }
@@ -615,8 +768,36 @@ pub fn measure_quality(crowd: &Crowd, grid: &mut NeighbourGrid) -> FrameQuality 
     if lanes.is_empty() {
         return quality;
     }
+    // Bodies where they are in the world: an agent on a platform at its foot plus the
+    // platform's offset.
+    let platforms = crowd.platform_frames();
+    let placed: [Vec<f32>; 3] = if platforms.is_empty() {
+        Default::default()
+    } else {
+        let offset = |slot: usize| platforms.offset(lanes.support[slot]);
+        [
+            (0..lanes.len())
+                .map(|slot| lanes.position_x[slot] + offset(slot).x)
+                .collect(),
+            (0..lanes.len())
+                .map(|slot| lanes.position_y[slot] + offset(slot).y)
+                .collect(),
+            (0..lanes.len())
+                .map(|slot| lanes.position_z[slot] + offset(slot).z)
+                .collect(),
+        ]
+    };
+    let positions = if platforms.is_empty() {
+        [
+            &lanes.position_x[..],
+            &lanes.position_y[..],
+            &lanes.position_z[..],
+        ]
+    } else {
+        [&placed[0][..], &placed[1][..], &placed[2][..]]
+    };
     grid.rebuild(
-        [&lanes.position_x, &lanes.position_y, &lanes.position_z],
+        positions,
         2.0 * widest.max(1e-3),
         crowd.config().avoidance.vertical_range_m,
         0,
@@ -741,7 +922,7 @@ impl Followed {
                 self.stop_error_m = self.stop_error_m.max(position.distance(target));
             }
         }
-        if scenario.supports.is_empty() {
+        if scenario.supports.is_empty() && scenario.platforms.is_empty() {
             return;
         }
         let (lanes, snapshot) = (crowd.lanes(), crowd.snapshot());
@@ -753,6 +934,12 @@ impl Followed {
             else {
                 continue;
             };
+            if lanes.status[slot] == AgentStatus::CrossingLink {
+                // On a link: leaving a support that way is what links are for, and the
+                // agent lands wherever the link ends.
+                *standing = None;
+                continue;
+            }
             let under = snapshot.support_layer(polygon).map(u32::from);
             let crossed_badly = standing.is_some_and(|(before, was)| {
                 was != support && before != polygon && !connected(snapshot, before, polygon)
@@ -784,16 +971,29 @@ fn connected(snapshot: &crate::mesh::Snapshot, from: PolyRef, to: PolyRef) -> bo
         && internal(from.polygon()).any(|between| internal(between).any(|n| n == to.polygon()))
 }
 
+/// A crowd on `scenario`'s mesh with its settings, moving supports, platforms and docks,
+/// without agents yet.
+pub fn scenario_crowd(scenario: &Scenario) -> Result<Crowd, ScenarioError> {
+    let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
+    for &(support, motion) in &scenario.supports {
+        crowd.set_support_motion(support, motion)?;
+    }
+    for &(support, motion) in &scenario.platforms {
+        crowd.set_platform_motion(support, Some(motion))?;
+    }
+    for &(link, dock) in &scenario.link_docks {
+        crowd.set_link_dock(link, Some(dock))?;
+    }
+    Ok(crowd)
+}
+
 /// Runs `scenario` until everyone arrived or the time limit; `on_frame` sees the crowd
 /// after every step (drawing, extra checks). Returns the report and the final crowd.
 pub fn run_scenario(
     scenario: &Scenario,
     mut on_frame: impl FnMut(&Crowd),
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
-    let mut crowd = Crowd::new(&scenario.mesh, scenario.config)?;
-    for &(support, motion) in &scenario.supports {
-        crowd.set_support_motion(support, motion)?;
-    }
+    let mut crowd = scenario_crowd(scenario)?;
     let plans: Vec<AgentPlan> = scenario
         .agents
         .iter()

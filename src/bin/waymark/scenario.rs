@@ -31,6 +31,10 @@ pub enum ScenarioArg {
     Conveyor,
     /// Two groups swap plazas over a turntable turning at 0.5 rad/s.
     Turntable,
+    /// A crowd crosses a river on a ferry shuttling between two docks.
+    Ferry,
+    /// A crowd rides a lift car between two floors.
+    Elevator,
 }
 
 #[derive(clap::Args, Debug)]
@@ -73,6 +77,8 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         ScenarioArg::Crossing => ScenarioKind::Crossing,
         ScenarioArg::Conveyor => ScenarioKind::Conveyor,
         ScenarioArg::Turntable => ScenarioKind::Turntable,
+        ScenarioArg::Ferry => ScenarioKind::Ferry,
+        ScenarioArg::Elevator => ScenarioKind::Elevator,
     };
     if command.one_way && !matches!(kind, ScenarioKind::CorridorSwap | ScenarioKind::Doorway) {
         return Err(CliError::Usage(format!(

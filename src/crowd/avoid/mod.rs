@@ -83,6 +83,7 @@ use super::agent::{FilterId, ProfileId};
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
 use super::passes::STALL_S;
+use super::platform::PlatformFrames;
 use crate::mesh::Snapshot;
 
 /// Agents per parallel work item of the avoid pass: small enough that a jammed corner of
@@ -258,42 +259,75 @@ pub fn gather_bodies(lanes: &AgentLanes, grid: &NeighbourGrid, bodies: &mut Vec<
         .collect_into_vec(bodies);
 }
 
-/// Gathers, in the grid's cell order, the horizontal surface velocity under each agent's
-/// foot of the support it stands on (`support_motions` by layer, as the crowd keeps them),
-/// or nothing at all while every support stands still.
+/// Gathers, in the grid's cell order, the horizontal velocity each agent's support gives
+/// it: the surface velocity under its foot (`support_motions` by layer, as the crowd keeps
+/// them) plus its platform's velocity (`platforms`), or nothing at all while every support
+/// stands still and no platform is placed.
 pub fn gather_carried(
     lanes: &AgentLanes,
     grid: &NeighbourGrid,
     support_motions: &[super::SupportMotion],
+    platforms: &PlatformFrames,
     carried: &mut Vec<Vec2>,
 ) {
     carried.clear();
-    if support_motions.iter().all(super::SupportMotion::is_still) {
+    if support_motions.iter().all(super::SupportMotion::is_still) && platforms.is_empty() {
         return;
     }
     carried.extend((0..grid.len()).map(|index| {
         let slot = grid.slot_at(index);
-        support_motions
-            .get(lanes.support[slot] as usize)
+        let layer = lanes.support[slot];
+        let surface = support_motions
+            .get(layer as usize)
             .map_or(Vec2::ZERO, |motion| {
                 let u = motion.velocity_at(lanes.position(slot));
                 Vec2::new(u.x, u.z)
-            })
+            });
+        let platform = platforms.velocity(layer);
+        surface + Vec2::new(platform.x, platform.z)
     }));
+}
+
+/// Gathers, in the grid's cell order, the horizontal offset of each agent's frame from the
+/// world's (its platform's, `platforms`; zero on the ground), or nothing at all while no
+/// platform is placed: bodies keep their feet in their own frames (where their walls are),
+/// and a neighbour in another frame is seen at its world place.
+pub fn gather_frames(
+    lanes: &AgentLanes,
+    grid: &NeighbourGrid,
+    platforms: &PlatformFrames,
+    frames: &mut Vec<Vec2>,
+) {
+    frames.clear();
+    if platforms.is_empty() {
+        return;
+    }
+    frames.extend(
+        (0..grid.len()).map(|index| platforms.flat_offset(lanes.support[grid.slot_at(index)])),
+    );
+}
+
+/// The offset of the frame of the body at `index` in cell order (`frames` from
+/// [`gather_frames`]; zero when empty).
+#[inline(always)]
+pub(crate) fn frame_at(frames: &[Vec2], index: usize) -> Vec2 {
+    frames.get(index).copied().unwrap_or(Vec2::ZERO)
 }
 
 /// The avoid pass: a new requested velocity for every agent, written to `velocities` in
 /// the grid's cell order (`grid.slot_at(index)` is the agent of `velocities[index]`).
-/// `grid` must have been rebuilt over the lanes' positions this frame, and `bodies`
-/// gathered from it ([`gather_bodies`]). Bodies keep velocities relative to their
+/// `grid` must have been rebuilt over the agents' world positions this frame, and
+/// `bodies` gathered from it ([`gather_bodies`]). Bodies keep velocities relative to their
 /// supports; `carried` (from [`gather_carried`], or empty: every support still) gives
-/// each body's support surface velocity, so a neighbour on another support is seen in the
-/// agent's own frame.
+/// each body's support velocity, so a neighbour on another support is seen in the
+/// agent's own frame; `frames` (from [`gather_frames`], or empty: no platform) each
+/// body's frame offset, so a neighbour on another platform is seen where it is.
 #[allow(clippy::too_many_arguments)]
 pub fn avoid_pass(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
+    frames: &[Vec2],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     profiles: &[AvoidanceProfile],
@@ -314,6 +348,7 @@ pub fn avoid_pass(
                     grid,
                     bodies,
                     carried,
+                    frames,
                     snapshot,
                     config,
                     &profiles,
@@ -384,6 +419,7 @@ pub(crate) fn avoid_one(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
+    frames: &[Vec2],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     profiles: &ProfileTable,
@@ -432,7 +468,8 @@ pub(crate) fn avoid_one(
         .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
     if let AvoidanceMethod::Sampled(sampled) = &config.method {
         return avoid_one_sampled(
-            grid, bodies, carried, config, profiles, dt, index, preferred, walls, sampled, scratch,
+            grid, bodies, carried, frames, config, profiles, dt, index, preferred, walls, sampled,
+            scratch,
         );
     }
     let AvoidScratch { planes, .. } = scratch;
@@ -481,6 +518,8 @@ pub(crate) fn avoid_one(
     let ghost = passing_through(config, &own);
     let mut written = 0;
     let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
+    // Where the agent is in the world, against which a neighbour's place is read.
+    let seen_from = position + frame_at(frames, index);
     for &other_index in &neighbours[..count] {
         let other = &bodies[other_index as usize];
         if ghost && passes(other) {
@@ -488,7 +527,7 @@ pub(crate) fn avoid_one(
         }
         let plane = &mut planes[hard_count + written];
         written += 1;
-        let offset = other.position - position;
+        let offset = other.position + frame_at(frames, other_index as usize) - seen_from;
         let other_walking = walking(other.status);
         let neighbour_velocity =
             velocity_seen(agent_walking, other, carried, other_index, own_carried);
@@ -537,6 +576,7 @@ fn avoid_one_sampled(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
+    frames: &[Vec2],
     config: &AvoidanceConfig,
     profiles: &ProfileTable,
     dt: f32,
@@ -577,7 +617,9 @@ fn avoid_one_sampled(
             share(own.status, other.status)
         };
         scratch.sampled[written] = SampledNeighbour {
-            offset: other.position - own.position,
+            offset: other.position + frame_at(frames, other_index as usize)
+                - own.position
+                - frame_at(frames, index),
             velocity,
             desired_difference: other.desired - own.desired,
             radius_sum: (own.radius + other.radius)

@@ -94,7 +94,7 @@ use crate::query::QueryFilter;
 const MAGIC: [u8; 8] = *b"WMCROWD\0";
 
 /// The format this build writes and reads.
-pub const SAVE_FORMAT_VERSION: u32 = 7;
+pub const SAVE_FORMAT_VERSION: u32 = 8;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
@@ -321,6 +321,9 @@ impl Crowd {
         self.neighbour_grid.cell_sizing().write(out);
         self.support_motions.write(out);
         self.link_windows.write(out);
+        self.platforms.write(out);
+        self.link_docks.write(out);
+        out.f32(self.last_dt_s);
 
         out.tag(b"IDS ");
         let (generation, free) = self.ids.parts();
@@ -460,6 +463,45 @@ impl Crowd {
             )));
         }
         self.link_windows = link_windows;
+        let platforms: Vec<super::platform::Platform> = Saved::read(input)?;
+        if let Some(pair) = platforms
+            .windows(2)
+            .find(|pair| pair[0].layer >= pair[1].layer)
+        {
+            return Err(input.malformed(format!(
+                "platforms out of order: layer {} before {}",
+                pair[0].layer, pair[1].layer
+            )));
+        }
+        if let Some((platform, problem)) = platforms
+            .iter()
+            .find_map(|platform| platform.motion.problem().map(|problem| (platform, problem)))
+        {
+            return Err(input.malformed(format!(
+                "platform motion {:?} of layer {}: {problem}",
+                platform.motion, platform.layer
+            )));
+        }
+        self.platforms = platforms;
+        let link_docks: Vec<(LinkId, super::LinkDock)> = Saved::read(input)?;
+        if let Some(pair) = link_docks.windows(2).find(|pair| pair[0].0 >= pair[1].0) {
+            return Err(input.malformed(format!(
+                "link docks out of order: {:?} before {:?}",
+                pair[0].0, pair[1].0
+            )));
+        }
+        if let Some((link, dock, problem)) = link_docks
+            .iter()
+            .find_map(|&(link, dock)| dock.problem().map(|problem| (link, dock, problem)))
+        {
+            return Err(input.malformed(format!("dock {dock:?} of {link:?}: {problem}")));
+        }
+        self.link_docks = link_docks;
+        let last_dt_s = input.f32()?;
+        if !(last_dt_s.is_finite() && last_dt_s > 0.0) {
+            return Err(input.malformed(format!("last step length {last_dt_s} s")));
+        }
+        self.last_dt_s = last_dt_s;
 
         // The per-step buffers are sized for the crowd, their pages mapped as `reserve`
         // maps them (so the first step does not fault them in), while the rest is read:

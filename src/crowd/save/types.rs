@@ -18,7 +18,7 @@ use crate::crowd::events::{BlockedBy, CancelRecord, CrowdEvent, FailureCondition
 use crate::crowd::hold::HoldFailure;
 use crate::crowd::lanes::AgentStatus;
 use crate::crowd::scheduler::RequestId;
-use crate::ids::{AreaId, CostVersion, FilterVersion};
+use crate::ids::{AreaId, CostVersion, FilterVersion, SupportId};
 use crate::mesh::{LinkId, LinkVersion, PolyRef, TileGeneration, TileSlot};
 use crate::query::{QueryFilter, Validity};
 
@@ -31,6 +31,7 @@ saved_newtype!(
     TileGeneration(u32),
     FilterVersion(u64),
     CostVersion(u64),
+    SupportId(u32),
 );
 
 saved_struct!(RequestId {
@@ -44,6 +45,18 @@ saved_struct!(crate::crowd::ConnectionWindow {
     open_frames,
     period_frames,
 });
+saved_struct!(crate::crowd::LinkDock {
+    support,
+    offset,
+    tolerance_m,
+});
+saved_struct!(crate::crowd::Shuttle {
+    from,
+    to,
+    dwell_frames,
+    travel_frames,
+});
+saved_struct!(crate::crowd::platform::Platform { layer, motion });
 saved_struct!(VelocityRequest { velocity, order });
 saved_struct!(HoldReserved { hold, policy });
 saved_struct!(HoldOrder {
@@ -70,6 +83,7 @@ saved_struct!(Cancelling {
 saved_struct!(LinkCrossing {
     link,
     from,
+    entry,
     to,
     elapsed_s,
     duration_s,
@@ -357,6 +371,33 @@ impl Saved for QueryFilter {
             use_links: Saved::read(input)?,
             version: Saved::read(input)?,
             cost_version: Saved::read(input)?,
+        })
+    }
+}
+
+impl Saved for crate::crowd::PlatformMotion {
+    const MIN_BYTES: usize = 1;
+    fn write(&self, out: &mut Writer) {
+        match self {
+            crate::crowd::PlatformMotion::Placed { offset, velocity } => {
+                out.u8(0);
+                offset.write(out);
+                velocity.write(out);
+            }
+            crate::crowd::PlatformMotion::Shuttle(shuttle) => {
+                out.u8(1);
+                shuttle.write(out);
+            }
+        }
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(match input.u8()? {
+            0 => crate::crowd::PlatformMotion::Placed {
+                offset: Saved::read(input)?,
+                velocity: Saved::read(input)?,
+            },
+            1 => crate::crowd::PlatformMotion::Shuttle(Saved::read(input)?),
+            other => return Err(input.malformed(format!("platform motion tag {other}"))),
         })
     }
 }

@@ -1,0 +1,401 @@
+//! Platforms: supports whose footprint moves (issue 23, spec 002's platform geometry, spec
+//! 004's carried body). A platform's polygons are baked in its own frame, in a tile of
+//! their own; the crowd places them by the platform's offset, agents on it keep their
+//! corridors in its frame, and links join it to the ground only while it is docked.
+
+use glam::Vec3;
+use waymark::crowd::{
+    AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdError, CrowdEvent, KinematicController,
+    LinkDock, Outcome, PlatformMotion, Shuttle,
+};
+use waymark::harness::{Scenario, ScenarioKind, run_scenario, scenario_crowd, state_hash};
+use waymark::ids::SupportId;
+use waymark::mesh::blob::BakeParams;
+use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
+
+const WALKER: AgentParams = AgentParams {
+    radius_m: 0.4,
+    height_m: 1.8,
+    max_speed_mps: 2.0,
+    preferred_speed_mps: 1.4,
+    max_acceleration_mps2: 4.0,
+};
+
+/// Where the deck is baked: 40 m below the ground, 100 m beside it.
+const BAKED: Vec3 = Vec3::new(0.0, -40.0, 100.0);
+
+fn rectangle(x0: f32, z0: f32, x1: f32, z1: f32, y: f32) -> Vec<Vec3> {
+    vec![
+        Vec3::new(x0, y, z0),
+        Vec3::new(x1, y, z0),
+        Vec3::new(x1, y, z1),
+        Vec3::new(x0, y, z1),
+    ]
+}
+
+/// The deck's tile: a 6 x 4 m platform (support 0) in its own frame, as tile (5, 0).
+fn deck_tile() -> TileData {
+    let mut deck = WalkablePolygon::ground(rectangle(
+        BAKED.x,
+        BAKED.z - 2.0,
+        BAKED.x + 6.0,
+        BAKED.z + 2.0,
+        BAKED.y,
+    ));
+    deck.layer = 1;
+    let mut tile = TileData::from_walkable_polygons(&[deck]).unwrap();
+    tile.header.tile_x = 5;
+    tile
+}
+
+/// A dock (x in [-10, 0], z in [-2, 2]) and the deck in a tile of its own, joined by one
+/// ramp from (-0.3, 0, 0) to the deck's (0.3, 0, 0): a dock offset of (0.5, 40, -100)
+/// puts the deck 0.5 m off the dock's edge.
+fn dock_and_deck() -> (NavMesh, LinkId, Vec3) {
+    let mut mesh = NavMesh::new(BakeParams::default());
+    let dock = WalkablePolygon::ground(rectangle(-10.0, -2.0, 0.0, 2.0, 0.0));
+    mesh.add_tiles(vec![
+        TileData::from_walkable_polygons(&[dock]).unwrap(),
+        deck_tile(),
+    ])
+    .unwrap();
+    let ramp = mesh
+        .add_link(LinkDesc {
+            kind: LinkKind::Custom(1),
+            start: Vec3::new(-0.3, 0.0, 0.0),
+            end: BAKED + Vec3::new(0.3, 0.0, 0.0),
+            bidirectional: true,
+            radius_m: 0.5,
+            open: true,
+        })
+        .unwrap();
+    (mesh, ramp, Vec3::new(0.5, 0.0, 0.0) - BAKED)
+}
+
+fn placed(offset: Vec3, velocity: Vec3) -> Option<PlatformMotion> {
+    Some(PlatformMotion::Placed { offset, velocity })
+}
+
+#[test]
+fn a_corridor_on_a_moving_platform_stays_adopted_while_it_moves_and_is_rejected_when_its_shape_changes()
+ {
+    let (mut mesh, _, docked) = dock_and_deck();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let deck = SupportId(0);
+    crowd
+        .set_platform_motion(deck, placed(docked, Vec3::ZERO))
+        .unwrap();
+    // A walker on the deck, going to its far end, while the host sails the deck along +x
+    // at 1 m/s and lifts it at 0.2 m/s (a ferry on a swell).
+    let start = BAKED + Vec3::new(0.5, 0.0, 0.0);
+    let agent = crowd.add_agent(start, WALKER).unwrap();
+    let target = BAKED + Vec3::new(5.5, 0.0, 1.0);
+    let order = crowd.request_move(agent, target).unwrap();
+    let mut controller = KinematicController;
+    let velocity = Vec3::new(1.0, 0.2, 0.0);
+    let mut offset = docked;
+    let mut adopted = None;
+    let mut kept_frames = 0;
+    for frame in 0..80 {
+        crowd
+            .set_platform_motion(deck, placed(offset, velocity))
+            .unwrap();
+        let events = crowd.step(0.1, &mut controller).unwrap();
+        offset += velocity * 0.1;
+        assert!(
+            !events
+                .iter()
+                .any(|event| matches!(event, CrowdEvent::RouteInvalidated { .. })),
+            "frame {frame}: {events:?}"
+        );
+        // The same corridor, frame after frame, while the deck moves under it.
+        if let Some(corridor) = crowd.corridor(agent).unwrap() {
+            let pointer = corridor as *const _;
+            match adopted {
+                None => adopted = Some(pointer),
+                Some(first) => {
+                    assert_eq!(first, pointer, "frame {frame}: the corridor was replaced");
+                    kept_frames += 1;
+                }
+            }
+        }
+        // The foot is in the deck's frame, on the deck; the world sees it carried.
+        let local = crowd.position(agent).unwrap();
+        let world = crowd.world_position(agent).unwrap();
+        assert!((world - (local + offset)).length() < 1e-4, "frame {frame}");
+        assert_eq!(crowd.platform_offset(deck), offset);
+        assert!((local.y - BAKED.y).abs() < 1e-3);
+    }
+    assert!(kept_frames > 30, "kept {kept_frames} frames");
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Arrived);
+    assert!(crowd.position(agent).unwrap().distance(target) < 0.25);
+    // Its world velocity at rest is the deck's.
+    let world_velocity = crowd.world_velocity(agent).unwrap();
+    assert!((world_velocity - Vec3::new(1.0, 0.0, 0.0)).length() < 1e-3);
+
+    // Sent back, then the deck is rebuilt (its shape version, the tile's generation,
+    // changes): the corridor that read it is rejected, named, and a new one found.
+    let back = crowd.request_move(agent, start).unwrap();
+    for _ in 0..5 {
+        crowd.step(0.1, &mut controller).unwrap();
+    }
+    assert!(crowd.corridor(agent).unwrap().is_some());
+    mesh.add_tiles(vec![deck_tile()]).unwrap();
+    crowd.set_mesh(&mesh);
+    let events = crowd.step(0.1, &mut controller).unwrap();
+    assert!(
+        events.iter().any(|event| matches!(
+            event,
+            CrowdEvent::RouteInvalidated { agent: a, request, changed }
+                if *a == agent && *request == back
+                    && matches!(changed, waymark::query::Validity::TileChanged(_))
+        )),
+        "{events:?}"
+    );
+    let mut ended = None;
+    for _ in 0..100 {
+        for event in crowd.step(0.1, &mut controller).unwrap() {
+            if let CrowdEvent::OrderEnded {
+                order: o, outcome, ..
+            } = event
+            {
+                if o == back {
+                    ended = Some(outcome);
+                }
+            }
+        }
+    }
+    assert_eq!(ended, Some(Outcome::Success));
+    assert_ne!(order, back);
+}
+
+#[test]
+fn a_ramp_that_loses_its_dock_mid_crossing_puts_the_walker_back_on_the_dock_and_it_boards_later() {
+    let (mesh, ramp, docked) = dock_and_deck();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let deck = SupportId(0);
+    crowd
+        .set_platform_motion(deck, placed(docked, Vec3::ZERO))
+        .unwrap();
+    crowd
+        .set_link_dock(
+            ramp,
+            Some(LinkDock {
+                support: deck,
+                offset: docked,
+                tolerance_m: 0.05,
+            }),
+        )
+        .unwrap();
+    let agent = crowd.add_agent(Vec3::new(-4.0, 0.0, 0.0), WALKER).unwrap();
+    let target = BAKED + Vec3::new(4.0, 0.0, 0.0);
+    let order = crowd.request_move(agent, target).unwrap();
+    let mut controller = KinematicController;
+    let mut started = None;
+    for frame in 0..100 {
+        let events = crowd.step(0.1, &mut controller).unwrap();
+        if events
+            .iter()
+            .any(|event| matches!(event, CrowdEvent::LinkStarted { .. }))
+        {
+            started = Some(frame);
+            break;
+        }
+    }
+    assert!(started.is_some(), "the walker reached the ramp");
+    let entry = crowd.position(agent).unwrap();
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::CrossingLink);
+    // The deck casts off mid-crossing: the walker is back at the ramp's entry, on the
+    // dock, and stays there (never on the deck, never in the water) while it is away.
+    let away = docked + Vec3::new(3.0, 0.0, 0.0);
+    crowd
+        .set_platform_motion(deck, placed(away, Vec3::ZERO))
+        .unwrap();
+    for frame in 0..60 {
+        crowd.step(0.1, &mut controller).unwrap();
+        let position = crowd.world_position(agent).unwrap();
+        assert!(
+            position.x <= 0.0 && position.y.abs() < 1e-3,
+            "frame {frame}: {position}"
+        );
+        assert_eq!(crowd.polygon(agent).unwrap(), crowd.polygon(agent).unwrap());
+        assert_eq!(
+            mesh.snapshot().support_layer(crowd.polygon(agent).unwrap()),
+            Some(0)
+        );
+        assert_ne!(crowd.status(agent).unwrap(), AgentStatus::CrossingLink);
+    }
+    let waiting = crowd.position(agent).unwrap();
+    assert!(
+        waiting.distance(entry) < 0.3,
+        "waits at the entry: {waiting} from {entry}"
+    );
+    assert_eq!(
+        crowd.request(agent).unwrap(),
+        Some(order),
+        "the order holds"
+    );
+    // Back at the dock: it crosses and walks to its place on the deck.
+    crowd
+        .set_platform_motion(deck, placed(docked, Vec3::ZERO))
+        .unwrap();
+    let mut outcome = None;
+    for _ in 0..100 {
+        for event in crowd.step(0.1, &mut controller).unwrap() {
+            if let CrowdEvent::OrderEnded {
+                order: o,
+                outcome: out,
+                ..
+            } = event
+            {
+                if o == order {
+                    outcome = Some(out);
+                }
+            }
+        }
+    }
+    assert_eq!(outcome, Some(Outcome::Success));
+    assert_eq!(
+        mesh.snapshot().support_layer(crowd.polygon(agent).unwrap()),
+        Some(1)
+    );
+    assert!(crowd.position(agent).unwrap().distance(target) < 0.25);
+}
+
+#[test]
+fn platform_motions_and_docks_are_refused_by_value() {
+    let (mesh, ramp, docked) = dock_and_deck();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let deck = SupportId(0);
+    let bad = Shuttle {
+        from: docked,
+        to: docked + Vec3::X,
+        dwell_frames: 10,
+        travel_frames: 0,
+    };
+    assert!(matches!(
+        crowd.set_platform_motion(deck, Some(PlatformMotion::Shuttle(bad))),
+        Err(CrowdError::BadPlatformMotion { support, problem, .. })
+            if support == deck && problem == "travel_frames must be at least 1"
+    ));
+    assert!(matches!(
+        crowd.set_platform_motion(deck, placed(Vec3::new(f32::NAN, 0.0, 0.0), Vec3::ZERO)),
+        Err(CrowdError::BadPlatformMotion { .. })
+    ));
+    assert!(matches!(
+        crowd.set_platform_motion(SupportId(u32::MAX), placed(docked, Vec3::ZERO)),
+        Err(CrowdError::UnknownSupport(_))
+    ));
+    // A support is a belt or a platform, not both, whichever is set first.
+    crowd
+        .set_support_velocity(SupportId(3), Vec3::new(1.0, 0.0, 0.0))
+        .unwrap();
+    assert!(matches!(
+        crowd.set_platform_motion(SupportId(3), placed(docked, Vec3::ZERO)),
+        Err(CrowdError::PlatformWithSurfaceMotion { support }) if support == SupportId(3)
+    ));
+    crowd
+        .set_platform_motion(deck, placed(docked, Vec3::ZERO))
+        .unwrap();
+    assert!(matches!(
+        crowd.set_support_rotation(deck, Vec3::ZERO, 0.5),
+        Err(CrowdError::PlatformWithSurfaceMotion { .. })
+    ));
+    let dock = LinkDock {
+        support: deck,
+        offset: docked,
+        tolerance_m: f32::NAN,
+    };
+    assert!(matches!(
+        crowd.set_link_dock(ramp, Some(dock)),
+        Err(CrowdError::BadLinkDock { link, problem, .. })
+            if link == ramp && problem == "tolerance_m must be finite and at least 0"
+    ));
+    assert!(matches!(
+        crowd.set_link_dock(LinkId(7), None),
+        Err(CrowdError::UnknownLink(LinkId(7)))
+    ));
+    // Refusals changed nothing; a platform removed stands where it was baked.
+    assert_eq!(crowd.link_dock(ramp), None);
+    assert_eq!(crowd.platform_offset(deck), docked);
+    crowd.set_platform_motion(deck, None).unwrap();
+    assert_eq!(crowd.platform_offset(deck), Vec3::ZERO);
+    assert_eq!(crowd.platform_motion(deck), None);
+}
+
+fn check_every_agent_rides_over(kind: ScenarioKind, agents: usize) {
+    let scenario = Scenario::new(kind, agents).unwrap();
+    let (report, crowd) = run_scenario(&scenario, |_| {}).unwrap();
+    assert_eq!(report.unarrived_agents, 0, "{kind:?}: {report:?}");
+    assert_eq!(report.arrivals, agents);
+    assert_eq!(report.off_mesh_agents, 0);
+    assert_eq!(report.fell_off_support, 0);
+    assert_eq!(report.stuck_agents, 0);
+    assert!(report.stop_error_m < 0.25);
+    // Everyone ends on the far plaza (its places start two metres in from its edge), off the
+    // platform (layer 0), at the plaza's height in the world. (Arrived agents may since
+    // have been nudged from their places by later arrivals.)
+    let far_edge = scenario
+        .agents
+        .iter()
+        .map(|&(_, place)| place.x)
+        .fold(f32::INFINITY, f32::min)
+        - 2.0;
+    for view in crowd.agents() {
+        let agent = view.id;
+        let (_, place) = scenario.agents[agent.index() as usize];
+        assert!(
+            view.position.x >= far_edge - 1e-3 && (view.position.y - place.y).abs() < 1e-3,
+            "{agent:?} at {} (its place {place})",
+            view.position
+        );
+        assert_eq!(
+            crowd
+                .snapshot()
+                .support_layer(crowd.polygon(agent).unwrap()),
+            Some(0)
+        );
+    }
+}
+
+#[test]
+fn ferry_every_passenger_crosses_the_river_and_nobody_falls_off() {
+    check_every_agent_rides_over(ScenarioKind::Ferry, 60);
+}
+
+#[test]
+fn elevator_every_rider_reaches_the_upper_floor_and_nobody_falls_off() {
+    check_every_agent_rides_over(ScenarioKind::Elevator, 40);
+}
+
+#[test]
+fn a_ferry_crowd_saved_mid_voyage_resumes_as_if_never_stopped_at_1_and_2_threads() {
+    let scenario = Scenario::new(ScenarioKind::Ferry, 30).unwrap();
+    let run = |threads: usize, save_at: Option<usize>| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut crowd = scenario_crowd(&scenario).unwrap();
+            for &(start, target) in &scenario.agents {
+                let agent = crowd.add_agent(start, scenario.params).unwrap();
+                crowd.request_move(agent, target).unwrap();
+            }
+            let mut controller = KinematicController;
+            for frame in 0..400 {
+                if Some(frame) == save_at {
+                    let bytes = crowd.save();
+                    crowd = Crowd::restore(&scenario.mesh, scenario.config, &bytes).unwrap();
+                }
+                crowd.step(scenario.dt_s, &mut controller).unwrap();
+            }
+            state_hash(&crowd)
+        })
+    };
+    let whole = run(1, None);
+    // Frame 170: the first passengers are aboard and the ferry is under way.
+    assert_eq!(run(1, Some(170)), whole);
+    assert_eq!(run(2, None), whole);
+    assert_eq!(run(2, Some(170)), whole);
+}
