@@ -284,6 +284,25 @@ fn the_bottleneck_scenario_through_the_cli() {
 }
 
 #[test]
+fn the_ferry_and_elevator_scenarios_through_the_cli_deliver_everyone_and_nobody_falls_off() {
+    for (name, agents) in [("ferry", "30"), ("elevator", "30")] {
+        let output = waymark(&["scenario", name, "--agents", agents, "--json"]);
+        assert!(output.status.success(), "{name}");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["scenario"], name);
+        assert_eq!(report["arrivals"], 30, "{report}");
+        assert_eq!(report["unarrived_agents"], 0, "{report}");
+        assert_eq!(report["stuck_agents"], 0, "{report}");
+        assert_eq!(report["off_mesh_agents"], 0, "{report}");
+        assert_eq!(report["fell_off_support"], 0, "{report}");
+        assert!(report["stop_error_m"].as_f64().unwrap() < 0.25, "{report}");
+        // Nobody crosses before the platform's first stop is over and its journey done:
+        // the first arrivals need at least a crossing of the platform and a journey.
+        assert!(report["completion_s"].as_f64().unwrap() > 20.0, "{report}");
+    }
+}
+
+#[test]
 fn bad_crowd_arguments_are_one_line() {
     for (args, expected) in [
         (vec!["crowd", "--dt", "0"], "--dt"),
