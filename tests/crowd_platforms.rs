@@ -399,3 +399,89 @@ fn a_ferry_crowd_saved_mid_voyage_resumes_as_if_never_stopped_at_1_and_2_threads
     assert_eq!(run(2, None), whole);
     assert_eq!(run(2, Some(170)), whole);
 }
+
+/// Records what a drawing draws.
+#[derive(Default)]
+struct Recorder {
+    supports: Vec<Vec<Vec3>>,
+    markers: Vec<Vec3>,
+}
+
+impl waymark::debug::DebugDraw for Recorder {
+    fn line(&mut self, _: waymark::debug::DrawKind, _: Vec3, _: Vec3) {}
+    fn triangle(&mut self, _: waymark::debug::DrawKind, _: [Vec3; 3]) {}
+    fn polygon(&mut self, kind: waymark::debug::DrawKind, corners: &[Vec3]) {
+        if kind == waymark::debug::DrawKind::Support {
+            self.supports.push(corners.to_vec());
+        }
+    }
+    fn point(&mut self, kind: waymark::debug::DrawKind, at: Vec3) {
+        if kind == waymark::debug::DrawKind::Marker {
+            self.markers.push(at);
+        }
+    }
+}
+
+#[test]
+fn a_drawn_crowd_shows_the_platform_and_its_riders_where_the_platform_stands() {
+    let (mesh, _, docked) = dock_and_deck();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let at_sea = docked + Vec3::new(7.0, 0.5, 3.0);
+    crowd
+        .set_platform_motion(SupportId(0), placed(at_sea, Vec3::ZERO))
+        .unwrap();
+    let rider = crowd
+        .add_agent(BAKED + Vec3::new(3.0, 0.0, 1.0), WALKER)
+        .unwrap();
+    let mut drawing = Recorder::default();
+    waymark::debug::draw_crowd(&crowd, &mut drawing);
+    // The deck: x 7.5 to 13.5, z 1 to 5, 0.5 m up, where the offset puts it.
+    assert_eq!(drawing.supports.len(), 1);
+    for corner in &drawing.supports[0] {
+        assert!((7.5..=13.5).contains(&corner.x), "{corner}");
+        assert!((1.0..=5.0).contains(&corner.z), "{corner}");
+        assert!((corner.y - 0.5).abs() < 1e-4, "{corner}");
+    }
+    assert_eq!(drawing.markers, [crowd.world_position(rider).unwrap()]);
+    assert!((drawing.markers[0] - Vec3::new(10.5, 0.5, 4.0)).length() < 1e-3);
+}
+
+#[test]
+fn a_rider_on_a_shuttle_is_told_the_shuttles_acceleration_for_its_contact_solve() {
+    let (mesh, _, docked) = dock_and_deck();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let shuttle = Shuttle {
+        from: docked,
+        to: docked + Vec3::new(12.0, 0.0, 0.0),
+        dwell_frames: 5,
+        travel_frames: 40,
+    };
+    crowd
+        .set_platform_motion(SupportId(0), Some(PlatformMotion::Shuttle(shuttle)))
+        .unwrap();
+    let rider = crowd
+        .add_agent(BAKED + Vec3::new(3.0, 0.0, 0.0), WALKER)
+        .unwrap();
+    let walker = crowd.add_agent(Vec3::new(-5.0, 0.0, 0.0), WALKER).unwrap();
+    let mut controller = KinematicController;
+    let mut seen = Vec::new();
+    for frame in 0..60u64 {
+        let terms = crowd.body_acceleration_terms(rider).unwrap();
+        assert_eq!(terms.translation, shuttle.acceleration_at(frame, 0.1));
+        seen.push(terms.translation.x);
+        // Still ground gives nothing.
+        assert_eq!(
+            crowd.body_acceleration_terms(walker).unwrap(),
+            Default::default()
+        );
+        crowd.step(0.1, &mut controller).unwrap();
+        // It rides: the world sees it where the shuttle is.
+        let carried = crowd.world_position(rider).unwrap() - crowd.position(rider).unwrap();
+        assert!((carried - shuttle.offset_at(frame + 1)).length() < 1e-4);
+    }
+    // Speeding up, then slowing down, then standing.
+    assert!(
+        seen[6] > 0.3 && seen[40] < -0.3 && seen[3] == 0.0,
+        "{seen:?}"
+    );
+}

@@ -87,6 +87,24 @@ impl Shuttle {
         }
     }
 
+    /// Its acceleration at frame `frame` over frames of `dt_s` (the second derivative of
+    /// the half-cosine journey; zero at the stops), m/s²: the translation term a body on
+    /// it feels (spec 004's ö).
+    pub fn acceleration_at(&self, frame: u64, dt_s: f32) -> Vec3 {
+        let (dwell, travel) = (u64::from(self.dwell_frames), u64::from(self.travel_frames));
+        let phase = frame % self.period_frames().max(1);
+        let journey_s = travel.max(1) as f32 * dt_s;
+        let (into, span) = if (dwell..dwell + travel).contains(&phase) {
+            (phase - dwell, self.to - self.from)
+        } else if phase >= 2 * dwell + travel {
+            (phase - 2 * dwell - travel, self.from - self.to)
+        } else {
+            return Vec3::ZERO;
+        };
+        let angle = std::f32::consts::PI * into as f32 / travel.max(1) as f32;
+        span * (0.5 * (std::f32::consts::PI / journey_s).powi(2) * angle.cos())
+    }
+
     /// The frames it stands at `from` (`at_from`) or at `to`: the window a link between
     /// that stop and the platform may be crossed in
     /// ([`Crowd::set_link_window`](super::Crowd::set_link_window)).
@@ -139,6 +157,16 @@ impl PlatformMotion {
         match self {
             PlatformMotion::Placed { offset, .. } => *offset,
             PlatformMotion::Shuttle(shuttle) => shuttle.offset_at(frame),
+        }
+    }
+
+    /// Its translational acceleration at `frame` over frames of `dt_s`, m/s²: a shuttle's
+    /// ([`Shuttle::acceleration_at`]); zero for a placed platform (its host, who moves
+    /// it, knows what it does between placings).
+    pub fn acceleration_at(&self, frame: u64, dt_s: f32) -> Vec3 {
+        match self {
+            PlatformMotion::Placed { .. } => Vec3::ZERO,
+            PlatformMotion::Shuttle(shuttle) => shuttle.acceleration_at(frame, dt_s),
         }
     }
 
@@ -286,6 +314,37 @@ mod tests {
             }
             assert_eq!(setting_off, 2, "once a round trip");
         }
+    }
+
+    #[test]
+    fn a_shuttles_acceleration_is_the_second_difference_of_its_offsets() {
+        let dt = 0.1;
+        for frame in [10, 50, 60, 99, 130, 149, 175, 210, 260, 299] {
+            let second = (FERRY.offset_at(frame + 1) - 2.0 * FERRY.offset_at(frame)
+                + FERRY.offset_at(frame - 1))
+                / (dt * dt);
+            let analytic = FERRY.acceleration_at(frame, dt);
+            // The finite difference is exact but at the journey's ends (a jump there from 0
+            // to the half-cosine's peak, 20 m * (pi / 10 s)^2 / 2 = 0.987 m/s^2).
+            if [50, 150, 200, 300].contains(&frame) {
+                continue;
+            }
+            assert!(
+                (second - analytic).length() < 0.01,
+                "frame {frame}: {second} against {analytic}"
+            );
+        }
+        let peak = 20.0 * 0.5 * (std::f32::consts::PI / 10.0).powi(2);
+        assert!((FERRY.acceleration_at(50, dt).x - peak).abs() < 1e-4);
+        assert!(
+            (FERRY.acceleration_at(100, dt).x).abs() < 1e-4,
+            "none mid-journey"
+        );
+        assert_eq!(FERRY.acceleration_at(20, dt), Vec3::ZERO);
+        assert!(
+            (FERRY.acceleration_at(200, dt).x + peak).abs() < 1e-4,
+            "setting off back"
+        );
     }
 
     #[test]

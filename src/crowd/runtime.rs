@@ -416,6 +416,35 @@ impl Crowd {
             })
     }
 
+    /// The body-acceleration terms the agent's support adds now (spec 004: the world
+    /// acceleration is their sum plus the body's own active acceleration), for a host's
+    /// contact solve: a turntable's centripetal and Coriolis terms at the agent's foot and
+    /// relative velocity ([`SupportMotion::body_acceleration_terms`](super::SupportMotion::body_acceleration_terms)),
+    /// a shuttling platform's translation over a step as long as the last
+    /// ([`Shuttle::acceleration_at`](super::Shuttle::acceleration_at)).
+    pub fn body_acceleration_terms(
+        &self,
+        agent: AgentId,
+    ) -> Result<super::SupportAcceleration, CrowdError> {
+        let slot = self.slot(agent)?;
+        let layer = self.lanes.support[slot];
+        let relative = self.velocity(agent)?;
+        let mut terms = self
+            .support_motions
+            .get(layer as usize)
+            .map_or(super::SupportAcceleration::default(), |motion| {
+                motion.body_acceleration_terms(self.lanes.position(slot), relative)
+            });
+        if let Some(platform) = self
+            .platforms
+            .iter()
+            .find(|platform| u32::from(platform.layer) == layer)
+        {
+            terms.translation += platform.motion.acceleration_at(self.frame, self.last_dt_s);
+        }
+        Ok(terms)
+    }
+
     /// The polygon under the agent's foot.
     pub fn polygon(&self, agent: AgentId) -> Result<crate::mesh::PolyRef, CrowdError> {
         Ok(self.lanes.polygon[self.slot(agent)?])

@@ -85,13 +85,36 @@ pub fn draw_input(world: &WorldTriangles, walkable_slope_cos: f32, drawer: &mut 
 
 /// Draws tiles: polygons by area, their edges (walls distinct), and tile outlines.
 pub fn draw_tiles(tiles: &[TileData], drawer: &mut impl DebugDraw) {
+    draw_placed_tiles(tiles, |_| Vec3::ZERO, drawer);
+}
+
+/// [`draw_tiles`] with each polygon moved by `placement` of its support layer (a
+/// platform's offset: its polygons drawn where it stands, not where they were baked); a
+/// tile outline then bounds the polygons as drawn.
+fn draw_placed_tiles(
+    tiles: &[TileData],
+    placement: impl Fn(u16) -> Vec3,
+    drawer: &mut impl DebugDraw,
+) {
     for tile in tiles {
+        let (mut low, mut high) = (
+            Vec3::from_array(tile.header.bounds_min),
+            Vec3::from_array(tile.header.bounds_max),
+        );
+        let mut moved = false;
+        let (mut drawn_low, mut drawn_high) =
+            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
         for polygon in &tile.polygons {
+            let offset = placement(polygon.layer);
+            moved |= offset != Vec3::ZERO;
             let corners: Vec<Vec3> = polygon
                 .vertex_indices()
                 .iter()
-                .map(|&v| tile.vertex(v))
+                .map(|&v| tile.vertex(v) + offset)
                 .collect();
+            for &corner in &corners {
+                (drawn_low, drawn_high) = (drawn_low.min(corner), drawn_high.max(corner));
+            }
             drawer.polygon(DrawKind::Polygon(AreaId(polygon.area)), &corners);
             for (edge, &neighbour) in polygon.neighbours[..corners.len()].iter().enumerate() {
                 let kind = if neighbour == TilePoly::NO_NEIGHBOUR {
@@ -102,10 +125,9 @@ pub fn draw_tiles(tiles: &[TileData], drawer: &mut impl DebugDraw) {
                 drawer.line(kind, corners[edge], corners[(edge + 1) % corners.len()]);
             }
         }
-        let (low, high) = (
-            Vec3::from_array(tile.header.bounds_min),
-            Vec3::from_array(tile.header.bounds_max),
-        );
+        if moved {
+            (low, high) = (drawn_low, drawn_high);
+        }
         let corners = [
             Vec3::new(low.x, high.y, low.z),
             Vec3::new(high.x, high.y, low.z),
@@ -203,22 +225,25 @@ pub fn draw_target(
     drawer.point(DrawKind::Marker, record.interaction.contact);
 }
 
-/// Draws a crowd: the mesh's tiles, each moving agent's corridor from its cursor (through
-/// portal midpoints), agents as markers and their velocities as one-second segments.
+/// Draws a crowd: the mesh's tiles (a platform's polygons where it stands now), each
+/// moving agent's corridor from its cursor (through portal midpoints), agents as markers
+/// and their velocities as one-second segments, all in the world.
 pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
     let snapshot = crowd.snapshot();
     let tiles: Vec<TileData> = (0..snapshot.data().slots.len())
         .filter_map(|slot| snapshot.live_slot(crate::mesh::TileSlot(slot as u16)))
         .map(|(tile, _)| tile.data.clone())
         .collect();
-    draw_tiles(&tiles, drawer);
+    let platforms = crowd.platform_frames();
+    let placement = |layer: u16| platforms.offset(u32::from(layer));
+    draw_placed_tiles(&tiles, placement, drawer);
     // Supports over the floor: each polygon of one, and where its surface goes.
     for tile in &tiles {
         for polygon in tile.polygons.iter().filter(|polygon| polygon.layer > 0) {
             let corners: Vec<Vec3> = polygon
                 .vertex_indices()
                 .iter()
-                .map(|&v| tile.vertex(v))
+                .map(|&v| tile.vertex(v) + placement(polygon.layer))
                 .collect();
             drawer.polygon(DrawKind::Support, &corners);
             let support = crate::ids::SupportId(u32::from(polygon.layer) - 1);
@@ -233,13 +258,16 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
     }
     let lanes = crowd.lanes();
     for slot in 0..lanes.len() {
-        let position = lanes.position(slot);
+        let frame = platforms.offset(lanes.support[slot]);
+        let position = lanes.position(slot) + frame;
         if let Some(corridor) = &lanes.corridor[slot] {
             let mut previous = position;
             let portals = (lanes.cursor[slot] as usize..corridor.len())
                 .map_while(|index| corridor.portal(snapshot, index));
             for (left, right) in portals {
-                let middle = (left + right) * 0.5;
+                // (Drawn in the agent's own frame: a corridor on from a platform to the
+                // ground shows its part off the platform where the platform puts it.)
+                let middle = (left + right) * 0.5 + frame;
                 drawer.line(DrawKind::Corridor, previous, middle);
                 previous = middle;
             }
