@@ -485,3 +485,92 @@ fn a_rider_on_a_shuttle_is_told_the_shuttles_acceleration_for_its_contact_solve(
         "{seen:?}"
     );
 }
+
+#[test]
+fn the_proving_grounds_lift_carries_walkers_from_its_lower_floor_to_its_upper() {
+    use waymark::bake::{BakeConfig, Preset, bake};
+    use waymark::harness::{add_lift_doors, run_lift};
+    let ground = waymark::scene::proving_ground::proving_ground();
+    let config = BakeConfig::preset(Preset::Guard);
+    let world = ground.scene.world_triangles().unwrap();
+    let mut mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+    let lift = ground.lift.clone();
+    let doors = add_lift_doors(&mut mesh, &lift).unwrap();
+    // Every door attached to a floor at one end and the car at the other.
+    let snapshot = mesh.snapshot();
+    for &(link, lower) in &doors {
+        let link = snapshot.link(link).unwrap();
+        let layers = [link.start_polygon, link.end_polygon]
+            .map(|polygon| polygon.and_then(|polygon| snapshot.support_layer(polygon)));
+        let car = Some((lift.support.0 + 1) as u16);
+        assert!(
+            layers == [Some(0), car] || layers == [car, Some(0)],
+            "{link:?} (lower {lower}): {layers:?}"
+        );
+    }
+    let dt = 1.0 / 30.0;
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    run_lift(&mut crowd, &lift, &doors, dt).unwrap();
+    let params = AgentParams {
+        radius_m: config.agent_radius_m,
+        ..WALKER
+    };
+    let (lower, upper) = lift.floors;
+    let mut riders = Vec::new();
+    for index in 0..6 {
+        let start = lower
+            + Vec3::new(
+                -0.6 + 0.9 * (index % 2) as f32,
+                0.0,
+                -1.5 + 0.9 * (index / 2) as f32,
+            );
+        let agent = crowd.add_agent(start, params).unwrap();
+        let place = upper + Vec3::new(0.0, 0.0, -2.5 + 1.0 * index as f32);
+        riders.push((agent, crowd.request_move(agent, place).unwrap(), place));
+    }
+    let mut controller = KinematicController;
+    let (mut succeeded, mut rode) = (0, vec![false; riders.len()]);
+    let car_layer = lift.support.0 + 1;
+    for _ in 0..(60.0 / dt) as usize {
+        for event in crowd.step(dt, &mut controller).unwrap() {
+            if let CrowdEvent::OrderEnded {
+                outcome: Outcome::Success,
+                ..
+            } = event
+            {
+                succeeded += 1;
+            }
+        }
+        for (rider, &(agent, _, _)) in rode.iter_mut().zip(&riders) {
+            let layer = crowd
+                .snapshot()
+                .support_layer(crowd.polygon(agent).unwrap())
+                .map(u32::from);
+            *rider |= layer == Some(car_layer);
+            // Never anywhere but on a floor, on the car, or crossing a door (the baked
+            // surface is within a cell height of the authored one).
+            let world = crowd.world_position(agent).unwrap();
+            assert!(world.y > -0.2 && world.y < 3.2, "{world}");
+        }
+        if succeeded == riders.len() {
+            break;
+        }
+    }
+    assert_eq!(succeeded, riders.len(), "everyone reached the upper floor");
+    assert!(rode.iter().all(|&rode| rode), "everyone rode the car");
+    // Each ended on the upper floor (x 8.4 to 12.4 in the bay; its order succeeded within
+    // 0.25 m of its place, and later arrivals may have nudged it since).
+    for &(agent, _, place) in &riders {
+        let world = crowd.world_position(agent).unwrap();
+        assert!(
+            world.x > 8.4 && (world.y - upper.y).abs() < 0.2,
+            "{world} for {place}"
+        );
+        assert_eq!(
+            crowd
+                .snapshot()
+                .support_layer(crowd.polygon(agent).unwrap()),
+            Some(0)
+        );
+    }
+}

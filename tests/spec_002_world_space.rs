@@ -429,7 +429,8 @@ fn proving_ground_has_every_feature_of_the_spec_validation_level() {
             "broken_bridge",
             "balcony",
             "scaled_doorway",
-            "turntable"
+            "turntable",
+            "lift"
         ]
     );
     let world = ground.scene.world_triangles().unwrap();

@@ -6,10 +6,14 @@
 //! Inputs: a scenario kind and an agent count. Outputs: the scenario (mesh, agents,
 //! targets) and, run, its [`ScenarioReport`]: overlaps, completion, flow.
 
+#[cfg(feature = "bake")]
+mod lift;
 mod resume;
 mod run;
 mod scenario;
 
+#[cfg(feature = "bake")]
+pub use lift::{add_lift_doors, lift_shuttle, run_lift};
 pub use resume::ResumeError;
 pub use run::{
     AgentPlan, AgentsCsvError, OutcomeCounts, RunOptions, RunReport, median, random_plans,

@@ -1,6 +1,6 @@
 //! The built-in "proving ground": spec 002's validation level, generated in code.
 //!
-//! Nine test bays side by side along +Z, each an island (4 m of nothing between bays), each
+//! Eleven test bays side by side along +Z, each an island (4 m of nothing between bays), each
 //! with two sides joined only by the feature under test:
 //!
 //! | bay | feature | guard (r 0.4, climb 0.4, slope 45°) | r 0.3 |
@@ -14,6 +14,12 @@
 //! | `broken_bridge` | two cliffs, bridge with a 1 m gap | separate | separate |
 //! | `balcony` | balcony 3 m above the ground floor, overlapping it, reached by 27° stairs | connected (only by the stairs) | connected |
 //! | `scaled_doorway` | doorway authored 1 m wide under a parent scaled 0.5 | separate | separate |
+//! | `turntable` | a disc 5 m across, 0.1 m up, on its own support | connected | connected |
+//! | `lift` | a floor 3 m above another, reached only by a lift car | separate (the car joins them by links, at runtime) | separate |
+//!
+//! The lift's car is a platform (spec 002): a slab on its own support, baked in its own
+//! frame 26 m beyond the bay (so no edge joins it to a floor) and placed in its shaft by
+//! the crowd ([`ProvingGround::lift`] says where, and where its doors' links go).
 //!
 //! Each bay hangs under its own transform node (a translation along Z), so the level also
 //! exercises ancestor chains. Bay floors are 0.2 m slabs with their top at local height 0.
@@ -60,6 +66,30 @@ pub struct ProvingGround {
     /// The turntable bay's table: its support, its centre (world, on its top) and the
     /// turn rate the level runs it at (`Crowd::set_support_rotation`), rad/s.
     pub turntable: (SupportId, Vec3, f32),
+    /// The lift bay's car and its doors.
+    pub lift: Lift,
+}
+
+/// The lift bay's car: a platform going up and down its shaft between two floors
+/// (`Crowd::set_platform_motion` with a shuttle between the two offsets), and the links of
+/// its doors (each with a dock at its floor's offset, `Crowd::set_link_dock`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lift {
+    /// The car's support.
+    pub support: SupportId,
+    /// World minus baked coordinates of the car at the lower floor, and at the upper.
+    pub lower_offset: Vec3,
+    /// See `lower_offset`.
+    pub upper_offset: Vec3,
+    /// Seconds it stands at each floor, and takes between them.
+    pub dwell_s: f32,
+    /// See `dwell_s`.
+    pub travel_s: f32,
+    /// The doors: a link from a floor (world) to the car (its baked frame), each way, and
+    /// whether that floor is the lower.
+    pub doors: Vec<(Vec3, Vec3, bool)>,
+    /// A point on the lower floor and one on the upper (world).
+    pub floors: (Vec3, Vec3),
 }
 
 /// Gap between bays along Z, metres: wider than any agent, so bays never connect.
@@ -152,6 +182,20 @@ impl Builder {
         let mesh_id = self
             .scene
             .add_mesh(TriMesh::new(name.clone(), positions, triangles));
+        let parent = self.bay_node.expect("a bay is open");
+        self.scene
+            .add_instance(
+                InstanceDesc::new(name, mesh_id)
+                    .under(parent)
+                    .on_support(support),
+            )
+            .expect("mesh and node were just added");
+    }
+
+    /// A box (bay coordinates) riding on `support`.
+    fn box_on_support(&mut self, part: &str, min: Vec3, max: Vec3, support: SupportId) {
+        let name = format!("{}/{part}", self.bay_name);
+        let mesh_id = self.scene.add_mesh(TriMesh::axis_box(&name, min, max));
         let parent = self.bay_node.expect("a bay is open");
         self.scene
             .add_instance(
@@ -441,6 +485,52 @@ pub fn proving_ground() -> ProvingGround {
         builder.finish_bay(BAY_WIDTH_M);
     }
 
+    let lift;
+    {
+        // A lower floor (x 0 to 4), an upper one 3 m up (x 8.4 to 12.4), and between them
+        // the shaft of a 4 x 4 m car, baked at x 30 to 34 in its own frame and placed by
+        // the crowd at x 4.2 to 8.2, at either floor's height. Two doors at each floor,
+        // links 0.9 m in from the floor's edge to 0.9 m in from the car's.
+        const UPPER_M: f32 = 3.0;
+        builder.start_bay("lift");
+        builder.slab("lower_floor", 0.0, 4.0, 0.0);
+        builder.solid(
+            "upper_floor",
+            Vec3::new(8.4, -SLAB_M, 0.0),
+            Vec3::new(12.4, UPPER_M, BAY_WIDTH_M),
+        );
+        let support = builder.scene.support("lift");
+        builder.box_on_support(
+            "car",
+            Vec3::new(30.0, -SLAB_M, 1.0),
+            Vec3::new(34.0, 0.0, 5.0),
+            support,
+        );
+        let lower_offset = Vec3::new(4.2 - 30.0, 0.0, 0.0);
+        let upper_offset = lower_offset + Vec3::new(0.0, UPPER_M, 0.0);
+        let mut doors = Vec::new();
+        for z in [2.3, 3.7] {
+            doors.push((builder.at(3.1, 0.0, z), builder.at(30.9, 0.0, z), true));
+            doors.push((builder.at(33.1, 0.0, z), builder.at(9.3, UPPER_M, z), false));
+        }
+        let (a, b) = (
+            builder.at(1.5, 0.0, mid_z),
+            builder.at(11.0, UPPER_M, mid_z),
+        );
+        lift = Lift {
+            support,
+            lower_offset,
+            upper_offset,
+            dwell_s: 4.0,
+            travel_s: 3.0,
+            doors,
+            floors: (a, b),
+        };
+        let description = "a floor 3 m up, reached only by a lift car (links, at runtime)";
+        features.push(builder.feature("lift", description, a, b, (false, false)));
+        builder.finish_bay(BAY_WIDTH_M);
+    }
+
     ProvingGround {
         scene: builder.scene,
         features,
@@ -448,5 +538,6 @@ pub fn proving_ground() -> ProvingGround {
         under_balcony_point,
         balcony_point,
         turntable,
+        lift,
     }
 }

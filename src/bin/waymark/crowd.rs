@@ -9,11 +9,11 @@ use waymark::crowd::{
     AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats, SupportMotion,
 };
 use waymark::harness::{
-    AgentPlan, RunOptions, RunReport, median, random_plans, read_agents_csv, resume_crowd,
-    run_crowd, state_hash,
+    AgentPlan, RunOptions, RunReport, add_lift_doors, median, random_plans, read_agents_csv,
+    resume_crowd, run_crowd, run_lift, state_hash,
 };
 use waymark::ids::SupportId;
-use waymark::mesh::NavMesh;
+use waymark::mesh::{LinkId, NavMesh};
 
 use crate::bake_args::{BakeArgs, PresetArg};
 use crate::common::{
@@ -125,9 +125,19 @@ impl CrowdCommand {
     }
 }
 
-/// The level's navigation mesh, its name, and its moving supports' motion (a city's
-/// belts, the proving ground's turntable).
-type LoadedLevel = (NavMesh, String, Vec<(SupportId, SupportMotion)>);
+/// The level's navigation mesh, its name, its moving supports' motion (a city's belts,
+/// the proving ground's turntable) and its lift with the links of its doors (the proving
+/// ground's).
+type LoadedLevel = (
+    NavMesh,
+    String,
+    Vec<(SupportId, SupportMotion)>,
+    Option<LiftDoors>,
+);
+
+/// A lift and its doors' links in the baked mesh, each with whether it opens on the lower
+/// floor.
+type LiftDoors = (waymark::scene::proving_ground::Lift, Vec<(LinkId, bool)>);
 
 fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
     let mut config = command.bake.config();
@@ -142,6 +152,7 @@ fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
         )));
     }
     let mut belts = Vec::new();
+    let mut lift = None;
     let scene = match command.level.as_deref() {
         Some(path) if path.as_os_str() == "city" => {
             let city = waymark::scene::city::city_with_belts(
@@ -183,6 +194,7 @@ fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
         _ => {
             let loaded = level::load(None)?;
             belts = loaded.supports;
+            lift = loaded.lift;
             Some((loaded.scene, loaded.name))
         }
     };
@@ -190,11 +202,17 @@ fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
         Some((scene, name)) => {
             let world = scene.world_triangles()?;
             let baked = waymark::bake::bake(&world, &config)?;
-            Ok((
-                NavMesh::from_file(baked.to_file()).map_err(level::LevelError::from)?,
-                name,
-                belts,
-            ))
+            let mut mesh = NavMesh::from_file(baked.to_file()).map_err(level::LevelError::from)?;
+            // The lift's doors: links between each floor and the car's baked frame.
+            let lift = match lift {
+                Some(lift) => {
+                    let doors =
+                        add_lift_doors(&mut mesh, &lift).map_err(level::LevelError::from)?;
+                    Some((lift, doors))
+                }
+                None => None,
+            };
+            Ok((mesh, name, belts, lift))
         }
         None => {
             let path = command.level.as_deref().expect("a level path");
@@ -202,6 +220,7 @@ fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
                 level::load_navmesh(path, &command.bake)?,
                 path.display().to_string(),
                 belts,
+                None,
             ))
         }
     }
@@ -227,7 +246,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             command.dt
         )));
     }
-    let (mesh, level, belts) = load_mesh(command)?;
+    let (mesh, level, belts, lift) = load_mesh(command)?;
     // The bake's scratch is freed by now; give it back so resident memory is the runtime's.
     return_freed_memory();
     let plans: Vec<AgentPlan> = match &command.agents_csv {
@@ -289,6 +308,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             for &(support, motion) in &belts {
                 crowd.set_support_motion(support, motion)?;
             }
+            if let Some((lift, doors)) = &lift {
+                run_lift(&mut crowd, lift, doors, command.dt)?;
+            }
             let report = run_crowd(&mut crowd, &plans, params, &options, |_, _| {})?;
             (crowd, report)
         }
@@ -323,10 +345,10 @@ fn agents_on_moving_supports(crowd: &Crowd) -> usize {
                 .ok()
                 .and_then(|polygon| snapshot.support_layer(polygon));
             layer.is_some_and(|layer| {
+                let support = SupportId(u32::from(layer) - 1);
                 layer > 0
-                    && !crowd
-                        .support_motion(SupportId(u32::from(layer) - 1))
-                        .is_still()
+                    && (!crowd.support_motion(support).is_still()
+                        || crowd.platform_motion(support).is_some())
             })
         })
         .count()
@@ -544,7 +566,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     if riding > 0 {
         writeln!(
             out,
-            "moving supports: {riding} agents riding them at the end (the proving ground's turntable, a city's belts)"
+            "moving supports: {riding} agents riding them at the end (the proving ground's turntable and lift car, a city's belts)"
         )?;
     }
     let passes: Vec<String> = PASS_NAMES

@@ -38,12 +38,13 @@ pub enum LevelError {
     NavMesh(#[from] waymark::mesh::NavMeshError),
 }
 
-/// A loaded level, the name to show for it, and the motion of its moving supports (the
-/// proving ground's turntable).
+/// A loaded level, the name to show for it, the motion of its moving supports (the
+/// proving ground's turntable) and its lift (the proving ground's car, a platform).
 pub struct Level {
     pub name: String,
     pub scene: Scene,
     pub supports: Vec<(SupportId, SupportMotion)>,
+    pub lift: Option<waymark::scene::proving_ground::Lift>,
 }
 
 /// Loads `level`, or the proving ground when `None`.
@@ -64,6 +65,7 @@ pub fn load(level: Option<&Path>) -> Result<Level, LevelError> {
         name: path.display().to_string(),
         scene: load_obj(path, &ObjOptions::default())?,
         supports: Vec::new(),
+        lift: None,
     })
 }
 
@@ -74,6 +76,7 @@ fn builtin() -> Level {
         name: format!("{PROVING_GROUND} (built-in)"),
         scene: ground.scene,
         supports: vec![(support, SupportMotion::turntable(centre, rate))],
+        lift: Some(ground.lift),
     }
 }
 
