@@ -18,7 +18,7 @@
 //! | `lift` | a floor 3 m above another, reached only by a lift car | separate (the car joins them by links, at runtime) | separate |
 //!
 //! The lift's car is a platform (spec 002): a slab on its own support, baked in its own
-//! frame 26 m beyond the bay (so no edge joins it to a floor) and placed in its shaft by
+//! frame 10 m beyond its shaft (so no edge joins it to a floor) and placed in its shaft by
 //! the crowd ([`ProvingGround::lift`] says where, and where its doors' links go).
 //!
 //! Each bay hangs under its own transform node (a translation along Z), so the level also
@@ -488,8 +488,9 @@ pub fn proving_ground() -> ProvingGround {
     let lift;
     {
         // A lower floor (x 0 to 4), an upper one 3 m up (x 8.4 to 12.4), and between them
-        // the shaft of a 4 x 4 m car, baked at x 30 to 34 in its own frame and placed by
-        // the crowd at x 4.2 to 8.2, at either floor's height. Two doors at each floor,
+        // the shaft of a 4 x 4 m car (x 4.2 to 8.2, z 1 to 5), baked in its own frame 10 m
+        // along z, beyond the bay's far side (the last bay's: nothing is there), and placed
+        // by the crowd in its shaft at either floor's height. Two doors at each floor,
         // links 0.9 m in from the floor's edge to 0.9 m in from the car's.
         const UPPER_M: f32 = 3.0;
         builder.start_bay("lift");
@@ -502,16 +503,17 @@ pub fn proving_ground() -> ProvingGround {
         let support = builder.scene.support("lift");
         builder.box_on_support(
             "car",
-            Vec3::new(30.0, -SLAB_M, 1.0),
-            Vec3::new(34.0, 0.0, 5.0),
+            Vec3::new(4.2, -SLAB_M, 11.0),
+            Vec3::new(8.2, 0.0, 15.0),
             support,
         );
-        let lower_offset = Vec3::new(4.2 - 30.0, 0.0, 0.0);
+        let lower_offset = Vec3::new(0.0, 0.0, -10.0);
         let upper_offset = lower_offset + Vec3::new(0.0, UPPER_M, 0.0);
         let mut doors = Vec::new();
         for z in [2.3, 3.7] {
-            doors.push((builder.at(3.1, 0.0, z), builder.at(30.9, 0.0, z), true));
-            doors.push((builder.at(33.1, 0.0, z), builder.at(9.3, UPPER_M, z), false));
+            let car = |x: f32| builder.at(x, 0.0, z + 10.0);
+            doors.push((builder.at(3.1, 0.0, z), car(5.1), true));
+            doors.push((car(7.3), builder.at(9.3, UPPER_M, z), false));
         }
         let (a, b) = (
             builder.at(1.5, 0.0, mid_z),
