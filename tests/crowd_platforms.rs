@@ -6,7 +6,7 @@
 use glam::Vec3;
 use waymark::crowd::{
     AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdError, CrowdEvent, KinematicController,
-    LinkDock, Outcome, PlatformMotion, Shuttle,
+    LinkDock, Outcome, PlatformMotion, PlatformPose, Shuttle,
 };
 use waymark::harness::{Scenario, ScenarioKind, run_scenario, scenario_crowd, state_hash};
 use waymark::ids::SupportId;
@@ -73,7 +73,7 @@ fn dock_and_deck() -> (NavMesh, LinkId, Vec3) {
 }
 
 fn placed(offset: Vec3, velocity: Vec3) -> Option<PlatformMotion> {
-    Some(PlatformMotion::Placed { offset, velocity })
+    Some(PlatformMotion::placed_at(offset, velocity))
 }
 
 #[test]
@@ -123,7 +123,7 @@ fn a_corridor_on_a_moving_platform_stays_adopted_while_it_moves_and_is_rejected_
         let local = crowd.position(agent).unwrap();
         let world = crowd.world_position(agent).unwrap();
         assert!((world - (local + offset)).length() < 1e-4, "frame {frame}");
-        assert_eq!(crowd.platform_offset(deck), offset);
+        assert_eq!(crowd.platform_pose(deck).offset, offset);
         assert!((local.y - BAKED.y).abs() < 1e-3);
     }
     assert!(kept_frames > 30, "kept {kept_frames} frames");
@@ -182,7 +182,7 @@ fn a_ramp_that_loses_its_dock_mid_crossing_puts_the_walker_back_on_the_dock_and_
             ramp,
             Some(LinkDock {
                 support: deck,
-                offset: docked,
+                pose: PlatformPose::at(docked),
                 tolerance_m: 0.05,
             }),
         )
@@ -303,7 +303,7 @@ fn platform_motions_and_docks_are_refused_by_value() {
     ));
     let dock = LinkDock {
         support: deck,
-        offset: docked,
+        pose: PlatformPose::at(docked),
         tolerance_m: f32::NAN,
     };
     assert!(matches!(
@@ -317,9 +317,9 @@ fn platform_motions_and_docks_are_refused_by_value() {
     ));
     // Refusals changed nothing; a platform removed stands where it was baked.
     assert_eq!(crowd.link_dock(ramp), None);
-    assert_eq!(crowd.platform_offset(deck), docked);
+    assert_eq!(crowd.platform_pose(deck).offset, docked);
     crowd.set_platform_motion(deck, None).unwrap();
-    assert_eq!(crowd.platform_offset(deck), Vec3::ZERO);
+    assert_eq!(crowd.platform_pose(deck).offset, Vec3::ZERO);
     assert_eq!(crowd.platform_motion(deck), None);
 }
 
@@ -573,4 +573,105 @@ fn the_proving_grounds_lift_carries_walkers_from_its_lower_floor_to_its_upper() 
             Some(0)
         );
     }
+}
+
+/// A swing bridge: a 10 x 2 m deck (support 0) baked in its own frame, centred on its
+/// origin 40 m down, as the only tile.
+fn swing_bridge() -> NavMesh {
+    let mut deck = WalkablePolygon::ground(rectangle(-5.0, -1.0, 5.0, 1.0, -40.0));
+    deck.layer = 1;
+    let mut mesh = NavMesh::new(BakeParams::default());
+    mesh.add_tiles(vec![TileData::from_walkable_polygons(&[deck]).unwrap()])
+        .unwrap();
+    mesh
+}
+
+#[test]
+fn walkers_cross_a_turning_non_disc_platform_in_its_frame_and_pass_each_other_on_it() {
+    let mesh = swing_bridge();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let bridge = SupportId(0);
+    // The host swings the bridge about its centre at 0.3 rad/s, lifted to the ground.
+    let rate = 0.3;
+    let turning = |yaw_rad: f32| {
+        Some(PlatformMotion::Placed {
+            pose: PlatformPose {
+                offset: Vec3::new(0.0, 40.0, 0.0),
+                yaw_rad,
+            },
+            velocity: Vec3::ZERO,
+            yaw_rate_rad_s: rate,
+        })
+    };
+    crowd.set_platform_motion(bridge, turning(0.0)).unwrap();
+    let east = crowd
+        .add_agent(Vec3::new(-4.0, -40.0, 0.3), WALKER)
+        .unwrap();
+    let west = crowd
+        .add_agent(Vec3::new(4.0, -40.0, -0.3), WALKER)
+        .unwrap();
+    let (east_target, west_target) = (Vec3::new(4.0, -40.0, 0.3), Vec3::new(-4.0, -40.0, -0.3));
+    crowd.request_move(east, east_target).unwrap();
+    crowd.request_move(west, west_target).unwrap();
+    let mut controller = KinematicController;
+    let mut corridors: Vec<Option<*const waymark::crowd::Corridor>> = vec![None, None];
+    let mut closest_m = f32::INFINITY;
+    for frame in 0..120 {
+        // The host places it each step (here as it would go on by itself).
+        if frame % 10 == 0 {
+            let yaw = rate * 0.1 * frame as f32;
+            crowd.set_platform_motion(bridge, turning(yaw)).unwrap();
+        }
+        let events = crowd.step(0.1, &mut controller).unwrap();
+        assert!(
+            !events
+                .iter()
+                .any(|event| matches!(event, CrowdEvent::RouteInvalidated { .. })),
+            "frame {frame}"
+        );
+        let pose = crowd.platform_pose(bridge);
+        assert!((pose.yaw_rad - rate * 0.1 * (frame + 1) as f32).abs() < 1e-4);
+        for (kept, agent) in corridors.iter_mut().zip([east, west]) {
+            let local = crowd.position(agent).unwrap();
+            assert!((crowd.world_position(agent).unwrap() - pose.place(local)).length() < 1e-4);
+            if let Some(corridor) = crowd.corridor(agent).unwrap() {
+                let pointer = corridor as *const _;
+                assert_eq!(*kept.get_or_insert(pointer), pointer, "frame {frame}");
+            }
+        }
+        let apart = crowd
+            .world_position(east)
+            .unwrap()
+            .distance(crowd.world_position(west).unwrap());
+        closest_m = closest_m.min(apart);
+    }
+    // Both crossed the bridge in its frame while it swung a fifth of a turn and more.
+    for (agent, target) in [(east, east_target), (west, west_target)] {
+        assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Arrived);
+        assert!(crowd.position(agent).unwrap().distance(target) < 0.25);
+    }
+    // They passed each other on the 2 m deck with their bodies apart (0.8 m between
+    // centres, a millimetre of rounding allowed).
+    assert!(closest_m > 0.799, "closest {closest_m} m");
+    // Standing at the end, about 4 m from the centre, a rider is carried round it at
+    // 0.3 rad/s times that radius, across the radius.
+    let velocity = crowd.world_velocity(east).unwrap();
+    let world = crowd.world_position(east).unwrap();
+    let radius = Vec3::new(world.x, 0.0, world.z);
+    assert!(
+        (velocity.length() - 0.3 * radius.length()).abs() < 0.01,
+        "{velocity}"
+    );
+    assert!(
+        velocity.dot(radius).abs() < 0.01,
+        "{velocity} against {radius}"
+    );
+    // And the host is told the centripetal pull towards the centre, ω² r.
+    let terms = crowd.body_acceleration_terms(east).unwrap();
+    assert!(
+        (terms.centripetal.length() - 0.09 * 4.0).abs() < 0.01,
+        "{terms:?}"
+    );
+    let world = crowd.world_position(east).unwrap();
+    assert!(terms.centripetal.dot(Vec3::new(world.x, 0.0, world.z)) < 0.0);
 }

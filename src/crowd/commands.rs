@@ -785,10 +785,10 @@ impl Crowd {
             .map(|at| self.platforms[at].motion)
     }
 
-    /// Where platform `support` is now: world minus mesh coordinates of its polygons
-    /// (zero for a support that is not a platform).
-    pub fn platform_offset(&self, support: crate::ids::SupportId) -> Vec3 {
-        self.frame_offset(support.0.saturating_add(1))
+    /// Where platform `support` stands now: the pose that places its polygons in the
+    /// world (the identity for a support that is not a platform).
+    pub fn platform_pose(&self, support: crate::ids::SupportId) -> super::PlatformPose {
+        self.frame_pose(support.0.saturating_add(1))
     }
 
     /// Lets link `link` join its two sides only while platform `dock.support` is within
@@ -836,19 +836,35 @@ impl Crowd {
             .map(|at| self.link_docks[at].1)
     }
 
-    /// Whether link `link`'s dock (if any) holds at frame `frame`: its platform within the
-    /// tolerance of the dock's offset.
+    /// Whether link `link`'s dock (if any) holds at frame `frame`: the link's end on the
+    /// platform, placed by the platform's pose then and by the dock's, within the
+    /// tolerance.
     pub(super) fn link_in_contact(&self, link: crate::mesh::LinkId, frame: u64) -> bool {
         let Some(dock) = self.link_dock(link) else {
             return true;
         };
         let layer = dock.support.0.saturating_add(1);
-        let offset = self
+        let pose = self
             .platforms
             .iter()
             .find(|platform| u32::from(platform.layer) == layer)
-            .map_or(Vec3::ZERO, |platform| platform.motion.offset_at(frame));
-        offset.distance(dock.offset) <= dock.tolerance_m
+            .map_or(super::PlatformPose::IDENTITY, |platform| {
+                platform.motion.pose_at(frame)
+            });
+        let Some(link) = self.snapshot.link(link) else {
+            return false;
+        };
+        // The end on the platform (the end, if neither is attached to it).
+        let on_platform = |polygon: Option<crate::mesh::PolyRef>| {
+            polygon.and_then(|polygon| self.snapshot.support_layer(polygon))
+                == u16::try_from(layer).ok()
+        };
+        let end = if on_platform(link.start_polygon) && !on_platform(link.end_polygon) {
+            link.desc.start
+        } else {
+            link.desc.end
+        };
+        pose.distance_of(end, &dock.pose) <= dock.tolerance_m
     }
 
     fn store_support_motion(&mut self, layer: usize, motion: SupportMotion) {

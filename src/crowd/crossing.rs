@@ -68,8 +68,8 @@ impl Crowd {
         // The crossing runs in the world: from the foot where the platform (if any) has
         // carried it to the exit where the landing's platform stands.
         let entry = self.lanes.position(slot);
-        let from = entry + self.frame_offset(self.lanes.support[slot]);
-        let to = next.exit + self.frame_offset(self.layer_of(landing));
+        let from = self.frame_pose(self.lanes.support[slot]).place(entry);
+        let to = self.frame_pose(self.layer_of(landing)).place(next.exit);
         // Crossed at the agent's cruising speed, in at least one step.
         let duration_s = (from.distance(to) / self.lanes.preferred_speed[slot]).max(dt);
         let frames_needed = (duration_s / dt).ceil() as u64;
@@ -160,7 +160,9 @@ impl Crowd {
                 self.lanes.status[slot] = AgentStatus::Moving;
                 continue;
             };
-            let before = self.lanes.position(slot) + self.frame_offset(self.lanes.support[slot]);
+            let before = self
+                .frame_pose(self.lanes.support[slot])
+                .place(self.lanes.position(slot));
             if !self.link_in_contact(crossing.link, self.frame + 1) {
                 self.undo_crossing(slot, step, &crossing, before, dt);
                 continue;
@@ -168,7 +170,7 @@ impl Crowd {
             crossing.elapsed_s += dt;
             let landed = crossing.elapsed_s >= crossing.duration_s;
             let landing_layer = self.layer_of(crossing.landing);
-            let to = crossing.to + platforms_end.offset(landing_layer);
+            let to = platforms_end.place(landing_layer, crossing.to);
             let (foot, polygon, support) = if landed {
                 let (foot, polygon) = self.landing(slot, &crossing);
                 (foot, polygon, self.layer_of(polygon))
@@ -182,7 +184,7 @@ impl Crowd {
                 (to - crossing.from) / crossing.duration_s
             };
             // The move in the world: a landing on a platform is placed by it.
-            let displacement = foot + platforms_end.offset(support) - before;
+            let displacement = platforms_end.place(support, foot) - before;
             *step = super::controller::StepFeedback {
                 dt,
                 foot,
@@ -235,7 +237,7 @@ impl Crowd {
             dt,
             foot: crossing.entry,
             polygon,
-            displacement: crossing.entry + self.frame_offset(support) - before,
+            displacement: self.frame_pose(support).place(crossing.entry) - before,
             displacement_support: Vec3::ZERO,
             displacement_correction: Vec3::ZERO,
             support,

@@ -142,7 +142,7 @@ pub use log::{
     ReplayError, mesh_fingerprint,
 };
 pub use owner::{MoverAction, MoverOwner};
-pub use platform::{LinkDock, PlatformFrames, PlatformMotion, Shuttle};
+pub use platform::{FlatFrame, LinkDock, PlatformFrames, PlatformMotion, PlatformPose, Shuttle};
 pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};

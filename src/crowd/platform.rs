@@ -1,48 +1,166 @@
-//! Platforms: supports whose footprint moves (a ferry's deck, a lift's car), spec 002's
-//! platform geometry and spec 004's carried body, for platforms that translate.
+//! Platforms: supports whose footprint moves (a ferry's deck, a lift's car, a swing
+//! bridge), spec 002's platform geometry and spec 004's carried body.
 //!
 //! Stage: crowd runtime, read by the step (neighbours, avoidance, separation, link
-//! crossings) and by what answers the host in the world ([`Crowd::world_position`](super::Crowd::world_position)). Input: a
-//! [`PlatformMotion`] per platform support ([`Crowd::set_platform_motion`](super::Crowd::set_platform_motion): placed by the
-//! host each step, or a built-in [`Shuttle`] between two stops) and, per platform-to-ground
-//! link, a [`LinkDock`]: the offset the platform must be at, within a tolerance, for the
-//! link to join the two sides. Output: each platform's offset and velocity at a frame.
+//! crossings) and by what answers the host in the world
+//! ([`Crowd::world_position`](super::Crowd::world_position)). Input: a [`PlatformMotion`]
+//! per platform support
+//! ([`Crowd::set_platform_motion`](super::Crowd::set_platform_motion): placed by the host
+//! each step, or a built-in [`Shuttle`] between two stops) and, per platform-to-ground
+//! link, a [`LinkDock`]: the pose the platform must stand at, within a tolerance, for the
+//! link to join the two sides. Output: each platform's pose and velocity field at a frame.
 //!
 //! A platform's polygons are baked once in its own frame and stay there in the mesh: a
 //! scene instance marked as a support, baked where no ground is (so no edge joins it to
-//! the ground; only links do), and placed in the world by its offset, world = mesh +
-//! o(t). An agent on a platform keeps its foot in the platform's frame (its lanes hold mesh
-//! coordinates, like every agent's), so its corridor, the follow pass, the controller and
-//! the slope pass see a still floor: a corridor on a platform stays valid while the
-//! platform moves, and is rejected only when the platform's tiles are rebuilt (their
-//! generation is the platform's shape version, in every corridor's read set). Only what
-//! compares agents in different frames (the neighbour grid, avoidance, separation) or
-//! answers in the world (positions, link crossings) adds the offset.
+//! the ground; only links do), and placed in the world by its pose, world = o(t) + R(t)
+//! mesh, R a turn about Up. An agent on a platform keeps its foot in the platform's frame
+//! (its lanes hold mesh coordinates, like every agent's, and its velocities are relative to
+//! the platform, in its frame), so its corridor, the follow pass, the controller and the
+//! slope pass see a still floor: a corridor on a platform stays valid while the platform
+//! moves or turns (a turn about Up keeps clearance and slope), and is rejected only when
+//! the platform's tiles are rebuilt (their generation is the platform's shape version, in
+//! every corridor's read set). The relative velocity kept in the turning frame is spec
+//! 004's wCarry = R1 R0ᵀ w0 with no work at all. Only what compares agents in different
+//! frames (the neighbour grid, avoidance, separation) or answers in the world (positions,
+//! velocities, link crossings) places them by the pose.
 //!
 //! Invariants: a platform's support has no surface motion of its own (a belt on a ferry
-//! is not modelled); the offset of a frame depends only on the motion and the frame
-//! number, so runs are the same at any thread count and a restored crowd places its
-//! platforms where the saved one did. Not yet: platforms that turn (their offset would
-//! carry a rotation about Up, and every frame change a turn of velocities).
+//! is not modelled); the pose of a frame depends only on the motion and the frame number,
+//! so runs are the same at any thread count and a restored crowd places its platforms
+//! where the saved one did. A rotation about any other axis (a ship's roll) is not
+//! modelled: it would change the platform's slopes and needs its region baked again.
 
 use glam::{Vec2, Vec3};
 
-use super::ConnectionWindow;
+use super::support::turn_about_up;
+use super::{ConnectionWindow, SupportMotion};
+
+/// Where a platform stands: its polygons, baked in its own frame, are placed at
+/// world = `offset` + R(`yaw_rad`) mesh, R a turn about Up (a positive angle takes +x
+/// towards -z, [`turn_about_up`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlatformPose {
+    /// Where the mesh's origin is placed, metres.
+    pub offset: Vec3,
+    /// The turn about Up, radians.
+    pub yaw_rad: f32,
+}
+
+impl PlatformPose {
+    /// The pose that leaves the polygons where they were baked.
+    pub const IDENTITY: PlatformPose = PlatformPose {
+        offset: Vec3::ZERO,
+        yaw_rad: 0.0,
+    };
+
+    /// A pose that only moves the polygons by `offset`.
+    pub const fn at(offset: Vec3) -> PlatformPose {
+        PlatformPose {
+            offset,
+            yaw_rad: 0.0,
+        }
+    }
+
+    /// `point` of the platform's frame (mesh coordinates) in the world.
+    #[inline]
+    pub fn place(&self, point: Vec3) -> Vec3 {
+        self.offset + self.place_vector(point)
+    }
+
+    /// A vector of the platform's frame in the world (turned, not moved).
+    #[inline]
+    pub fn place_vector(&self, vector: Vec3) -> Vec3 {
+        let turned = turn_about_up(Vec2::new(vector.x, vector.z), self.yaw_rad);
+        Vec3::new(turned.x, vector.y, turned.y)
+    }
+
+    /// A world vector in the platform's frame.
+    #[inline]
+    pub fn local_vector(&self, vector: Vec3) -> Vec3 {
+        let turned = turn_about_up(Vec2::new(vector.x, vector.z), -self.yaw_rad);
+        Vec3::new(turned.x, vector.y, turned.y)
+    }
+
+    /// How far `point` of the platform's frame is between this pose and `other`, metres.
+    pub fn distance_of(&self, point: Vec3, other: &PlatformPose) -> f32 {
+        self.place(point).distance(other.place(point))
+    }
+
+    fn is_finite(&self) -> bool {
+        self.offset.is_finite() && self.yaw_rad.is_finite()
+    }
+}
+
+/// A platform's frame seen from above, for the passes that compare agents in different
+/// frames: world (x, z) = `offset` + R `local`, with R's cosine and sine kept.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlatFrame {
+    /// Where the frame's origin is, seen from above.
+    pub offset: Vec2,
+    cos: f32,
+    sin: f32,
+}
+
+impl FlatFrame {
+    /// The world's own frame.
+    pub const WORLD: FlatFrame = FlatFrame {
+        offset: Vec2::ZERO,
+        cos: 1.0,
+        sin: 0.0,
+    };
+
+    /// The frame of `pose`, seen from above.
+    pub fn of(pose: &PlatformPose) -> FlatFrame {
+        let (sin, cos) = pose.yaw_rad.sin_cos();
+        FlatFrame {
+            offset: Vec2::new(pose.offset.x, pose.offset.z),
+            cos,
+            sin,
+        }
+    }
+
+    /// A point of the frame in the world.
+    #[inline(always)]
+    pub fn place(&self, point: Vec2) -> Vec2 {
+        self.offset + self.to_world(point)
+    }
+
+    /// A vector of the frame in the world.
+    #[inline(always)]
+    pub fn to_world(&self, vector: Vec2) -> Vec2 {
+        Vec2::new(
+            vector.x * self.cos + vector.y * self.sin,
+            -vector.x * self.sin + vector.y * self.cos,
+        )
+    }
+
+    /// A world vector in the frame.
+    #[inline(always)]
+    pub fn to_local(&self, vector: Vec2) -> Vec2 {
+        Vec2::new(
+            vector.x * self.cos - vector.y * self.sin,
+            vector.x * self.sin + vector.y * self.cos,
+        )
+    }
+}
 
 /// How a platform moves.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PlatformMotion {
-    /// Placed by the host: at `offset` now, moving at `velocity` (m/s) over the next step.
-    /// The host sets it again each step it moves
+    /// Placed by the host: at `pose` now, its mesh origin moving at `velocity` (m/s) and
+    /// turning about Up at `yaw_rate_rad_s` over the next step. The host sets it again
+    /// each step it moves
     /// ([`Crowd::set_platform_motion`](super::Crowd::set_platform_motion)); between
-    /// settings the platform goes on at `velocity`.
+    /// settings the platform goes on at that velocity and turn rate.
     Placed {
-        /// World minus mesh coordinates of the platform's polygons at the frame it is set.
-        offset: Vec3,
-        /// Its velocity, m/s.
+        /// Where it stands at the frame it is set.
+        pose: PlatformPose,
+        /// The velocity of its mesh origin, m/s.
         velocity: Vec3,
+        /// Its turn rate about Up, rad/s (positive takes +x towards -z).
+        yaw_rate_rad_s: f32,
     },
-    /// Shuttles between two stops by itself ([`Shuttle`]).
+    /// Shuttles between two stops by itself, without turning ([`Shuttle`]).
     Shuttle(Shuttle),
 }
 
@@ -131,32 +249,45 @@ impl Shuttle {
 }
 
 impl PlatformMotion {
+    /// A host's placing that only moves the platform: at `offset`, moving at `velocity`.
+    pub fn placed_at(offset: Vec3, velocity: Vec3) -> PlatformMotion {
+        PlatformMotion::Placed {
+            pose: PlatformPose::at(offset),
+            velocity,
+            yaw_rate_rad_s: 0.0,
+        }
+    }
+
     /// Why the motion is not one (`None`: it is): the first limit it breaks.
     pub fn problem(&self) -> Option<&'static str> {
         match self {
-            PlatformMotion::Placed { offset, velocity } => (!(offset.is_finite()
-                && velocity.is_finite()))
-            .then_some("the offset and velocity must be finite"),
+            PlatformMotion::Placed {
+                pose,
+                velocity,
+                yaw_rate_rad_s,
+            } => (!(pose.is_finite() && velocity.is_finite() && yaw_rate_rad_s.is_finite()))
+                .then_some("the pose, velocity and turn rate must be finite"),
             PlatformMotion::Shuttle(shuttle) => shuttle.problem(),
         }
     }
 
-    /// The offset at `frame` and at the frame after, a step of `dt_s` later (a placed
-    /// platform goes on at its velocity).
-    pub fn offsets_over_step(&self, frame: u64, dt_s: f32) -> (Vec3, Vec3) {
-        match self {
-            PlatformMotion::Placed { offset, velocity } => (*offset, *offset + *velocity * dt_s),
-            PlatformMotion::Shuttle(shuttle) => {
-                (shuttle.offset_at(frame), shuttle.offset_at(frame + 1))
-            }
+    /// The pose at `frame` and at the frame after, a step of `dt_s` later (a placed
+    /// platform goes on at its velocity and turn rate).
+    pub fn poses_over_step(&self, frame: u64, dt_s: f32) -> (PlatformPose, PlatformPose) {
+        match *self {
+            PlatformMotion::Placed { pose, .. } => (pose, self.after_step(dt_s).pose_at(frame)),
+            PlatformMotion::Shuttle(shuttle) => (
+                PlatformPose::at(shuttle.offset_at(frame)),
+                PlatformPose::at(shuttle.offset_at(frame + 1)),
+            ),
         }
     }
 
-    /// The offset at `frame` (a placed platform's where it was last placed or carried to).
-    pub fn offset_at(&self, frame: u64) -> Vec3 {
+    /// The pose at `frame` (a placed platform's where it was last placed or carried to).
+    pub fn pose_at(&self, frame: u64) -> PlatformPose {
         match self {
-            PlatformMotion::Placed { offset, .. } => *offset,
-            PlatformMotion::Shuttle(shuttle) => shuttle.offset_at(frame),
+            PlatformMotion::Placed { pose, .. } => *pose,
+            PlatformMotion::Shuttle(shuttle) => PlatformPose::at(shuttle.offset_at(frame)),
         }
     }
 
@@ -170,12 +301,21 @@ impl PlatformMotion {
         }
     }
 
-    /// The motion after a step of `dt_s`: a placed platform carried on by its velocity.
+    /// The motion after a step of `dt_s`: a placed platform carried on by its velocity
+    /// and turn rate.
     pub(crate) fn after_step(self, dt_s: f32) -> PlatformMotion {
         match self {
-            PlatformMotion::Placed { offset, velocity } => PlatformMotion::Placed {
-                offset: offset + velocity * dt_s,
+            PlatformMotion::Placed {
+                pose,
                 velocity,
+                yaw_rate_rad_s,
+            } => PlatformMotion::Placed {
+                pose: PlatformPose {
+                    offset: pose.offset + velocity * dt_s,
+                    yaw_rad: pose.yaw_rad + yaw_rate_rad_s * dt_s,
+                },
+                velocity,
+                yaw_rate_rad_s,
             },
             shuttle => shuttle,
         }
@@ -183,25 +323,28 @@ impl PlatformMotion {
 }
 
 /// The contact condition of a link between a platform and the ground (or another
-/// platform): the link joins its two sides only while the platform's offset is within
-/// `tolerance_m` of `offset` (the ferry at its dock, the lift car at its floor). Checked
-/// when a crossing would start and at each of its steps; an agent whose crossing loses the
-/// contact goes back to the entry and waits.
+/// platform): the link joins its two sides only while the platform stands within
+/// `tolerance_m` of `pose` (the ferry at its dock, the lift car at its floor), measured
+/// where it matters, at the link's end on the platform: that point placed by the
+/// platform's pose now and by the dock's lie within the tolerance (a turn counts by how far
+/// it moves the end). Checked when a crossing would start and at each of its steps; an
+/// agent whose crossing loses the contact goes back to the entry and waits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkDock {
     /// The platform.
     pub support: crate::ids::SupportId,
-    /// Where the platform must be, as its offset.
-    pub offset: Vec3,
-    /// How far from it still counts as aligned, metres. Limit: finite, at least 0.
+    /// Where the platform must stand.
+    pub pose: PlatformPose,
+    /// How far the link's end on the platform may be from where the dock puts it, metres.
+    /// Limit: finite, at least 0.
     pub tolerance_m: f32,
 }
 
 impl LinkDock {
     /// Why the dock is not one (`None`: it is).
     pub fn problem(&self) -> Option<&'static str> {
-        if !self.offset.is_finite() {
-            Some("the offset must be finite")
+        if !self.pose.is_finite() {
+            Some("the pose must be finite")
         } else if !(self.tolerance_m.is_finite() && self.tolerance_m >= 0.0) {
             Some("tolerance_m must be finite and at least 0")
         } else {
@@ -210,45 +353,56 @@ impl LinkDock {
     }
 }
 
-/// Every platform's offset and velocity for one frame, by support layer (empty: no
+/// Every platform's pose and motion for one frame, by support layer (empty: no
 /// platform), as the step's passes read them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlatformFrames {
-    /// Offset by layer (zero for layers that are not platforms).
-    pub offsets: Vec<Vec3>,
-    /// Velocity by layer over the step, m/s.
-    pub velocities: Vec<Vec3>,
+    /// Pose by layer (the identity for layers that are not platforms).
+    pub poses: Vec<PlatformPose>,
+    /// The velocity field over the step by layer, in the world: the mesh origin's
+    /// velocity at its place and the turn rate (still for layers that are not platforms).
+    pub motions: Vec<SupportMotion>,
 }
 
 impl PlatformFrames {
-    /// The offset of layer `layer`'s frame (zero: the ground, or a support in place).
+    /// The pose of layer `layer`'s frame (the identity: the ground, or a support in place).
     #[inline]
-    pub fn offset(&self, layer: u32) -> Vec3 {
-        self.offsets
+    pub fn pose(&self, layer: u32) -> PlatformPose {
+        self.poses
             .get(layer as usize)
             .copied()
-            .unwrap_or(Vec3::ZERO)
+            .unwrap_or(PlatformPose::IDENTITY)
     }
 
-    /// The offset seen from above.
+    /// `point` of layer `layer`'s frame in the world.
     #[inline]
-    pub fn flat_offset(&self, layer: u32) -> Vec2 {
-        let offset = self.offset(layer);
-        Vec2::new(offset.x, offset.z)
+    pub fn place(&self, layer: u32, point: Vec3) -> Vec3 {
+        match self.poses.get(layer as usize) {
+            Some(pose) => pose.place(point),
+            None => point,
+        }
     }
 
-    /// The platform velocity of layer `layer` (zero: not a platform), m/s.
+    /// Layer `layer`'s frame seen from above.
     #[inline]
-    pub fn velocity(&self, layer: u32) -> Vec3 {
-        self.velocities
+    pub fn flat(&self, layer: u32) -> FlatFrame {
+        self.poses
             .get(layer as usize)
-            .copied()
-            .unwrap_or(Vec3::ZERO)
+            .map_or(FlatFrame::WORLD, FlatFrame::of)
+    }
+
+    /// The velocity of layer `layer`'s platform at world point `point` (zero: not a
+    /// platform), m/s.
+    #[inline]
+    pub fn velocity_at(&self, layer: u32, point: Vec3) -> Vec3 {
+        self.motions
+            .get(layer as usize)
+            .map_or(Vec3::ZERO, |motion| motion.velocity_at(point))
     }
 
     /// Whether no platform is placed.
     pub fn is_empty(&self) -> bool {
-        self.offsets.is_empty()
+        self.poses.is_empty()
     }
 }
 
@@ -259,20 +413,24 @@ pub(crate) struct Platform {
     pub motion: PlatformMotion,
 }
 
-/// The frames of `platforms` at `frame`, over steps of `dt_s` (velocity: the offset's
-/// change over the step from `frame`).
+/// The frames of `platforms` at `frame`, over steps of `dt_s` (motion: the pose's change
+/// over the step from `frame`).
 pub(crate) fn platform_frames(platforms: &[Platform], frame: u64, dt_s: f32) -> PlatformFrames {
     let Some(last) = platforms.iter().map(|platform| platform.layer).max() else {
         return PlatformFrames::default();
     };
     let mut frames = PlatformFrames {
-        offsets: vec![Vec3::ZERO; usize::from(last) + 1],
-        velocities: vec![Vec3::ZERO; usize::from(last) + 1],
+        poses: vec![PlatformPose::IDENTITY; usize::from(last) + 1],
+        motions: vec![SupportMotion::STILL; usize::from(last) + 1],
     };
     for platform in platforms {
-        let (now, next) = platform.motion.offsets_over_step(frame, dt_s);
-        frames.offsets[usize::from(platform.layer)] = now;
-        frames.velocities[usize::from(platform.layer)] = (next - now) / dt_s;
+        let (now, next) = platform.motion.poses_over_step(frame, dt_s);
+        frames.poses[usize::from(platform.layer)] = now;
+        frames.motions[usize::from(platform.layer)] = SupportMotion {
+            velocity: (next.offset - now.offset) / dt_s,
+            pivot: now.offset,
+            angular_velocity_rad_s: (next.yaw_rad - now.yaw_rad) / dt_s,
+        };
     }
     frames
 }
@@ -348,33 +506,58 @@ mod tests {
     }
 
     #[test]
-    fn frames_give_each_platform_its_offset_and_its_velocity_over_the_step() {
+    fn frames_give_each_platform_its_pose_and_its_velocity_over_the_step() {
         let platforms = [Platform {
             layer: 2,
             motion: PlatformMotion::Shuttle(FERRY),
         }];
         let frames = platform_frames(&platforms, 100, 0.1);
-        assert_eq!(frames.offset(0), Vec3::ZERO);
-        assert_eq!(frames.offset(1), Vec3::ZERO);
-        assert!((frames.offset(2).x - 10.0).abs() < 1e-4);
-        // Top speed mid-journey: 20 m * pi / 2 over the 10 s journey.
+        assert_eq!(frames.pose(0), PlatformPose::IDENTITY);
+        assert_eq!(frames.pose(1), PlatformPose::IDENTITY);
+        assert!((frames.pose(2).offset.x - 10.0).abs() < 1e-4);
+        // Top speed mid-journey: 20 m * pi / 2 over the 10 s journey, everywhere on it.
         let expected = (FERRY.offset_at(101).x - FERRY.offset_at(100).x) / 0.1;
-        assert!((frames.velocity(2).x - expected).abs() < 1e-3);
+        let anywhere = Vec3::new(13.0, 0.0, -4.0);
+        assert!((frames.velocity_at(2, anywhere).x - expected).abs() < 1e-3);
         let top_speed = 20.0 * std::f32::consts::PI / 2.0 / 10.0;
-        assert!((frames.velocity(2).x - top_speed).abs() < 0.01);
-        assert_eq!(frames.velocity(7), Vec3::ZERO);
+        assert!((frames.velocity_at(2, anywhere).x - top_speed).abs() < 0.01);
+        assert_eq!(frames.velocity_at(7, anywhere), Vec3::ZERO);
+        // A placed platform turning a quarter turn a second about its origin, placed at
+        // (1, 2, 3): its point (1, 0, 0) is at (1, 2, 2) once turned a quarter.
         let placed = [Platform {
             layer: 1,
             motion: PlatformMotion::Placed {
-                offset: Vec3::new(1.0, 2.0, 3.0),
+                pose: PlatformPose {
+                    offset: Vec3::new(1.0, 2.0, 3.0),
+                    yaw_rad: 0.0,
+                },
                 velocity: Vec3::new(0.0, 1.0, 0.0),
+                yaw_rate_rad_s: std::f32::consts::FRAC_PI_2,
             },
         }];
         let frames = platform_frames(&placed, 15, 0.1);
-        assert_eq!(frames.offset(1), Vec3::new(1.0, 2.0, 3.0));
-        let carried = placed[0].motion.after_step(0.5);
-        assert!((carried.offset_at(16) - Vec3::new(1.0, 2.5, 3.0)).length() < 1e-5);
-        assert!((frames.velocity(1) - Vec3::new(0.0, 1.0, 0.0)).length() < 1e-4);
+        assert_eq!(frames.place(1, Vec3::X), Vec3::new(2.0, 2.0, 3.0));
+        let turned = placed[0].motion.after_step(1.0).pose_at(16);
+        assert!((turned.place(Vec3::X) - Vec3::new(1.0, 3.0, 2.0)).length() < 1e-5);
+        assert!(
+            (turned.local_vector(turned.place_vector(Vec3::new(0.3, 0.1, -2.0)))
+                - Vec3::new(0.3, 0.1, -2.0))
+            .length()
+                < 1e-6
+        );
+        // Its point (1, 0, 0) moves at the origin's velocity plus the turn's, -z at 1.57 m/s.
+        let velocity = frames.velocity_at(1, frames.place(1, Vec3::X));
+        assert!((velocity - Vec3::new(0.0, 1.0, -std::f32::consts::FRAC_PI_2)).length() < 1e-3);
+        // The frame from above agrees with the pose.
+        let flat = FlatFrame::of(&turned);
+        let point = Vec3::new(0.7, 0.0, -1.1);
+        let placed_flat = flat.place(Vec2::new(point.x, point.z));
+        let placed_3d = turned.place(point);
+        assert!((placed_flat - Vec2::new(placed_3d.x, placed_3d.z)).length() < 1e-5);
+        assert!(
+            (flat.to_local(flat.to_world(Vec2::new(0.2, 0.9))) - Vec2::new(0.2, 0.9)).length()
+                < 1e-6
+        );
     }
 
     #[test]
@@ -391,14 +574,11 @@ mod tests {
             PlatformMotion::Shuttle(shuttle).problem(),
             Some("the stops must be finite")
         );
-        let placed = PlatformMotion::Placed {
-            offset: Vec3::ZERO,
-            velocity: Vec3::new(f32::INFINITY, 0.0, 0.0),
-        };
+        let placed = PlatformMotion::placed_at(Vec3::ZERO, Vec3::new(f32::INFINITY, 0.0, 0.0));
         assert!(placed.problem().is_some());
         let dock = LinkDock {
             support: crate::ids::SupportId(0),
-            offset: Vec3::ZERO,
+            pose: PlatformPose::IDENTITY,
             tolerance_m: -1.0,
         };
         assert_eq!(

@@ -356,7 +356,9 @@ impl Crowd {
     /// the platform's offset now (where it has carried the agent). The same elsewhere.
     pub fn world_position(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
         let slot = self.slot(agent)?;
-        Ok(self.lanes.position(slot) + self.frame_offset(self.lanes.support[slot]))
+        Ok(self
+            .frame_pose(self.lanes.support[slot])
+            .place(self.lanes.position(slot)))
     }
 
     /// Every platform's offset now and velocity over a step as long as the last, by
@@ -368,11 +370,13 @@ impl Crowd {
 
     /// World minus mesh coordinates of support layer `layer`'s frame now: a platform's
     /// offset, zero for the ground and supports in place.
-    pub(super) fn frame_offset(&self, layer: u32) -> Vec3 {
+    pub(super) fn frame_pose(&self, layer: u32) -> super::PlatformPose {
         self.platforms
             .iter()
             .find(|platform| u32::from(platform.layer) == layer)
-            .map_or(Vec3::ZERO, |platform| platform.motion.offset_at(self.frame))
+            .map_or(super::PlatformPose::IDENTITY, |platform| {
+                platform.motion.pose_at(self.frame)
+            })
     }
 
     /// The agent's horizontal velocity at the end of the last step, relative to its
@@ -393,27 +397,19 @@ impl Crowd {
     pub fn world_velocity(&self, agent: AgentId) -> Result<Vec3, CrowdError> {
         let slot = self.slot(agent)?;
         let layer = self.lanes.support[slot];
-        let support = self
+        let position = self.lanes.position(slot);
+        let pose = self.frame_pose(layer);
+        // On a platform the relative velocity is in its frame: turned into the world's,
+        // plus the platform's velocity where the agent stands (over a step as long as the
+        // last).
+        let carried = self
             .support_motions
             .get(layer as usize)
-            .map_or(Vec3::ZERO, |motion| {
-                motion.velocity_at(self.lanes.position(slot))
-            })
-            + self.platform_velocity(layer);
-        Ok(self.velocity(agent)? + Vec3::new(support.x, 0.0, support.z))
-    }
-
-    /// The velocity of support layer `layer`'s platform over a step as long as the last
-    /// (zero: not a platform), m/s.
-    fn platform_velocity(&self, layer: u32) -> Vec3 {
-        let dt_s = self.last_dt_s;
-        self.platforms
-            .iter()
-            .find(|platform| u32::from(platform.layer) == layer)
-            .map_or(Vec3::ZERO, |platform| {
-                let (now, next) = platform.motion.offsets_over_step(self.frame, dt_s);
-                (next - now) / dt_s
-            })
+            .map_or(Vec3::ZERO, |motion| motion.velocity_at(position))
+            + self
+                .platform_frames()
+                .velocity_at(layer, pose.place(position));
+        Ok(pose.place_vector(self.velocity(agent)?) + Vec3::new(carried.x, 0.0, carried.z))
     }
 
     /// The body-acceleration terms the agent's support adds now (spec 004: the world
@@ -440,6 +436,16 @@ impl Crowd {
             .iter()
             .find(|platform| u32::from(platform.layer) == layer)
         {
+            // A turning platform's terms at the body's place and relative velocity in the
+            // world, beside its translation.
+            let frames = self.platform_frames();
+            let pose = frames.pose(layer);
+            let turning = frames.motions[layer as usize].body_acceleration_terms(
+                pose.place(self.lanes.position(slot)),
+                pose.place_vector(relative),
+            );
+            terms.centripetal += turning.centripetal;
+            terms.coriolis += turning.coriolis;
             terms.translation += platform.motion.acceleration_at(self.frame, self.last_dt_s);
         }
         Ok(terms)
@@ -462,7 +468,9 @@ impl Crowd {
         let lanes = &self.lanes;
         (0..lanes.len()).map(move |slot| AgentView {
             id: lanes.id[slot],
-            position: lanes.position(slot) + self.frame_offset(lanes.support[slot]),
+            position: self
+                .frame_pose(lanes.support[slot])
+                .place(lanes.position(slot)),
             velocity: Vec3::new(lanes.velocity_x[slot], 0.0, lanes.velocity_z[slot]),
             status: lanes.status[slot],
         })
@@ -478,7 +486,9 @@ impl Crowd {
             .map(|crossing| CrossingState {
                 link: crossing.link,
                 from: crossing.from,
-                to: crossing.to + self.frame_offset(self.layer_of(crossing.landing)),
+                to: self
+                    .frame_pose(self.layer_of(crossing.landing))
+                    .place(crossing.to),
                 progress: (crossing.elapsed_s / crossing.duration_s).min(1.0),
                 duration_s: crossing.duration_s,
             }))

@@ -16,7 +16,7 @@ use super::avoid::{
     passing_through,
 };
 use super::neighbours::NeighbourGrid;
-use super::platform::PlatformFrames;
+use super::platform::{FlatFrame, PlatformFrames};
 use crate::mesh::Snapshot;
 
 /// Overlap left alone by the separation pass, metres (rounding, not contact).
@@ -85,7 +85,7 @@ pub fn separation_pass(
     // Every place is written below; the first agent only fills new ones.
     agents.resize(
         agent_count,
-        SeparationAgent::after(&feedback[grid.slot_at(0)], Vec2::ZERO),
+        SeparationAgent::after(&feedback[grid.slot_at(0)], FlatFrame::WORLD),
     );
     feet.resize(agent_count, Vec2::ZERO);
     feet_next.resize(agent_count, Vec2::ZERO);
@@ -95,9 +95,9 @@ pub fn separation_pass(
     // The copy into cell order, in one parallel region: each chunk of cell order gathers
     // its agents' records, sets both feet buffers and puts every agent in its active list
     // (the first round looks at everyone). Feet are read in the world (an agent on a
-    // platform at its foot plus the platform's offset after the step), so bodies on and off
-    // a platform push each other where they are; each moves in its own frame, by the same
-    // push, since platforms only translate. The widest body rides along: a neighbour
+    // platform at its foot placed by the platform's pose after the step), so bodies on and
+    // off a platform push each other where they are; each moves by its push turned into
+    // its own frame. The widest body rides along: a neighbour
     // farther than the agent's radius plus this cannot touch it, which is known from the
     // feet alone, without reading the neighbour's record.
     let feedback_read = &*feedback;
@@ -116,8 +116,8 @@ pub fn separation_pass(
             for (offset, agent) in agents.iter_mut().enumerate() {
                 let index = first + offset;
                 let step = &feedback_read[grid.slot_at(index)];
-                *agent = SeparationAgent::after(step, platforms.flat_offset(step.support));
-                let flat = Vec2::new(step.foot.x, step.foot.z) + agent.frame;
+                *agent = SeparationAgent::after(step, platforms.flat(step.support));
+                let flat = agent.frame.place(Vec2::new(step.foot.x, step.foot.z));
                 (feet[offset], feet_next[offset], moved[offset]) = (flat, flat, false);
                 active.push(index as u32);
                 widest_m = widest_m.max(bodies[index].radius);
@@ -165,7 +165,9 @@ pub fn separation_pass(
                     agent.height_stale = correction.height_stale;
                     agent.polygon = correction.polygon;
                     agent.end += correction.velocity_change;
-                    next[offset] = Vec2::new(correction.foot.x, correction.foot.z) + agent.frame;
+                    next[offset] = agent
+                        .frame
+                        .place(Vec2::new(correction.foot.x, correction.foot.z));
                     moved[offset] = true;
                     active[kept] = index as u32;
                     kept += 1;
@@ -270,12 +272,12 @@ struct SeparationAgent {
     /// Horizontal end velocity, m/s.
     end: Vec2,
     /// The horizontal offset of its frame from the world's (a platform's), metres.
-    frame: Vec2,
+    frame: FlatFrame,
 }
 
 impl SeparationAgent {
     /// The agent as its step left it, in the frame offset by `frame`.
-    fn after(step: &super::controller::StepFeedback, frame: Vec2) -> SeparationAgent {
+    fn after(step: &super::controller::StepFeedback, frame: FlatFrame) -> SeparationAgent {
         SeparationAgent {
             foot: step.foot,
             height_stale: false,
@@ -370,7 +372,11 @@ fn separation_move(
     if contacts == 0 {
         return None;
     }
-    let push = push * (SEPARATION_FACTOR / contacts as f32);
+    // The push is found in the world (where the feet are compared); the agent moves in its
+    // own frame.
+    let push = agent
+        .frame
+        .to_local(push * (SEPARATION_FACTOR / contacts as f32));
     // An inelastic contact: the end velocity keeps nothing that drives back into the
     // agents it was pushed away from.
     let velocity_change = match config.contact {

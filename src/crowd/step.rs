@@ -298,10 +298,10 @@ impl Crowd {
             }
             if !platforms_now.is_empty() {
                 for (slot, &layer) in self.lanes.support.iter().enumerate() {
-                    let offset = platforms_now.offset(layer);
-                    positions[0][slot] += offset.x;
-                    positions[1][slot] += offset.y;
-                    positions[2][slot] += offset.z;
+                    let placed = platforms_now.place(layer, self.lanes.position(slot));
+                    positions[0][slot] = placed.x;
+                    positions[1][slot] = placed.y;
+                    positions[2][slot] = placed.z;
                 }
             }
         }

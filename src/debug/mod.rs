@@ -85,15 +85,15 @@ pub fn draw_input(world: &WorldTriangles, walkable_slope_cos: f32, drawer: &mut 
 
 /// Draws tiles: polygons by area, their edges (walls distinct), and tile outlines.
 pub fn draw_tiles(tiles: &[TileData], drawer: &mut impl DebugDraw) {
-    draw_placed_tiles(tiles, |_| Vec3::ZERO, drawer);
+    draw_placed_tiles(tiles, |_| crate::crowd::PlatformPose::IDENTITY, drawer);
 }
 
-/// [`draw_tiles`] with each polygon moved by `placement` of its support layer (a
-/// platform's offset: its polygons drawn where it stands, not where they were baked); a
+/// [`draw_tiles`] with each polygon placed by `placement` of its support layer (a
+/// platform's pose: its polygons drawn where it stands, not where they were baked); a
 /// tile outline then bounds the polygons as drawn.
 fn draw_placed_tiles(
     tiles: &[TileData],
-    placement: impl Fn(u16) -> Vec3,
+    placement: impl Fn(u16) -> crate::crowd::PlatformPose,
     drawer: &mut impl DebugDraw,
 ) {
     for tile in tiles {
@@ -105,12 +105,12 @@ fn draw_placed_tiles(
         let (mut drawn_low, mut drawn_high) =
             (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
         for polygon in &tile.polygons {
-            let offset = placement(polygon.layer);
-            moved |= offset != Vec3::ZERO;
+            let pose = placement(polygon.layer);
+            moved |= pose != crate::crowd::PlatformPose::IDENTITY;
             let corners: Vec<Vec3> = polygon
                 .vertex_indices()
                 .iter()
-                .map(|&v| tile.vertex(v) + offset)
+                .map(|&v| pose.place(tile.vertex(v)))
                 .collect();
             for &corner in &corners {
                 (drawn_low, drawn_high) = (drawn_low.min(corner), drawn_high.max(corner));
@@ -235,7 +235,7 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
         .map(|(tile, _)| tile.data.clone())
         .collect();
     let platforms = crowd.platform_frames();
-    let placement = |layer: u16| platforms.offset(u32::from(layer));
+    let placement = |layer: u16| platforms.pose(u32::from(layer));
     draw_placed_tiles(&tiles, placement, drawer);
     // Supports over the floor: each polygon of one, and where its surface goes.
     for tile in &tiles {
@@ -243,7 +243,7 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
             let corners: Vec<Vec3> = polygon
                 .vertex_indices()
                 .iter()
-                .map(|&v| tile.vertex(v) + placement(polygon.layer))
+                .map(|&v| placement(polygon.layer).place(tile.vertex(v)))
                 .collect();
             drawer.polygon(DrawKind::Support, &corners);
             let support = crate::ids::SupportId(u32::from(polygon.layer) - 1);
@@ -258,8 +258,8 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
     }
     let lanes = crowd.lanes();
     for slot in 0..lanes.len() {
-        let frame = platforms.offset(lanes.support[slot]);
-        let position = lanes.position(slot) + frame;
+        let pose = platforms.pose(lanes.support[slot]);
+        let position = pose.place(lanes.position(slot));
         if let Some(corridor) = &lanes.corridor[slot] {
             let mut previous = position;
             let portals = (lanes.cursor[slot] as usize..corridor.len())
@@ -267,7 +267,7 @@ pub fn draw_crowd(crowd: &crate::crowd::Crowd, drawer: &mut impl DebugDraw) {
             for (left, right) in portals {
                 // (Drawn in the agent's own frame: a corridor on from a platform to the
                 // ground shows its part off the platform where the platform puts it.)
-                let middle = (left + right) * 0.5 + frame;
+                let middle = pose.place((left + right) * 0.5);
                 drawer.line(DrawKind::Corridor, previous, middle);
                 previous = middle;
             }

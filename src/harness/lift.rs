@@ -6,7 +6,7 @@
 //! links added to the mesh (before the crowd is made on it), then the car's motion and
 //! the doors' docks set on the crowd, in frames of the run's step.
 
-use crate::crowd::{Crowd, CrowdError, LinkDock, PlatformMotion, Shuttle};
+use crate::crowd::{Crowd, CrowdError, LinkDock, PlatformMotion, PlatformPose, Shuttle};
 use crate::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, NavMeshError};
 use crate::scene::proving_ground::Lift;
 
@@ -63,7 +63,7 @@ pub fn run_lift(
     for &(link, lower) in doors {
         let dock = LinkDock {
             support: lift.support,
-            offset: if lower { shuttle.from } else { shuttle.to },
+            pose: PlatformPose::at(if lower { shuttle.from } else { shuttle.to }),
             tolerance_m: DOOR_TOLERANCE_M,
         };
         crowd.set_link_dock(link, Some(dock))?;

@@ -17,7 +17,8 @@ use super::run::{AgentPlan, RunOptions, run_crowd};
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
     AgentParams, AgentStatus, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FlowReport, LinkDock, Outcome, PlatformMotion, Shuttle, StepStats, SupportMotion,
+    CrowdEvent, FlowReport, LinkDock, Outcome, PlatformMotion, PlatformPose, Shuttle, StepStats,
+    SupportMotion,
 };
 use crate::ids::SupportId;
 use crate::mesh::blob::BakeParams;
@@ -710,7 +711,7 @@ fn shuttle_crossing(kind: ScenarioKind, agents: usize) -> Scenario {
                 link,
                 LinkDock {
                     support: SupportId(0),
-                    offset,
+                    pose: PlatformPose::at(offset),
                     tolerance_m: 0.05,
                 },
             ));
@@ -768,23 +769,19 @@ pub fn measure_quality(crowd: &Crowd, grid: &mut NeighbourGrid) -> FrameQuality 
     if lanes.is_empty() {
         return quality;
     }
-    // Bodies where they are in the world: an agent on a platform at its foot plus the
-    // platform's offset.
+    // Bodies where they are in the world: an agent on a platform at its foot placed by
+    // the platform's pose.
     let platforms = crowd.platform_frames();
     let placed: [Vec<f32>; 3] = if platforms.is_empty() {
         Default::default()
     } else {
-        let offset = |slot: usize| platforms.offset(lanes.support[slot]);
+        let world: Vec<Vec3> = (0..lanes.len())
+            .map(|slot| platforms.place(lanes.support[slot], lanes.position(slot)))
+            .collect();
         [
-            (0..lanes.len())
-                .map(|slot| lanes.position_x[slot] + offset(slot).x)
-                .collect(),
-            (0..lanes.len())
-                .map(|slot| lanes.position_y[slot] + offset(slot).y)
-                .collect(),
-            (0..lanes.len())
-                .map(|slot| lanes.position_z[slot] + offset(slot).z)
-                .collect(),
+            world.iter().map(|point| point.x).collect(),
+            world.iter().map(|point| point.y).collect(),
+            world.iter().map(|point| point.z).collect(),
         ]
     };
     let positions = if platforms.is_empty() {

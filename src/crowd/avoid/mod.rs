@@ -83,7 +83,7 @@ use super::agent::{FilterId, ProfileId};
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
 use super::passes::STALL_S;
-use super::platform::PlatformFrames;
+use super::platform::{FlatFrame, PlatformFrames};
 use crate::mesh::Snapshot;
 
 /// Agents per parallel work item of the avoid pass: small enough that a jammed corner of
@@ -283,35 +283,55 @@ pub fn gather_carried(
                 let u = motion.velocity_at(lanes.position(slot));
                 Vec2::new(u.x, u.z)
             });
-        let platform = platforms.velocity(layer);
+        let platform = if platforms.is_empty() {
+            glam::Vec3::ZERO
+        } else {
+            platforms.velocity_at(layer, platforms.place(layer, lanes.position(slot)))
+        };
         surface + Vec2::new(platform.x, platform.z)
     }));
 }
 
-/// Gathers, in the grid's cell order, the horizontal offset of each agent's frame from the
-/// world's (its platform's, `platforms`; zero on the ground), or nothing at all while no
-/// platform is placed: bodies keep their feet in their own frames (where their walls are),
-/// and a neighbour in another frame is seen at its world place.
+/// Gathers, in the grid's cell order, each agent's frame seen from above (its platform's,
+/// `platforms`; the world's on the ground), or nothing at all while no platform is placed:
+/// bodies keep their feet and velocities in their own frames (where their walls are), and
+/// a neighbour in another frame is seen where it is and as it moves in the world.
 pub fn gather_frames(
     lanes: &AgentLanes,
     grid: &NeighbourGrid,
     platforms: &PlatformFrames,
-    frames: &mut Vec<Vec2>,
+    frames: &mut Vec<FlatFrame>,
 ) {
     frames.clear();
     if platforms.is_empty() {
         return;
     }
-    frames.extend(
-        (0..grid.len()).map(|index| platforms.flat_offset(lanes.support[grid.slot_at(index)])),
-    );
+    frames.extend((0..grid.len()).map(|index| platforms.flat(lanes.support[grid.slot_at(index)])));
 }
 
-/// The offset of the frame of the body at `index` in cell order (`frames` from
-/// [`gather_frames`]; zero when empty).
+/// The frame of the body at `index` in cell order (`frames` from [`gather_frames`]; the
+/// world's when empty).
 #[inline(always)]
-pub(crate) fn frame_at(frames: &[Vec2], index: usize) -> Vec2 {
-    frames.get(index).copied().unwrap_or(Vec2::ZERO)
+pub(crate) fn frame_at(frames: &[FlatFrame], index: usize) -> FlatFrame {
+    frames.get(index).copied().unwrap_or(FlatFrame::WORLD)
+}
+
+/// Where the body `other` (at `other_index` in cell order) is from the agent at
+/// `position` in `own_frame`, in that frame.
+#[inline(always)]
+fn offset_seen(
+    frames: &[FlatFrame],
+    other: &AvoidBody,
+    other_index: u32,
+    position: Vec2,
+    own_frame: &FlatFrame,
+) -> Vec2 {
+    if frames.is_empty() {
+        return other.position - position;
+    }
+    let world =
+        frame_at(frames, other_index as usize).place(other.position) - own_frame.place(position);
+    own_frame.to_local(world)
 }
 
 /// The avoid pass: a new requested velocity for every agent, written to `velocities` in
@@ -327,7 +347,7 @@ pub fn avoid_pass(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
-    frames: &[Vec2],
+    frames: &[FlatFrame],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     profiles: &[AvoidanceProfile],
@@ -391,21 +411,32 @@ impl AvoidScratch {
 /// velocity: a walker stopped against it, wanting through, still makes it step aside,
 /// where the current velocities (both zero) would leave both standing. And it is in the
 /// agent's own frame: a neighbour on another support (off the belt the agent rides, or on
-/// one beside the ground it walks) moves with its surface too (`carried`, by cell order;
-/// `own_carried` the agent's).
+/// one beside the ground it walks) moves with its surface too (`carried`, by cell order, in
+/// the world; `own_carried` the agent's), and one on a turned platform (`frames`) keeps
+/// its velocity in its own frame, turned into the agent's here (`own_frame`).
 #[inline(always)]
 fn velocity_seen(
     agent_walking: bool,
     other: &AvoidBody,
     carried: &[Vec2],
+    frames: &[FlatFrame],
     other_index: u32,
     own_carried: Vec2,
+    own_frame: &FlatFrame,
 ) -> Vec2 {
     let velocity = if !agent_walking & walking(other.status) {
         other.desired
     } else {
         other.velocity
     };
+    if !frames.is_empty() {
+        let world = frame_at(frames, other_index as usize).to_world(velocity)
+            + carried
+                .get(other_index as usize)
+                .copied()
+                .unwrap_or(Vec2::ZERO);
+        return own_frame.to_local(world - own_carried);
+    }
     match carried.get(other_index as usize) {
         Some(&other_carried) => velocity + other_carried - own_carried,
         None => velocity,
@@ -419,7 +450,7 @@ pub(crate) fn avoid_one(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
-    frames: &[Vec2],
+    frames: &[FlatFrame],
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     profiles: &ProfileTable,
@@ -518,8 +549,7 @@ pub(crate) fn avoid_one(
     let ghost = passing_through(config, &own);
     let mut written = 0;
     let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
-    // Where the agent is in the world, against which a neighbour's place is read.
-    let seen_from = position + frame_at(frames, index);
+    let own_frame = frame_at(frames, index);
     for &other_index in &neighbours[..count] {
         let other = &bodies[other_index as usize];
         if ghost && passes(other) {
@@ -527,10 +557,17 @@ pub(crate) fn avoid_one(
         }
         let plane = &mut planes[hard_count + written];
         written += 1;
-        let offset = other.position + frame_at(frames, other_index as usize) - seen_from;
+        let offset = offset_seen(frames, other, other_index, position, &own_frame);
         let other_walking = walking(other.status);
-        let neighbour_velocity =
-            velocity_seen(agent_walking, other, carried, other_index, own_carried);
+        let neighbour_velocity = velocity_seen(
+            agent_walking,
+            other,
+            carried,
+            frames,
+            other_index,
+            own_carried,
+            &own_frame,
+        );
         // A pair that has stalled (two walkers head-on in a corridor too narrow to pass,
         // a walker against a crowd in a doorway) may let its bodies give: the radii shrink
         // with the longer stall, by the squeeze fraction after STALL_S, so the pair
@@ -576,7 +613,7 @@ fn avoid_one_sampled(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
-    frames: &[Vec2],
+    frames: &[FlatFrame],
     config: &AvoidanceConfig,
     profiles: &ProfileTable,
     dt: f32,
@@ -597,6 +634,7 @@ fn avoid_one_sampled(
     let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
     let ghost = passing_through(config, &own);
     let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
+    let own_frame = frame_at(frames, index);
     let mut written = 0;
     for &other_index in &neighbours[..count] {
         let other = &bodies[other_index as usize];
@@ -604,7 +642,15 @@ fn avoid_one_sampled(
             continue;
         }
         let other_walking = walking(other.status);
-        let velocity = velocity_seen(agent_walking, other, carried, other_index, own_carried);
+        let velocity = velocity_seen(
+            agent_walking,
+            other,
+            carried,
+            frames,
+            other_index,
+            own_carried,
+            &own_frame,
+        );
         let share = if profiles.keeps_course(other.status, other.profile.index()) {
             1.0
         } else if agent_walking && other_walking {
@@ -617,11 +663,13 @@ fn avoid_one_sampled(
             share(own.status, other.status)
         };
         scratch.sampled[written] = SampledNeighbour {
-            offset: other.position + frame_at(frames, other_index as usize)
-                - own.position
-                - frame_at(frames, index),
+            offset: offset_seen(frames, other, other_index, own.position, &own_frame),
             velocity,
-            desired_difference: other.desired - own.desired,
+            desired_difference: if frames.is_empty() {
+                other.desired
+            } else {
+                own_frame.to_local(frame_at(frames, other_index as usize).to_world(other.desired))
+            } - own.desired,
             radius_sum: (own.radius + other.radius)
                 * (1.0 - config.overlap_allowance)
                 * give(config, &own, other),

@@ -45,9 +45,10 @@ saved_struct!(crate::crowd::ConnectionWindow {
     open_frames,
     period_frames,
 });
+saved_struct!(crate::crowd::PlatformPose { offset, yaw_rad });
 saved_struct!(crate::crowd::LinkDock {
     support,
-    offset,
+    pose,
     tolerance_m,
 });
 saved_struct!(crate::crowd::Shuttle {
@@ -379,10 +380,15 @@ impl Saved for crate::crowd::PlatformMotion {
     const MIN_BYTES: usize = 1;
     fn write(&self, out: &mut Writer) {
         match self {
-            crate::crowd::PlatformMotion::Placed { offset, velocity } => {
+            crate::crowd::PlatformMotion::Placed {
+                pose,
+                velocity,
+                yaw_rate_rad_s,
+            } => {
                 out.u8(0);
-                offset.write(out);
+                pose.write(out);
                 velocity.write(out);
+                out.f32(*yaw_rate_rad_s);
             }
             crate::crowd::PlatformMotion::Shuttle(shuttle) => {
                 out.u8(1);
@@ -393,8 +399,9 @@ impl Saved for crate::crowd::PlatformMotion {
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         Ok(match input.u8()? {
             0 => crate::crowd::PlatformMotion::Placed {
-                offset: Saved::read(input)?,
+                pose: Saved::read(input)?,
                 velocity: Saved::read(input)?,
+                yaw_rate_rad_s: input.f32()?,
             },
             1 => crate::crowd::PlatformMotion::Shuttle(Saved::read(input)?),
             other => return Err(input.malformed(format!("platform motion tag {other}"))),
