@@ -309,28 +309,54 @@ pub fn gather_frames(
     frames.extend((0..grid.len()).map(|index| platforms.flat(lanes.support[grid.slot_at(index)])));
 }
 
-/// The frame of the body at `index` in cell order (`frames` from [`gather_frames`]; the
-/// world's when empty).
-#[inline(always)]
-pub(crate) fn frame_at(frames: &[FlatFrame], index: usize) -> FlatFrame {
-    frames.get(index).copied().unwrap_or(FlatFrame::WORLD)
+/// The frames the avoid pass sees bodies in: the world's for every body ([`WorldFrames`],
+/// no platform placed: the common case, compiled without a frame in sight) or each
+/// body's own ([`PlacedFrames`], from [`gather_frames`]).
+pub(crate) trait BodyFrames: Copy + Send + Sync {
+    /// Whether bodies may be in frames other than the world's.
+    const PLACED: bool;
+    /// The frame of the body at `index` in cell order.
+    fn at(self, index: usize) -> FlatFrame;
+}
+
+/// Every body in the world's frame.
+#[derive(Clone, Copy)]
+pub(crate) struct WorldFrames;
+
+impl BodyFrames for WorldFrames {
+    const PLACED: bool = false;
+    #[inline(always)]
+    fn at(self, _: usize) -> FlatFrame {
+        FlatFrame::WORLD
+    }
+}
+
+/// Each body in its own frame, by cell order.
+#[derive(Clone, Copy)]
+pub(crate) struct PlacedFrames<'a>(pub &'a [FlatFrame]);
+
+impl BodyFrames for PlacedFrames<'_> {
+    const PLACED: bool = true;
+    #[inline(always)]
+    fn at(self, index: usize) -> FlatFrame {
+        self.0.get(index).copied().unwrap_or(FlatFrame::WORLD)
+    }
 }
 
 /// Where the body `other` (at `other_index` in cell order) is from the agent at
 /// `position` in `own_frame`, in that frame.
 #[inline(always)]
-fn offset_seen(
-    frames: &[FlatFrame],
+fn offset_seen<F: BodyFrames>(
+    frames: F,
     other: &AvoidBody,
     other_index: u32,
     position: Vec2,
     own_frame: &FlatFrame,
 ) -> Vec2 {
-    if frames.is_empty() {
+    if !F::PLACED {
         return other.position - position;
     }
-    let world =
-        frame_at(frames, other_index as usize).place(other.position) - own_frame.place(position);
+    let world = frames.at(other_index as usize).place(other.position) - own_frame.place(position);
     own_frame.to_local(world)
 }
 
@@ -357,27 +383,58 @@ pub fn avoid_pass(
     let profiles = ProfileTable::new(profiles);
     velocities.clear();
     velocities.resize(bodies.len(), Solved::default());
-    velocities
-        .par_chunks_mut(AVOID_CHUNK_AGENTS)
-        .enumerate()
-        .for_each(|(chunk, out)| {
-            let first = chunk * AVOID_CHUNK_AGENTS;
-            let mut scratch = AvoidScratch::new(config);
-            for (offset, velocity) in out.iter_mut().enumerate() {
-                *velocity = avoid_one(
-                    grid,
-                    bodies,
-                    carried,
-                    frames,
-                    snapshot,
-                    config,
-                    &profiles,
-                    dt,
-                    first + offset,
-                    &mut scratch,
-                );
-            }
-        });
+    let pass = AvoidPass {
+        grid,
+        bodies,
+        carried,
+        snapshot,
+        config,
+        profiles: &profiles,
+        dt,
+    };
+    if frames.is_empty() {
+        pass.solve(WorldFrames, velocities);
+    } else {
+        pass.solve(PlacedFrames(frames), velocities);
+    }
+}
+
+/// What the avoid pass reads, for [`AvoidPass::solve`] in either kind of frames.
+struct AvoidPass<'a> {
+    grid: &'a NeighbourGrid,
+    bodies: &'a [AvoidBody],
+    carried: &'a [Vec2],
+    snapshot: &'a Snapshot,
+    config: &'a AvoidanceConfig,
+    profiles: &'a ProfileTable<'a>,
+    dt: f32,
+}
+
+impl AvoidPass<'_> {
+    /// Every agent's new velocity into `velocities` (in cell order), on the pool.
+    fn solve<F: BodyFrames>(&self, frames: F, velocities: &mut [Solved]) {
+        velocities
+            .par_chunks_mut(AVOID_CHUNK_AGENTS)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                let first = chunk * AVOID_CHUNK_AGENTS;
+                let mut scratch = AvoidScratch::new(self.config);
+                for (offset, velocity) in out.iter_mut().enumerate() {
+                    *velocity = avoid_one(
+                        self.grid,
+                        self.bodies,
+                        self.carried,
+                        frames,
+                        self.snapshot,
+                        self.config,
+                        self.profiles,
+                        self.dt,
+                        first + offset,
+                        &mut scratch,
+                    );
+                }
+            });
+    }
 }
 
 /// Per-agent working memory of the avoid pass, reused across the agents of a chunk (the
@@ -415,11 +472,11 @@ impl AvoidScratch {
 /// the world; `own_carried` the agent's), and one on a turned platform (`frames`) keeps
 /// its velocity in its own frame, turned into the agent's here (`own_frame`).
 #[inline(always)]
-fn velocity_seen(
+fn velocity_seen<F: BodyFrames>(
     agent_walking: bool,
     other: &AvoidBody,
     carried: &[Vec2],
-    frames: &[FlatFrame],
+    frames: F,
     other_index: u32,
     own_carried: Vec2,
     own_frame: &FlatFrame,
@@ -429,8 +486,8 @@ fn velocity_seen(
     } else {
         other.velocity
     };
-    if !frames.is_empty() {
-        let world = frame_at(frames, other_index as usize).to_world(velocity)
+    if F::PLACED {
+        let world = frames.at(other_index as usize).to_world(velocity)
             + carried
                 .get(other_index as usize)
                 .copied()
@@ -446,11 +503,11 @@ fn velocity_seen(
 /// The new requested velocity of the agent at `index` in the grid's cell order, and
 /// whether it is jammed.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn avoid_one(
+pub(crate) fn avoid_one<F: BodyFrames>(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
-    frames: &[FlatFrame],
+    frames: F,
     snapshot: &Snapshot,
     config: &AvoidanceConfig,
     profiles: &ProfileTable,
@@ -549,7 +606,7 @@ pub(crate) fn avoid_one(
     let ghost = passing_through(config, &own);
     let mut written = 0;
     let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
-    let own_frame = frame_at(frames, index);
+    let own_frame = frames.at(index);
     for &other_index in &neighbours[..count] {
         let other = &bodies[other_index as usize];
         if ghost && passes(other) {
@@ -609,11 +666,11 @@ pub(crate) fn avoid_one(
 /// in the agent's frame, a holding agent answering a walker's intent, the same shares and
 /// squeezed radii), scored by [`sample_velocity`] instead of solved as half-planes.
 #[allow(clippy::too_many_arguments)]
-fn avoid_one_sampled(
+fn avoid_one_sampled<F: BodyFrames>(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],
     carried: &[Vec2],
-    frames: &[FlatFrame],
+    frames: F,
     config: &AvoidanceConfig,
     profiles: &ProfileTable,
     dt: f32,
@@ -634,7 +691,7 @@ fn avoid_one_sampled(
     let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
     let ghost = passing_through(config, &own);
     let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
-    let own_frame = frame_at(frames, index);
+    let own_frame = frames.at(index);
     let mut written = 0;
     for &other_index in &neighbours[..count] {
         let other = &bodies[other_index as usize];
@@ -665,10 +722,10 @@ fn avoid_one_sampled(
         scratch.sampled[written] = SampledNeighbour {
             offset: offset_seen(frames, other, other_index, own.position, &own_frame),
             velocity,
-            desired_difference: if frames.is_empty() {
-                other.desired
+            desired_difference: if F::PLACED {
+                own_frame.to_local(frames.at(other_index as usize).to_world(other.desired))
             } else {
-                own_frame.to_local(frame_at(frames, other_index as usize).to_world(other.desired))
+                other.desired
             } - own.desired,
             radius_sum: (own.radius + other.radius)
                 * (1.0 - config.overlap_allowance)
