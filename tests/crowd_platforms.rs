@@ -675,3 +675,68 @@ fn walkers_cross_a_turning_non_disc_platform_in_its_frame_and_pass_each_other_on
     let world = crowd.world_position(east).unwrap();
     assert!(terms.centripetal.dot(Vec3::new(world.x, 0.0, world.z)) < 0.0);
 }
+
+#[test]
+fn a_platform_the_host_sails_and_its_dock_replay_from_the_log_the_same_way() {
+    let (mesh, ramp, docked) = dock_and_deck();
+    let config = CrowdConfig {
+        ordered_log: true,
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    let deck = SupportId(0);
+    crowd
+        .set_platform_motion(deck, placed(docked, Vec3::ZERO))
+        .unwrap();
+    let dock = LinkDock {
+        support: deck,
+        pose: PlatformPose::at(docked),
+        tolerance_m: 0.05,
+    };
+    crowd.set_link_dock(ramp, Some(dock)).unwrap();
+    let agent = crowd.add_agent(Vec3::new(-6.0, 0.0, 0.5), WALKER).unwrap();
+    crowd
+        .request_move(agent, BAKED + Vec3::new(5.0, 0.0, -1.0))
+        .unwrap();
+    let mut log = Vec::new();
+    let mut controller = KinematicController;
+    for frame in 0..200 {
+        // Docked for 10 s, then the host sails off along +x, turning slowly.
+        if frame >= 100 {
+            let pose = PlatformPose {
+                offset: docked + Vec3::new(0.1 * (frame - 100) as f32, 0.0, 0.0),
+                yaw_rad: 0.01 * (frame - 100) as f32,
+            };
+            let motion = PlatformMotion::Placed {
+                pose,
+                velocity: Vec3::new(1.0, 0.0, 0.0),
+                yaw_rate_rad_s: 0.1,
+            };
+            crowd.set_platform_motion(deck, Some(motion)).unwrap();
+        }
+        crowd.step(0.1, &mut controller).unwrap();
+        crowd.drain_log(&mut log);
+    }
+    // It boarded while docked and rode off.
+    assert_eq!(
+        mesh.snapshot().support_layer(crowd.polygon(agent).unwrap()),
+        Some(1)
+    );
+    let mut again = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let mut replay = waymark::crowd::Replay::start(&mut again, log).unwrap();
+    for _ in 0..200 {
+        replay
+            .step(&mut again, 0.1, &mut controller, &mut |_, _| {})
+            .unwrap();
+    }
+    assert_eq!(again.link_dock(ramp), Some(dock));
+    assert_eq!(again.platform_pose(deck), crowd.platform_pose(deck));
+    assert_eq!(
+        again.world_position(agent).unwrap(),
+        crowd.world_position(agent).unwrap()
+    );
+    assert_eq!(
+        again.position(agent).unwrap(),
+        crowd.position(agent).unwrap()
+    );
+}

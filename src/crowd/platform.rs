@@ -27,8 +27,12 @@
 //! Invariants: a platform's support has no surface motion of its own (a belt on a ferry
 //! is not modelled); the pose of a frame depends only on the motion and the frame number,
 //! so runs are the same at any thread count and a restored crowd places its platforms
-//! where the saved one did. A rotation about any other axis (a ship's roll) is not
-//! modelled: it would change the platform's slopes and needs its region baked again.
+//! where the saved one did. A rotation about any other axis (a ship's roll) changes the
+//! platform's slopes, so its walkable region must be found again: the host bakes it under
+//! the tilted pose and commits the tile (`NavMesh::commit_rebuilt_tile`, then
+//! `Crowd::set_mesh`; the runtime has no baker), whose new generation is the new region
+//! version: corridors that read the old region are rejected, named, and searched again on
+//! the new one, as for any rebuilt tile.
 
 use glam::{Vec2, Vec3};
 
