@@ -178,24 +178,21 @@ impl Builder {
             triangles.push([side, next, SIDES + next]);
             triangles.push([side, SIDES + next, SIDES + side]);
         }
-        let name = format!("{}/{part}", self.bay_name);
-        let mesh_id = self
-            .scene
-            .add_mesh(TriMesh::new(name.clone(), positions, triangles));
-        let parent = self.bay_node.expect("a bay is open");
-        self.scene
-            .add_instance(
-                InstanceDesc::new(name, mesh_id)
-                    .under(parent)
-                    .on_support(support),
-            )
-            .expect("mesh and node were just added");
+        self.add_on_support(part, TriMesh::new("", positions, triangles), support);
     }
 
     /// A box (bay coordinates) riding on `support`.
     fn box_on_support(&mut self, part: &str, min: Vec3, max: Vec3, support: SupportId) {
+        self.add_on_support(part, TriMesh::axis_box("", min, max), support);
+    }
+
+    /// `mesh` as a part of the open bay riding on `support`.
+    fn add_on_support(&mut self, part: &str, mesh: TriMesh, support: SupportId) {
         let name = format!("{}/{part}", self.bay_name);
-        let mesh_id = self.scene.add_mesh(TriMesh::axis_box(&name, min, max));
+        let mesh_id = self.scene.add_mesh(TriMesh {
+            name: name.clone(),
+            ..mesh
+        });
         let parent = self.bay_node.expect("a bay is open");
         self.scene
             .add_instance(
