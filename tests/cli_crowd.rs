@@ -75,6 +75,15 @@ fn the_main_job_is_a_crowd_on_the_built_in_level() {
         .and_then(|n| n.parse().ok())
         .expect("a moving supports line");
     assert!(riding > 0, "{text}");
+    // And the lift bay's car carries some between its floors (8 measured).
+    let lift_riders: usize = text
+        .lines()
+        .find_map(|line| line.strip_prefix("moving supports: "))
+        .and_then(|rest| rest.split("; ").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a count of platform riders");
+    assert!(lift_riders > 0, "{text}");
 }
 
 #[test]

@@ -231,6 +231,8 @@ pub struct CrowdRun {
     pub level: String,
     pub report: RunReport,
     pub crowd: Crowd,
+    /// Agents that stood on a platform (the proving ground's lift car) in some frame.
+    pub platform_riders: usize,
 }
 
 pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
@@ -295,13 +297,43 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             )));
         }
     }
+    // Agents seen on a platform in any frame (none looked for on a level without one).
+    let mut riders = std::collections::HashSet::new();
+    let mut watch_platforms = |crowd: &Crowd, _: &[waymark::crowd::CrowdEvent]| {
+        if crowd.platform_frames().is_empty() {
+            return;
+        }
+        let snapshot = crowd.snapshot();
+        for view in crowd.agents() {
+            let on_platform = crowd
+                .polygon(view.id)
+                .ok()
+                .and_then(|polygon| snapshot.support_layer(polygon))
+                .is_some_and(|layer| {
+                    layer > 0
+                        && crowd
+                            .platform_motion(SupportId(u32::from(layer) - 1))
+                            .is_some()
+                });
+            if on_platform {
+                riders.insert(view.id);
+            }
+        }
+    };
     let (crowd, report) = match &command.resume {
         Some(path) => {
             let saved = std::fs::read(path).map_err(|source| {
                 CliError::Usage(format!("cannot read '{}': {source}", path.display()))
             })?;
-            resume_crowd(&mesh, crowd_config, &saved, &plans, &options, |_, _| {})
-                .map_err(CliError::library)?
+            resume_crowd(
+                &mesh,
+                crowd_config,
+                &saved,
+                &plans,
+                &options,
+                &mut watch_platforms,
+            )
+            .map_err(CliError::library)?
         }
         None => {
             let mut crowd = Crowd::new(&mesh, crowd_config)?;
@@ -311,7 +343,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             if let Some((lift, doors)) = &lift {
                 run_lift(&mut crowd, lift, doors, command.dt)?;
             }
-            let report = run_crowd(&mut crowd, &plans, params, &options, |_, _| {})?;
+            let report = run_crowd(&mut crowd, &plans, params, &options, &mut watch_platforms)?;
             (crowd, report)
         }
     };
@@ -327,10 +359,12 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             report.skipped_off_mesh
         );
     }
+    let platform_riders = riders.len();
     Ok(CrowdRun {
         level,
         report,
         crowd,
+        platform_riders,
     })
 }
 
@@ -492,6 +526,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         report["reconnected"] = json!(run.report.reconnected);
         report["avoidance_method"] = json!(method_name(&run.crowd.config().avoidance));
         report["agents_on_moving_supports"] = json!(agents_on_moving_supports(&run.crowd));
+        report["platform_riders"] = json!(run.platform_riders);
         // Each order's one outcome over the measured frames (success matches arrivals).
         let outcomes = run.report.outcomes;
         report["order_outcomes"] = json!({
@@ -563,10 +598,11 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         run.report.path_wait_frames_p95, run.report.nodes_expanded_max_frame, command.node_budget
     )?;
     let riding = agents_on_moving_supports(&run.crowd);
-    if riding > 0 {
+    if riding > 0 || run.platform_riders > 0 {
         writeln!(
             out,
-            "moving supports: {riding} agents riding them at the end (the proving ground's turntable and lift car, a city's belts)"
+            "moving supports: {riding} agents riding them at the end (the proving ground's turntable and lift car, a city's belts); {} rode a platform (the lift car) during the run",
+            run.platform_riders
         )?;
     }
     let passes: Vec<String> = PASS_NAMES
