@@ -770,6 +770,65 @@ fn an_agent_pushed_two_polygons_off_its_corridor_reconnects_without_a_new_path()
 }
 
 #[test]
+fn a_walker_stepping_off_a_belt_keeps_its_world_velocity_relative_to_the_ground() {
+    // Spec 004's support switch mid-step: a walker on a belt moving +1 m/s, walking on at
+    // its pace relative to it (2.4 m/s in the world), steps onto the ground beyond: at
+    // that step its velocity relative to its new support, the ground, is the world
+    // velocity it had, not the old belt's relative one.
+    let mut belt = quad(0.0, 10.0, 0.0, 2.0, |_| 0.0);
+    belt.layer = 1;
+    let ground = quad(10.0, 30.0, 0.0, 2.0, |_| 0.0);
+    let mesh = mesh_of(&[belt, ground]);
+    let config = CrowdConfig {
+        avoidance: waymark::crowd::AvoidanceConfig {
+            enabled: false,
+            ..Default::default()
+        },
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(&mesh, config).unwrap();
+    crowd
+        .set_support_velocity(waymark::ids::SupportId(0), Vec3::X)
+        .unwrap();
+    let params = AgentParams {
+        preferred_speed_mps: 1.4,
+        max_speed_mps: 2.0,
+        ..AgentParams::DETOUR_REFERENCE
+    };
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), params).unwrap();
+    crowd
+        .request_move(agent, Vec3::new(28.0, 0.0, 1.0))
+        .unwrap();
+    let layer = |crowd: &Crowd| {
+        crowd
+            .snapshot()
+            .support_layer(crowd.polygon(agent).unwrap())
+            .unwrap()
+    };
+    let mut on_belt_world = 0.0;
+    for _ in 0..200 {
+        crowd.step(0.1, &mut KinematicController).unwrap();
+        if layer(&crowd) == 1 {
+            on_belt_world = crowd.world_velocity(agent).unwrap().x;
+            continue;
+        }
+        // The step that switched: relative to the ground, the world velocity it kept.
+        let relative = crowd.velocity(agent).unwrap().x;
+        assert!(
+            on_belt_world > 2.2,
+            "walking on the belt at {on_belt_world} m/s"
+        );
+        assert!(
+            (relative - on_belt_world).abs() < 0.5,
+            "{relative} m/s relative to the ground after {on_belt_world} m/s in the world"
+        );
+        assert!(relative > 1.9, "not the belt-relative {relative} m/s");
+        return;
+    }
+    panic!("the walker never left the belt");
+}
+
+#[test]
 fn a_stop_on_a_belt_is_judged_relative_to_the_belt() {
     // Spec 004: a stop is judged in the request's stop frame: relative to the support for
     // a goal on one, in the world for a goal on the static ground. A 20 m belt (layer 1,

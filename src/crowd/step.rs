@@ -360,6 +360,7 @@ impl Crowd {
             self.scratch.feedback = feedback;
             return Err(error);
         }
+        self.inherit_world_velocities(&requests, &mut feedback);
         let platforms_end = platform_frames(&self.platforms, self.frame + 1, dt);
         self.advance_crossings(&mut feedback, dt, &platforms_end, &mut events);
         if self.config.avoidance.enabled && self.config.avoidance.separation {
@@ -450,6 +451,32 @@ impl Crowd {
                 lean_into_carry(wish, Vec2::new(carry.x, carry.z), lanes.speed_limit[slot]);
             lanes.desired_x[slot] = leaned.x;
             lanes.desired_z[slot] = leaned.y;
+        }
+    }
+
+    /// A foot that ended the step on another support's polygon (off a belt's end onto the
+    /// ground, from the ground onto a turntable) switched supports mid-step: it keeps its
+    /// world velocity, and the support velocity its relative end velocity is taken from is
+    /// the new support's at the foot, not the old one's (spec 004: the inherited world
+    /// velocity, no subtraction of the old support's). The controller knows only the
+    /// support it was given; the crowd knows them all. Nothing to do while no support
+    /// moves.
+    fn inherit_world_velocities(
+        &self,
+        requests: &[super::controller::StepRequest],
+        feedback: &mut [super::controller::StepFeedback],
+    ) {
+        if self.support_motions.iter().all(SupportMotion::is_still) {
+            return;
+        }
+        for (step, request) in feedback.iter_mut().zip(requests) {
+            if step.support != request.support {
+                let surface = self
+                    .support_motions
+                    .get(step.support as usize)
+                    .map_or(Vec3::ZERO, |motion| motion.velocity_at(step.foot));
+                step.velocity_support_end = Vec3::new(surface.x, 0.0, surface.z);
+            }
         }
     }
 
