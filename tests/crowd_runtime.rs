@@ -780,7 +780,7 @@ fn a_walker_stepping_off_a_belt_keeps_its_world_velocity_relative_to_the_ground(
     let ground = quad(10.0, 30.0, 0.0, 2.0, |_| 0.0);
     let mesh = mesh_of(&[belt, ground]);
     let config = CrowdConfig {
-        avoidance: waymark::crowd::AvoidanceConfig {
+        avoidance: AvoidanceConfig {
             enabled: false,
             ..Default::default()
         },
