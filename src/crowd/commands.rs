@@ -731,7 +731,7 @@ impl Crowd {
     /// Makes support `support` a platform whose footprint moves as `motion` (`None`: no
     /// longer a platform; its polygons stand where they were baked). A platform's polygons
     /// are baked in its own frame, away from the ground, and placed in the world by its
-    /// offset (`platform.rs`): agents on it keep their feet and corridors in its frame,
+    /// pose, moved and turned about Up (`platform.rs`): agents on it keep their feet and corridors in its frame,
     /// walk it as still ground, ride it, and leave it only by links, which join it to the
     /// ground while it is at their dock ([`Crowd::set_link_dock`]) and in their window
     /// ([`Crowd::set_link_window`]). A host placing the platform itself sets a
@@ -778,11 +778,8 @@ impl Crowd {
 
     /// The motion of platform `support` (`None`: not a platform).
     pub fn platform_motion(&self, support: crate::ids::SupportId) -> Option<super::PlatformMotion> {
-        let layer = u16::try_from(support.0 as usize + 1).ok()?;
-        self.platforms
-            .binary_search_by_key(&layer, |platform| platform.layer)
-            .ok()
-            .map(|at| self.platforms[at].motion)
+        self.platform_on_layer(support.0.checked_add(1)?)
+            .map(|platform| platform.motion)
     }
 
     /// Where platform `support` stands now: the pose that places its polygons in the
@@ -791,9 +788,11 @@ impl Crowd {
         self.frame_pose(support.0.saturating_add(1))
     }
 
-    /// Lets link `link` join its two sides only while platform `dock.support` is within
-    /// `dock.tolerance_m` of offset `dock.offset` (`None`: always): a ferry's ramp at its
-    /// dock, a lift's door at its floor. A crossing starts only in contact, and each of its
+    /// Lets link `link` join its two sides only while platform `dock.support` stands at
+    /// `dock.pose`: the link's end on the platform within `dock.tolerance_m` of where that
+    /// pose puts it (`None`: always): a ferry's ramp at its dock, a lift's door at its
+    /// floor. A dock on a support that is not (yet) a platform is read against the support
+    /// standing where it was baked. A crossing starts only in contact, and each of its
     /// steps checks it again: an agent whose crossing loses it goes back to the entry and
     /// waits there, on its own side, for the next contact (with a window,
     /// [`Crowd::set_link_window`], a crossing starts only if it lands before the window
@@ -845,9 +844,7 @@ impl Crowd {
         };
         let layer = dock.support.0.saturating_add(1);
         let pose = self
-            .platforms
-            .iter()
-            .find(|platform| u32::from(platform.layer) == layer)
+            .platform_on_layer(layer)
             .map_or(super::PlatformPose::IDENTITY, |platform| {
                 platform.motion.pose_at(frame)
             });

@@ -368,15 +368,22 @@ impl Crowd {
         super::platform::platform_frames(&self.platforms, self.frame, self.last_dt_s)
     }
 
-    /// World minus mesh coordinates of support layer `layer`'s frame now: a platform's
-    /// offset, zero for the ground and supports in place.
+    /// The pose that places support layer `layer`'s frame in the world now: a platform's,
+    /// the identity for the ground and supports in place.
     pub(super) fn frame_pose(&self, layer: u32) -> super::PlatformPose {
-        self.platforms
-            .iter()
-            .find(|platform| u32::from(platform.layer) == layer)
+        self.platform_on_layer(layer)
             .map_or(super::PlatformPose::IDENTITY, |platform| {
                 platform.motion.pose_at(self.frame)
             })
+    }
+
+    /// The platform of support layer `layer`, if it is one.
+    pub(super) fn platform_on_layer(&self, layer: u32) -> Option<&super::platform::Platform> {
+        let layer = u16::try_from(layer).ok()?;
+        self.platforms
+            .binary_search_by_key(&layer, |platform| platform.layer)
+            .ok()
+            .map(|at| &self.platforms[at])
     }
 
     /// The agent's horizontal velocity at the end of the last step, relative to its
@@ -431,11 +438,7 @@ impl Crowd {
             .map_or(super::SupportAcceleration::default(), |motion| {
                 motion.body_acceleration_terms(self.lanes.position(slot), relative)
             });
-        if let Some(platform) = self
-            .platforms
-            .iter()
-            .find(|platform| u32::from(platform.layer) == layer)
-        {
+        if let Some(platform) = self.platform_on_layer(layer) {
             // A turning platform's terms at the body's place and relative velocity in the
             // world, beside its translation.
             let frames = self.platform_frames();
