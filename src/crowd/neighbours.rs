@@ -48,9 +48,11 @@ const CELL_PER_KTH_DISTANCE: f32 = 0.64;
 
 /// The first look's bound: the last K-th distance grown by this factor and margin, which
 /// covers a frame's walk at crowd speeds (the K-th neighbour can come closer or move away
-/// by two steps).
-const HINT_GROWTH: f32 = 1.1;
-const HINT_MARGIN_M: f32 = 0.25;
+/// by two steps). Tight, because a crowd's K-th distances change little from frame to
+/// frame: every candidate in the square of cells around the disc is read, and a missed
+/// bound costs only a second look (docs/benchmarks.md).
+const HINT_GROWTH: f32 = 1.02;
+const HINT_MARGIN_M: f32 = 0.15;
 
 /// One agent in this many (in cell order, so spread over the whole crowd) gives the typical
 /// K-th distance that sizes the cells.
