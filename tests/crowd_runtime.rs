@@ -769,16 +769,25 @@ fn an_agent_pushed_two_polygons_off_its_corridor_reconnects_without_a_new_path()
     );
 }
 
+/// A crowd on a 2 m wide strip: a belt (layer 1, +1 m/s along x) from x = 0 to
+/// `belt_end_m`, then static ground to x = 30.
+fn crowd_on_belt_then_ground(belt_end_m: f32, config: CrowdConfig) -> Crowd {
+    let mut belt = quad(0.0, belt_end_m, 0.0, 2.0, |_| 0.0);
+    belt.layer = 1;
+    let ground = quad(belt_end_m, 30.0, 0.0, 2.0, |_| 0.0);
+    let mut crowd = Crowd::new(&mesh_of(&[belt, ground]), config).unwrap();
+    crowd
+        .set_support_velocity(waymark::ids::SupportId(0), Vec3::X)
+        .unwrap();
+    crowd
+}
+
 #[test]
 fn a_walker_stepping_off_a_belt_keeps_its_world_velocity_relative_to_the_ground() {
     // Spec 004's support switch mid-step: a walker on a belt moving +1 m/s, walking on at
     // its pace relative to it (2.4 m/s in the world), steps onto the ground beyond: at
     // that step its velocity relative to its new support, the ground, is the world
     // velocity it had, not the old belt's relative one.
-    let mut belt = quad(0.0, 10.0, 0.0, 2.0, |_| 0.0);
-    belt.layer = 1;
-    let ground = quad(10.0, 30.0, 0.0, 2.0, |_| 0.0);
-    let mesh = mesh_of(&[belt, ground]);
     let config = CrowdConfig {
         avoidance: AvoidanceConfig {
             enabled: false,
@@ -786,10 +795,7 @@ fn a_walker_stepping_off_a_belt_keeps_its_world_velocity_relative_to_the_ground(
         },
         ..CrowdConfig::default()
     };
-    let mut crowd = Crowd::new(&mesh, config).unwrap();
-    crowd
-        .set_support_velocity(waymark::ids::SupportId(0), Vec3::X)
-        .unwrap();
+    let mut crowd = crowd_on_belt_then_ground(10.0, config);
     let params = AgentParams {
         preferred_speed_mps: 1.4,
         max_speed_mps: 2.0,
@@ -833,14 +839,7 @@ fn a_stop_on_a_belt_is_judged_relative_to_the_belt() {
     // Spec 004: a stop is judged in the request's stop frame: relative to the support for
     // a goal on one, in the world for a goal on the static ground. A 20 m belt (layer 1,
     // +1 m/s along x) with 10 m of ground after it.
-    let mut belt = quad(0.0, 20.0, 0.0, 2.0, |_| 0.0);
-    belt.layer = 1;
-    let ground = quad(20.0, 30.0, 0.0, 2.0, |_| 0.0);
-    let mesh = mesh_of(&[belt, ground]);
-    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
-    crowd
-        .set_support_velocity(waymark::ids::SupportId(0), Vec3::X)
-        .unwrap();
+    let mut crowd = crowd_on_belt_then_ground(20.0, CrowdConfig::default());
     let agent = crowd
         .add_agent(Vec3::new(2.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
         .unwrap();

@@ -731,15 +731,16 @@ impl Crowd {
     /// Makes support `support` a platform whose footprint moves as `motion` (`None`: no
     /// longer a platform; its polygons stand where they were baked). A platform's polygons
     /// are baked in its own frame, away from the ground, and placed in the world by its
-    /// pose, moved and turned about Up (`platform.rs`): agents on it keep their feet and corridors in its frame,
-    /// walk it as still ground, ride it, and leave it only by links, which join it to the
-    /// ground while it is at their dock ([`Crowd::set_link_dock`]) and in their window
-    /// ([`Crowd::set_link_window`]). A host placing the platform itself sets a
+    /// pose, moved and turned about Up (`platform.rs`): agents on it keep their feet and
+    /// corridors in its frame, walk it as still ground, ride it, and leave it only by
+    /// links, which join it to the ground while it is at their dock
+    /// ([`Crowd::set_link_dock`]) and in their window ([`Crowd::set_link_window`]). A host
+    /// placing the platform itself sets a
     /// [`PlatformMotion::Placed`](super::PlatformMotion::Placed) each step it moves; a
-    /// [`PlatformMotion::Shuttle`](super::PlatformMotion::Shuttle) goes by
-    /// itself. Takes effect at once: world positions read now are placed by it. Refused by value:
-    /// a motion that cannot be one, a support beyond the layers, a support that is a belt
-    /// or a turntable.
+    /// [`PlatformMotion::Shuttle`](super::PlatformMotion::Shuttle) goes by itself. Takes
+    /// effect at once: world positions read now are placed by it. Refused by value: a
+    /// motion that cannot be one, a support beyond the layers, a support that is a belt or
+    /// a turntable.
     pub fn set_platform_motion(
         &mut self,
         support: crate::ids::SupportId,

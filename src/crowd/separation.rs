@@ -206,9 +206,8 @@ pub fn separation_pass(
                 if let Some(layer) = snapshot.support_layer(agent.polygon).map(u32::from) {
                     if layer != step.support {
                         step.support = layer;
-                        step.velocity_support_end = support_motions
-                            .get(layer as usize)
-                            .map_or(glam::Vec3::ZERO, |motion| motion.velocity_at(foot));
+                        step.velocity_support_end =
+                            super::support::support_end_velocity(support_motions, layer, foot);
                     }
                 }
                 step.polygon = agent.polygon;

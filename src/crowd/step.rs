@@ -38,7 +38,7 @@ use super::platform::platform_frames;
 use super::runtime::Crowd;
 use super::scheduler::{Job, ScheduleStats};
 use super::separation::separation_pass;
-use super::support::{SupportMotion, lean_into_carry};
+use super::support::{SupportMotion, lean_into_carry, support_end_velocity};
 use crate::query::{RECONNECT_NODES_MAX, Validity, reconnect};
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
@@ -471,11 +471,8 @@ impl Crowd {
         }
         for (step, request) in feedback.iter_mut().zip(requests) {
             if step.support != request.support {
-                let surface = self
-                    .support_motions
-                    .get(step.support as usize)
-                    .map_or(Vec3::ZERO, |motion| motion.velocity_at(step.foot));
-                step.velocity_support_end = Vec3::new(surface.x, 0.0, surface.z);
+                step.velocity_support_end =
+                    support_end_velocity(&self.support_motions, step.support, step.foot);
             }
         }
     }

@@ -162,6 +162,17 @@ impl SupportMotion {
 /// a share of the wish's speed, before it walks faster than its pace to keep it.
 pub const LEAN_LEAST_PROGRESS: f32 = 0.25;
 
+/// The support velocity a step's relative end velocity is taken from (vSupportEnd) for a
+/// foot at `foot` on support layer `layer` (`motions` by layer, as the crowd keeps them):
+/// the support's velocity there, horizontal as the controller's, zero on a layer without
+/// a motion. Used wherever a step ends on a support other than the one it started on.
+pub(crate) fn support_end_velocity(motions: &[SupportMotion], layer: u32, foot: Vec3) -> Vec3 {
+    motions.get(layer as usize).map_or(Vec3::ZERO, |motion| {
+        let surface = motion.velocity_at(foot);
+        Vec3::new(surface.x, 0.0, surface.z)
+    })
+}
+
 /// The velocity relative to a support carrying the body at `carry` that keeps it heading
 /// the way `wish` points in the world (a ferry's crab angle across a current): the part of
 /// the carry across the wish is walked against, the part along it is not, so the walker
@@ -205,6 +216,28 @@ pub struct SupportAcceleration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_ending_on_another_support_takes_its_horizontal_velocity_at_the_foot() {
+        // Layer 0 the ground, 1 a rising belt (1 m/s along x, 0.5 m/s up), 2 a table turning
+        // at 0.5 rad/s about (10, 0, 0); layer 3 has no motion at all.
+        let motions = [
+            SupportMotion::STILL,
+            SupportMotion::belt(Vec3::new(1.0, 0.5, 0.0)),
+            SupportMotion::turntable(Vec3::new(10.0, 0.0, 0.0), 0.5),
+        ];
+        let foot = Vec3::new(12.0, 0.0, 0.0);
+        assert_eq!(support_end_velocity(&motions, 0, foot), Vec3::ZERO);
+        // As the controller reports it: horizontal, the belt's rise left out.
+        assert_eq!(support_end_velocity(&motions, 1, foot), Vec3::X);
+        // 2 m from the centre along +x at 0.5 rad/s (positive takes +x towards -z).
+        let turning = support_end_velocity(&motions, 2, foot);
+        assert!(
+            turning.distance(Vec3::new(0.0, 0.0, -1.0)) < 1e-6,
+            "{turning}"
+        );
+        assert_eq!(support_end_velocity(&motions, 3, foot), Vec3::ZERO);
+    }
 
     #[test]
     fn a_quarter_turn_takes_x_to_minus_z() {
