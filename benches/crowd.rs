@@ -1,7 +1,8 @@
 //! Crowd passes on the shared dungeon agents (1,000, DetourCrowd's parameters, default bake),
 //! after 60 frames so that agents are moving along their corridors: the follow pass, the
 //! slope pass (and its limits kernel, scalar against `wide` SIMD), the neighbour grid and the
-//! avoid pass (and its ORCA constraint kernel), the kinematic controller, a whole step, and
+//! avoid pass (and its ORCA constraint kernel; with the copy the CPU allows and with the
+//! build target's), the kinematic controller, a whole step, and
 //! the follow pass's funnel over every moving agent's window. The passes are reached
 //! through `waymark::crowd::internals`, which is not part of the API.
 //!
@@ -17,7 +18,7 @@ use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::internals::{
     ConstraintLanes, LOOKAHEAD_PORTALS, NeighbourBatch, NeighbourGrid, PortalWindow, avoid_pass,
     follow_pass, funnel_scalar, gather_bodies, orca_constraints_scalar, slope_limits_scalar,
-    slope_limits_simd, slope_pass,
+    slope_limits_simd, slope_pass, use_baseline_only,
 };
 use waymark::crowd::{
     AgentParams, AvoidanceProfile, Controller, Crowd, CrowdConfig, KinematicController, StepRequest,
@@ -123,24 +124,30 @@ fn crowd_benches(criterion: &mut Criterion) {
     // otherwise run over an empty grid (and time nothing).
     rebuild(&mut grid);
     assert_eq!(grid.len(), lanes.len(), "the grid covers the crowd");
-    group.bench_function("avoid_pass", |bench| {
-        bench.iter(|| {
-            gather_bodies(lanes, &grid, &mut bodies);
-            let profiles = [AvoidanceProfile::of(&avoidance)];
-            avoid_pass(
-                &grid,
-                &bodies,
-                &[],
-                &[],
-                &snapshot,
-                &avoidance,
-                &profiles,
-                DT,
-                &mut velocities,
-            );
-            velocities.len()
-        })
-    });
+    // The pass as a game runs it (the x86-64-v3 copy where the CPU has AVX2 and FMA), and
+    // with the copy compiled for the build's own target.
+    for (name, baseline_only) in [("avoid_pass", false), ("avoid_pass_baseline_cpu", true)] {
+        use_baseline_only(baseline_only);
+        group.bench_function(name, |bench| {
+            bench.iter(|| {
+                gather_bodies(lanes, &grid, &mut bodies);
+                let profiles = [AvoidanceProfile::of(&avoidance)];
+                avoid_pass(
+                    &grid,
+                    &bodies,
+                    &[],
+                    &[],
+                    &snapshot,
+                    &avoidance,
+                    &profiles,
+                    DT,
+                    &mut velocities,
+                );
+                velocities.len()
+            })
+        });
+    }
+    use_baseline_only(false);
 
     group.bench_function("whole_step", |bench| {
         bench.iter(|| crowd.step(DT, &mut controller).unwrap().len())

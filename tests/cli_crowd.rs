@@ -480,6 +480,24 @@ fn the_state_hash_is_the_same_for_the_same_run_at_any_thread_count() {
     assert_ne!(one, hash(&["--threads", "1", "--frames", "91"]));
 }
 
+#[test]
+fn the_copy_compiled_for_the_build_target_and_the_one_the_cpu_allows_step_the_same() {
+    // The avoid pass runs an x86-64-v3 copy where the CPU has AVX2 and FMA; both copies
+    // must give the same bits (on a CPU without those features both runs take the same
+    // copy, and the test shows only that the flag is accepted).
+    let hash = |extra: &[&str]| {
+        let mut args = vec!["crowd", "--agents", "2000", "--frames", "120", "--json"];
+        args.extend_from_slice(extra);
+        let report = json_of(&args);
+        assert!(
+            report["pass_ms"]["avoid"].as_f64().unwrap() > 0.0,
+            "{report}"
+        );
+        report["state_hash"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(hash(&[]), hash(&["--baseline-cpu"]));
+}
+
 /// The state hash after a whole run of `frames` with `flags`, and after the same run saved
 /// at `save_at` and resumed for the rest, at `threads`.
 fn whole_and_resumed(

@@ -72,6 +72,7 @@ mod congestion;
 mod connection;
 mod controller;
 mod corridor;
+mod cpu;
 mod crossing;
 mod events;
 mod feedback;
@@ -103,6 +104,7 @@ pub mod internals {
         AvoidBody, ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass,
         gather_bodies, gather_carried, gather_frames, orca_constraints_scalar, solve_velocity,
     };
+    pub use super::cpu::use_baseline_only;
     pub use super::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
     pub use super::lanes::AgentLanes;
     pub use super::neighbours::NeighbourGrid;

@@ -95,6 +95,11 @@ pub struct CrowdCommand {
     /// fields are then null.
     #[arg(long)]
     pub skip_quality: bool,
+    /// Run every pass with the code compiled for the build's own target, even where the CPU
+    /// allows the x86-64-v3 copy (AVX2, FMA) the step otherwise picks at run time. Same
+    /// results either way; for measuring what the wider copy buys.
+    #[arg(long)]
+    pub baseline_cpu: bool,
     /// Save the run after this many frames (warm-up included) to `--state-out`, then go
     /// on; `--resume` continues it.
     #[arg(long, value_name = "FRAME", value_parser = frames_arg, requires = "state_out")]
@@ -268,6 +273,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     let mut avoidance = AvoidanceConfig::default();
     command.avoidance.apply(&mut avoidance);
     command.contact.apply(&mut avoidance);
+    waymark::crowd::internals::use_baseline_only(command.baseline_cpu);
     let mut crowd_config = CrowdConfig {
         budget: FrameBudget {
             node_expansions: command.node_budget,

@@ -172,6 +172,7 @@ pub(crate) fn orca_half_plane(
 /// reach whose interior is the closest point (an agent beyond a segment's end, going round a
 /// corner of walkable space, is not held back by it). Writes at most `out.len()` and at
 /// most [`WALLS_CAPACITY`], the first segments in `walls` order; returns how many.
+#[inline(always)]
 pub fn wall_constraints(
     walls: &[Wall],
     position: Vec2,

@@ -80,6 +80,7 @@ use glam::Vec2;
 use rayon::prelude::*;
 
 use super::agent::{FilterId, ProfileId};
+use super::cpu;
 use super::lanes::{AgentLanes, AgentStatus};
 use super::neighbours::NeighbourGrid;
 use super::passes::STALL_S;
@@ -419,20 +420,25 @@ impl AvoidPass<'_> {
             .for_each(|(chunk, out)| {
                 let first = chunk * AVOID_CHUNK_AGENTS;
                 let mut scratch = AvoidScratch::new(self.config);
-                for (offset, velocity) in out.iter_mut().enumerate() {
-                    *velocity = avoid_one(
-                        self.grid,
-                        self.bodies,
-                        self.carried,
-                        frames,
-                        self.snapshot,
-                        self.config,
-                        self.profiles,
-                        self.dt,
-                        first + offset,
-                        &mut scratch,
-                    );
-                }
+                cpu::dispatch(
+                    #[inline(always)]
+                    || {
+                        for (offset, velocity) in out.iter_mut().enumerate() {
+                            *velocity = avoid_one(
+                                self.grid,
+                                self.bodies,
+                                self.carried,
+                                frames,
+                                self.snapshot,
+                                self.config,
+                                self.profiles,
+                                self.dt,
+                                first + offset,
+                                &mut scratch,
+                            );
+                        }
+                    },
+                );
             });
     }
 }
@@ -503,6 +509,7 @@ fn velocity_seen<F: BodyFrames>(
 /// The new requested velocity of the agent at `index` in the grid's cell order, and
 /// whether it is jammed.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(crate) fn avoid_one<F: BodyFrames>(
     grid: &NeighbourGrid,
     bodies: &[AvoidBody],

@@ -180,6 +180,7 @@ enum Goal {
 
 /// Moves `result` onto the boundary of half-plane `index`, at the best point that satisfies
 /// the bounds and every earlier half-plane; false (result untouched) if there is none.
+#[inline(always)]
 fn solve_on_line(
     planes: &[HalfPlane],
     index: usize,
@@ -236,6 +237,7 @@ fn solve_on_line(
 /// The 2-D linear program: the best point of the bounds inside every half-plane, added one
 /// at a time. Returns the number of half-planes satisfied in order: `planes.len()` on
 /// success; otherwise `result` satisfies the first that many.
+#[inline(always)]
 fn solve_planes(
     planes: &[HalfPlane],
     bounds: &VelocityBounds,
@@ -313,6 +315,7 @@ pub const WALLS_CAPACITY: usize = 16;
 
 /// The admissible velocity closest to `preferred` under `planes` (the first `hard_count`
 /// are the boundary) and `bounds`.
+#[inline(always)]
 pub fn solve_velocity(
     planes: &[HalfPlane],
     hard_count: usize,
@@ -320,17 +323,23 @@ pub fn solve_velocity(
     preferred: Vec2,
 ) -> Solved {
     let mut result = Vec2::ZERO;
-    let satisfied = solve_planes(planes, bounds, Goal::Closest(preferred), &mut result);
+    let mut satisfied = solve_planes(planes, bounds, Goal::Closest(preferred), &mut result);
+    let (planes, hard_count) = if satisfied < hard_count {
+        // The boundary cannot be kept within one step's reach (an agent carried into a
+        // corner): drop it, the controller clamps the move to the mesh anyway. (Solved
+        // here, not by calling this function again: a recursive function cannot be inlined
+        // into the avoid pass's x86-64-v3 copy, see `crowd::cpu`.)
+        let soft = &planes[hard_count..];
+        satisfied = solve_planes(soft, bounds, Goal::Closest(preferred), &mut result);
+        (soft, 0)
+    } else {
+        (planes, hard_count)
+    };
     if satisfied == planes.len() {
         return Solved {
             velocity: result,
             jammed: false,
         };
-    }
-    if satisfied < hard_count {
-        // The boundary cannot be kept within one step's reach (an agent carried into a
-        // corner): drop it, the controller clamps the move to the mesh anyway.
-        return solve_velocity(&planes[hard_count..], 0, bounds, preferred);
     }
     solve_least_violation(planes, hard_count, satisfied, bounds, &mut result);
     Solved {
