@@ -42,11 +42,13 @@ pub struct VelocityDisk {
 }
 
 impl VelocityDisk {
+    #[inline(always)]
     fn contains(&self, velocity: Vec2) -> bool {
         velocity.distance_squared(self.centre)
             <= self.radius * self.radius * (1.0 + EPSILON) + EPSILON
     }
 
+    #[inline(always)]
     fn closest(&self, velocity: Vec2) -> Vec2 {
         let offset = velocity - self.centre;
         let length = offset.length();
@@ -58,6 +60,7 @@ impl VelocityDisk {
     }
 
     /// The parameter interval of `point + t * direction` inside the disk.
+    #[inline(always)]
     fn interval(&self, point: Vec2, direction: Vec2) -> Option<(f32, f32)> {
         let offset = point - self.centre;
         let along = direction.dot(offset);
@@ -105,6 +108,7 @@ impl VelocityBounds {
     }
 
     /// The two points where the disks' circles cross, if they do.
+    #[inline(always)]
     fn crossings(&self) -> Option<[Vec2; 2]> {
         let (a, b) = (self.speed, self.acceleration);
         let between = b.centre - a.centre;
@@ -125,6 +129,7 @@ impl VelocityBounds {
     }
 
     /// The admissible velocity closest to `velocity`.
+    #[inline(always)]
     pub fn closest(&self, velocity: Vec2) -> Vec2 {
         let on_speed = self.speed.closest(velocity);
         if self.acceleration.contains(on_speed) {
@@ -147,6 +152,7 @@ impl VelocityBounds {
     }
 
     /// The admissible velocity farthest along the unit vector `direction`.
+    #[inline(always)]
     fn farthest(&self, direction: Vec2) -> Vec2 {
         let on_speed = self.speed.centre + direction * self.speed.radius;
         if self.acceleration.contains(on_speed) {
@@ -263,6 +269,7 @@ fn solve_planes(
 /// The 3-D fallback when the half-planes from `first_failed` on leave no admissible point:
 /// the velocity minimising the largest violation of the soft half-planes (index
 /// `hard_count` and above), keeping the hard ones (the boundary) satisfied.
+#[inline(always)]
 fn solve_least_violation(
     planes: &[HalfPlane],
     hard_count: usize,
