@@ -398,4 +398,44 @@ mod tests {
         let result = solve_velocity(&[left, other], 0, &bounds, Vec2::new(0.0, 1.0)).velocity;
         assert!(result.x.abs() < 1e-5, "{result}");
     }
+
+    #[test]
+    fn the_boundary_is_kept_against_the_neighbours_and_dropped_when_out_of_reach() {
+        let bounds = VelocityBounds::new(Vec2::ZERO, 2.0, 10.0);
+        // A hard plane x >= 0 (a wall) against a soft one x <= -1 (a neighbour): the wall
+        // holds and the neighbour's plane is violated as little as it allows, at x = 0.
+        let wall = HalfPlane {
+            point: Vec2::ZERO,
+            direction: Vec2::new(0.0, -1.0),
+        };
+        let neighbour = HalfPlane {
+            point: Vec2::new(-1.0, 0.0),
+            direction: Vec2::new(0.0, 1.0),
+        };
+        let solved = solve_velocity(&[wall, neighbour], 1, &bounds, Vec2::new(0.5, 0.3));
+        assert!(solved.jammed);
+        assert!(solved.velocity.x.abs() < 1e-5, "{}", solved.velocity);
+        assert!(
+            solved.velocity.length() <= 2.0 + 1e-5,
+            "{}",
+            solved.velocity
+        );
+        // A hard plane x >= 5 no velocity within 2 m/s reaches: it is dropped, and the soft
+        // plane x <= 0.5 alone gives the closest admissible velocity, not jammed.
+        let far_wall = HalfPlane {
+            point: Vec2::new(5.0, 0.0),
+            direction: Vec2::new(0.0, -1.0),
+        };
+        let soft = HalfPlane {
+            point: Vec2::new(0.5, 0.0),
+            direction: Vec2::new(0.0, 1.0),
+        };
+        let solved = solve_velocity(&[far_wall, soft], 1, &bounds, Vec2::new(1.5, 0.3));
+        assert!(!solved.jammed);
+        assert!(
+            solved.velocity.distance(Vec2::new(0.5, 0.3)) < 1e-6,
+            "{}",
+            solved.velocity
+        );
+    }
 }
