@@ -687,6 +687,66 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
 }
 
 #[test]
+fn an_agent_walking_back_to_its_corridor_keeps_its_corner_until_it_is_back_in() {
+    // A 4-square strip along +x and a wide square (2..4, 2..8) north of the second one.
+    let mut polygons: Vec<WalkablePolygon> = (0..4)
+        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
+        .collect();
+    polygons.push(quad(2.0, 4.0, 2.0, 8.0, |_| 0.0));
+    let mesh = mesh_of(&polygons);
+    let snapshot = mesh.snapshot();
+    let side = polygon_at(&snapshot, 3.0, 5.0);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd
+        .add_agent(Vec3::new(1.0, 0.0, 1.0), AgentParams::DETOUR_REFERENCE)
+        .unwrap();
+    crowd.request_move(agent, Vec3::new(7.0, 0.0, 1.0)).unwrap();
+    for _ in 0..3 {
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+    }
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
+    assert!(!crowd.corridor(agent).unwrap().unwrap().contains(side));
+
+    // Shoved 4 m up the side square: the funnel runs once, from the edge back in, and the
+    // corner it finds serves every frame the agent walks in that square (but for the
+    // refresh every 30 frames that any kept corner gets).
+    let position = crowd.position(agent).unwrap();
+    crowd
+        .push(agent, Vec3::new(3.0, 0.0, 6.0) - position)
+        .unwrap();
+    crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+    assert_eq!(crowd.stats().funnel_runs, 1);
+    assert_eq!(crowd.stats().reconnected, 0, "walked back, not reconnected");
+    let (mut frames_beside, mut funnel_runs_beside) = (1, 1);
+    while crowd.polygon(agent).unwrap() == side {
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        if crowd.polygon(agent).unwrap() == side {
+            frames_beside += 1;
+            funnel_runs_beside += crowd.stats().funnel_runs;
+        }
+        assert!(frames_beside < 90, "still beside after three seconds");
+    }
+    assert!(
+        frames_beside > 10,
+        "only {frames_beside} frames beside the corridor"
+    );
+    assert_eq!(
+        funnel_runs_beside,
+        1 + (frames_beside - 1) / 31,
+        "{frames_beside} frames beside"
+    );
+    // Back in, it walks on to the goal on the same corridor.
+    assert!(!crowd.corridor(agent).unwrap().unwrap().contains(side));
+    for _ in 0..300 {
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        if crowd.status(agent).unwrap() == AgentStatus::Arrived {
+            break;
+        }
+    }
+    assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Arrived);
+}
+
+#[test]
 fn an_agent_pushed_two_polygons_off_its_corridor_reconnects_without_a_new_path() {
     // A 5-square strip along +x (z 0..2) and, north of its third square, a 2 x 2 block:
     // (4..6, 2..4) of area 2, which the agent's filter excludes, (4..6, 4..6), and

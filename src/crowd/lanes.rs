@@ -119,8 +119,10 @@ pub struct AgentLanes {
     pub(crate) corridor: Vec<Option<Arc<Corridor>>>,
     /// Index of the corridor polygon the agent stands in.
     pub(crate) cursor: Vec<u32>,
-    /// The corridor polygon at the cursor, kept beside it so the common frame (same
-    /// polygon, corner kept) never touches the corridor's memory.
+    /// The polygon the agent stood in when the follow pass last found its corner or moved
+    /// its cursor: the corridor's polygon at the cursor, or, for an agent pushed beside its
+    /// corridor, the polygon it walks back from. Kept so the common frame (same polygon,
+    /// corner kept) never touches the corridor's memory.
     pub(crate) cursor_polygon: Vec<PolyRef>,
     /// Next corner to steer for, x.
     pub(crate) corner_x: Vec<f32>,

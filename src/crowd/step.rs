@@ -816,12 +816,11 @@ impl Crowd {
         );
         // Written back in parallel over runs of slots; the agents off their corridor and
         // those at a link's entry are noted, in slot order, and handled after.
-        let snapshot = &self.snapshot;
         let (funnel_runs, lost, at_link) = FollowLanes::new(&mut self.lanes)
             .into_pieces(super::parallel::LIGHT_AGENTS_PER_TASK)
             .map(|view| {
                 let outputs = &outputs[view.first..view.first + view.len];
-                follow_write_back(view, outputs, snapshot)
+                follow_write_back(view, outputs)
             })
             .reduce(
                 || (0, Vec::new(), Vec::new()),
@@ -983,7 +982,7 @@ lane_view! {
             corner_age: u8,
         }
         read {
-            corridor: Option<Arc<super::corridor::Corridor>>,
+            polygon: crate::mesh::PolyRef,
             id: AgentId,
         }
     }
@@ -995,21 +994,18 @@ lane_view! {
 fn follow_write_back(
     view: FollowLanes<'_>,
     outputs: &[Option<super::passes::FollowOutput>],
-    snapshot: &crate::mesh::Snapshot,
 ) -> (u32, Vec<AgentId>, Vec<usize>) {
     let (mut funnel_runs, mut lost, mut at_link) = (0, Vec::new(), Vec::new());
     for (offset, &output) in outputs.iter().enumerate() {
         match output {
             Some(output) if !output.off_corridor => {
                 funnel_runs += u32::from(output.refreshed);
-                if output.cursor != view.cursor[offset] || output.refreshed {
-                    if let Some(polygon) = view.corridor[offset]
-                        .as_ref()
-                        .and_then(|corridor| corridor.polygon(snapshot, output.cursor as usize))
-                    {
-                        view.cursor_polygon[offset] = polygon;
-                    }
-                }
+                // The polygon the corner was found from: the corridor's at the cursor, or
+                // the one beside the corridor the agent was pushed into (its window starts
+                // with the edge back in). Either way the agent's own polygon, so an agent
+                // walking beside its corridor keeps its corner as long as it stays there,
+                // as one walking in the corridor does.
+                view.cursor_polygon[offset] = view.polygon[offset];
                 if output.refreshed {
                     view.corner_is_horizon[offset] = output.horizon;
                 }
