@@ -707,9 +707,10 @@ fn an_agent_walking_back_to_its_corridor_keeps_its_corner_until_it_is_back_in() 
     assert_eq!(crowd.status(agent).unwrap(), AgentStatus::Moving);
     assert!(!crowd.corridor(agent).unwrap().unwrap().contains(side));
 
-    // Shoved 4 m up the side square: the funnel runs once, from the edge back in, and the
-    // corner it finds serves every frame the agent walks in that square (but for the
-    // refresh every 30 frames that any kept corner gets).
+    // Shoved up the side square to (3, 6), 4 m from the edge back in: the funnel runs once,
+    // from that edge, and the corner it finds serves every frame the agent walks in that
+    // square, but for the refresh any kept corner gets once it is 30 frames old (on the
+    // 31st frame after the funnel ran).
     let position = crowd.position(agent).unwrap();
     crowd
         .push(agent, Vec3::new(3.0, 0.0, 6.0) - position)
