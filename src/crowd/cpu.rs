@@ -48,13 +48,21 @@ pub(crate) fn dispatch<R>(work: impl FnOnce() -> R) -> R {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn x86_64_v3() -> bool {
-    std::is_x86_feature_detected!("avx2")
+    // Every feature `with_x86_64_v3` enables, not only the ones that imply the others on
+    // real CPUs: the unsafe call's contract is exactly this list.
+    std::is_x86_feature_detected!("avx")
+        && std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("fma")
         && std::is_x86_feature_detected!("bmi1")
         && std::is_x86_feature_detected!("bmi2")
         && std::is_x86_feature_detected!("lzcnt")
         && std::is_x86_feature_detected!("movbe")
         && std::is_x86_feature_detected!("f16c")
+        && std::is_x86_feature_detected!("popcnt")
+        && std::is_x86_feature_detected!("sse3")
+        && std::is_x86_feature_detected!("ssse3")
+        && std::is_x86_feature_detected!("sse4.1")
+        && std::is_x86_feature_detected!("sse4.2")
 }
 
 #[cfg(target_arch = "x86_64")]
