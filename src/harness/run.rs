@@ -93,6 +93,9 @@ pub struct RunReport {
     /// Walkers joined back to their corridors after a push, summed over measured frames
     /// ([`StepStats::reconnected`]).
     pub reconnected: u64,
+    /// Agents whose funnel ran (their corner found again), summed over measured frames
+    /// ([`StepStats::funnel_runs`]).
+    pub funnel_runs: u64,
     /// The 95th percentile of frames a path request waited, over requests answered in the
     /// measured frames.
     pub path_wait_frames_p95: u64,
@@ -333,6 +336,7 @@ fn run_frames(
                 .nodes_expanded_max_frame
                 .max(stats.scheduler.nodes_expanded);
             report.reconnected += u64::from(stats.reconnected);
+            report.funnel_runs += u64::from(stats.funnel_runs);
             report.last = stats;
             if options.measure_quality {
                 let quality = measure_quality(crowd, &mut quality_grid);

@@ -530,6 +530,10 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         report["oldest_path_wait_frames"] = json!(run.report.last.scheduler.oldest_wait_frames);
         report["waiting_for_first_path"] = json!(run.report.waiting_for_first_path);
         report["reconnected"] = json!(run.report.reconnected);
+        // How many agents found their corner again, per measured frame: the follow pass's
+        // costly branch (the rest walk on to the corner they keep).
+        report["funnel_runs_per_frame"] =
+            json!(run.report.funnel_runs as f64 / run.report.frames.max(1) as f64);
         report["avoidance_method"] = json!(method_name(&run.crowd.config().avoidance));
         report["agents_on_moving_supports"] = json!(agents_on_moving_supports(&run.crowd));
         report["platform_riders"] = json!(run.platform_riders);
