@@ -644,13 +644,19 @@ fn the_cursor_follows_the_actual_position_back_and_forth() {
     assert!(output.desired.x > 0.0 && close(output.desired.y, 0.0, 1e-6));
 }
 
-#[test]
-fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
-    // A 4-square strip along +x with a side square (2..4, 2..4) north of the second one.
+/// A 4-square strip along +x (z 0..2) and a side polygon north of its second square,
+/// x 2..4 and z 2..`side_end_z`: beside the strip's corridor, sharing one edge with it.
+fn strip_with_side_polygon(side_end_z: f32) -> Vec<WalkablePolygon> {
     let mut polygons: Vec<WalkablePolygon> = (0..4)
         .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
         .collect();
-    polygons.push(quad(2.0, 4.0, 2.0, 4.0, |_| 0.0));
+    polygons.push(quad(2.0, 4.0, 2.0, side_end_z, |_| 0.0));
+    polygons
+}
+
+#[test]
+fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
+    let mut polygons = strip_with_side_polygon(4.0);
     let mesh = mesh_of(&polygons);
     let snapshot = mesh.snapshot();
     let (corridor, goal) = corridor_along_strip(&mesh);
@@ -688,12 +694,8 @@ fn an_agent_pushed_beside_its_corridor_walks_back_in_without_a_new_path() {
 
 #[test]
 fn an_agent_walking_back_to_its_corridor_keeps_its_corner_until_it_is_back_in() {
-    // A 4-square strip along +x and a wide square (2..4, 2..8) north of the second one.
-    let mut polygons: Vec<WalkablePolygon> = (0..4)
-        .map(|i| quad(2.0 * i as f32, 2.0 * (i + 1) as f32, 0.0, 2.0, |_| 0.0))
-        .collect();
-    polygons.push(quad(2.0, 4.0, 2.0, 8.0, |_| 0.0));
-    let mesh = mesh_of(&polygons);
+    // The side polygon 6 m deep: room to walk back for a second and more.
+    let mesh = mesh_of(&strip_with_side_polygon(8.0));
     let snapshot = mesh.snapshot();
     let side = polygon_at(&snapshot, 3.0, 5.0);
     let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
