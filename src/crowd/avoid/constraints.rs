@@ -150,14 +150,12 @@ pub(crate) fn orca_half_plane(
         let inverse_distance_squared = 1.0 / distance_squared;
         let cross = px * wz - pz * wx;
         let left =
-            cross > 0.0 && cross * cross > pass_right_sin_squared * distance_squared * w_squared;
-        if left {
-            direction_x = (px * leg - pz * radius) * inverse_distance_squared;
-            direction_z = (px * radius + pz * leg) * inverse_distance_squared;
-        } else {
-            direction_x = (-(px * leg) - pz * radius) * inverse_distance_squared;
-            direction_z = (px * radius - pz * leg) * inverse_distance_squared;
-        }
+            (cross > 0.0) & (cross * cross > pass_right_sin_squared * distance_squared * w_squared);
+        // The two legs differ only in the sign of the leg term: a select, not a branch (which
+        // side a neighbour passes on goes either way at random).
+        let leg = if left { leg } else { -leg };
+        direction_x = (px * leg - pz * radius) * inverse_distance_squared;
+        direction_z = (px * radius + pz * leg) * inverse_distance_squared;
         let along = vx * direction_x + vz * direction_z;
         change_x = direction_x * along - vx;
         change_z = direction_z * along - vz;
