@@ -7,6 +7,7 @@
 //! ([`TileData::from_walkable_polygons`]), for scenarios and tests.
 
 pub mod blob;
+pub mod borders;
 pub mod connectivity;
 pub mod hand_built;
 pub mod navmesh;
@@ -14,6 +15,7 @@ pub mod poly_ref;
 pub mod runtime_tile;
 pub mod tile;
 
+pub use borders::{BorderPortal, BorderPortals};
 pub use hand_built::{HandBuiltError, WalkablePolygon};
 pub use navmesh::{
     Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState, Snapshot,

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use super::blob::BakeParams;
+use super::borders::{BorderPortals, border_tables};
 use super::poly_ref::{PolyRef, TileGeneration, TileSlot};
 use super::runtime_tile::RuntimeTile;
 use super::tile::TileData;
@@ -226,6 +227,9 @@ pub struct SnapshotData {
     pub polygon_base: Vec<u32>,
     /// Number of polygons over all live tiles.
     pub polygon_total: u32,
+    /// Per slot, the portals across its live tile's borders (empty for other slots):
+    /// searches read them instead of working them out at each crossing.
+    pub border_portals: Vec<Arc<BorderPortals>>,
 }
 
 impl Snapshot {
@@ -314,6 +318,16 @@ impl Snapshot {
             })
     }
 
+    /// The portals across the borders of the live tile in `slot` (see
+    /// [`BorderPortals`]), if this snapshot has worked them out.
+    #[inline]
+    pub fn border_portals(&self, slot: TileSlot) -> Option<&BorderPortals> {
+        self.0
+            .border_portals
+            .get(usize::from(slot.0))
+            .map(|table| &**table)
+    }
+
     /// The link with this id.
     pub fn link(&self, id: LinkId) -> Option<&Link> {
         self.0.links.get(id.0 as usize)
@@ -391,6 +405,7 @@ impl NavMesh {
                 neighbour_slots: Vec::new(),
                 polygon_base: Vec::new(),
                 polygon_total: 0,
+                border_portals: Vec::new(),
             }),
             source_versions: HashMap::new(),
             last_generation: 0,
@@ -546,6 +561,7 @@ impl NavMesh {
             neighbour_slots: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
+            border_portals: Vec::new(),
         }
     }
 
@@ -562,6 +578,7 @@ impl NavMesh {
             neighbour_slots: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
+            border_portals: Vec::new(),
         }));
         let mut links_from: HashMap<u64, Vec<LinkId>> = HashMap::new();
         for link in data.links.iter_mut() {
@@ -611,6 +628,7 @@ impl NavMesh {
                     .map(|key| data.slot_at.get(&key).map_or(u16::MAX, |slot| slot.0))
             })
             .collect();
+        data.border_portals = border_tables(&data, &self.current.border_portals);
         self.current = Arc::new(data);
     }
 }

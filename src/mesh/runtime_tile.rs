@@ -59,7 +59,9 @@ pub struct BorderEdge {
 pub struct Adjacent {
     /// Midpoint of the shared edge, metres (where a search places its node).
     pub midpoint: Vec3,
-    /// The neighbour polygon in this tile; unused for a tile-border edge.
+    /// The neighbour polygon in this tile; for a tile-border edge, the edge's number among
+    /// the tile's border edges (in adjacency order), under which the snapshot keeps the
+    /// portals across it ([`crate::mesh::BorderPortals`]).
     pub neighbour: u16,
     /// Edge index within the polygon.
     pub edge: u8,
@@ -365,6 +367,7 @@ impl RuntimeTile {
             .collect();
         let mut adjacency = Vec::new();
         let mut adjacency_start = Vec::with_capacity(data.polygons.len() + 1);
+        let mut border_edges = 0u16;
         for (polygon, corners) in data.polygons.iter().zip(&corners) {
             adjacency_start.push(adjacency.len() as u32);
             let count = usize::from(polygon.vertex_count);
@@ -374,9 +377,15 @@ impl RuntimeTile {
                     continue;
                 }
                 let on_border = neighbour & TilePoly::TILE_EDGE != 0;
+                let number = if on_border {
+                    border_edges += 1;
+                    border_edges - 1
+                } else {
+                    neighbour
+                };
                 adjacency.push(Adjacent {
                     midpoint: (corners[edge] + corners[(edge + 1) % count]) * 0.5,
-                    neighbour: if on_border { 0 } else { neighbour },
+                    neighbour: number,
                     edge: edge as u8,
                     border_side: if on_border {
                         (neighbour & 3) as u8

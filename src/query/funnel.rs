@@ -14,7 +14,7 @@ use glam::Vec3;
 use super::portals::cross_tile_portal_into;
 use super::search::PathStep;
 use super::{QueryError, check_point};
-use crate::mesh::{LinkId, PolyRef, RuntimeTile, Snapshot, TilePoly};
+use crate::mesh::{Adjacent, LinkId, PolyRef, RuntimeTile, Snapshot};
 
 /// What a corner is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,21 +78,38 @@ pub fn portal_in(
     // cache lines, where the vertex table is one line per corner on a large mesh.
     let corners = tile.corners.get(usize::from(from.polygon()))?;
     let edge_ends = |edge: usize| (corners[edge], corners[(edge + 1) % count]);
-    for edge in 0..count {
-        let neighbour = polygon.neighbours[edge];
-        if neighbour == TilePoly::NO_NEIGHBOUR {
-            continue;
-        }
-        if neighbour & TilePoly::TILE_EDGE == 0 {
-            if same_tile && neighbour == to.polygon() {
+    // Across a tile border, the snapshot's table of `from`'s tile (when `tile` is that
+    // tile) lists the portals: the first into `to` is the one worked out edge by edge.
+    let table = (!same_tile)
+        .then(|| {
+            snapshot
+                .tile(from)
+                .filter(|live| std::ptr::eq(&***live, tile))
+        })
+        .flatten()
+        .and_then(|_| snapshot.border_portals(from.slot()))
+        .filter(|table| table.generation() == from.generation());
+    for adjacent in tile.adjacent(from.polygon()) {
+        let edge = usize::from(adjacent.edge);
+        if adjacent.border_side == Adjacent::INTERNAL {
+            if same_tile && adjacent.neighbour == to.polygon() {
                 let (a, b) = edge_ends(edge);
                 return Some((b, a));
             }
         } else if !same_tile {
-            let (a, b) = edge_ends(edge);
-            if let Some((first, second)) =
-                cross_tile_portal_into(snapshot, from, neighbour & 3, a, b, to, to_tile)
-            {
+            let found = match table {
+                Some(table) => table
+                    .portals(adjacent.neighbour)
+                    .iter()
+                    .find(|portal| portal.0 == to)
+                    .map(|&(_, first, second)| (first, second)),
+                None => {
+                    let (a, b) = edge_ends(edge);
+                    let side = u16::from(adjacent.border_side);
+                    cross_tile_portal_into(snapshot, from, side, a, b, to, to_tile)
+                }
+            };
+            if let Some((first, second)) = found {
                 return Some((second, first));
             }
         }

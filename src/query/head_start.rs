@@ -20,7 +20,7 @@
 
 use glam::{Vec2, Vec3};
 
-use super::portals::cross_tile_portals_into;
+use super::portals::border_crossing;
 use super::{PathResult, PathStep, QueryError, QueryFilter, ReadSet};
 use crate::mesh::{Adjacent, PolyRef, Snapshot};
 
@@ -107,16 +107,15 @@ pub fn head_start(
             if adjacent.border_side == Adjacent::INTERNAL {
                 offer(polygon.with_polygon(adjacent.neighbour), a, b, &steps);
             } else {
-                cross_tile_portals_into(
+                let across = border_crossing(
                     snapshot,
                     polygon,
-                    u16::from(adjacent.border_side),
-                    a,
-                    b,
+                    adjacent,
+                    (a, b),
                     &mut read_set,
                     &mut portals,
                 );
-                for &(reference, left, right) in &portals {
+                for &(reference, left, right) in across {
                     offer(reference, left, right, &steps);
                 }
             }

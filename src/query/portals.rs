@@ -3,18 +3,52 @@
 //! Stage: query runtime, read by the search (neighbours across tiles), the funnel (the
 //! portal between two steps of a path) and surface moves. Input: a polygon edge on a
 //! tile side; output: the facing polygons and the overlap of their edges with it, within
-//! the border tolerance (a bake's vertical cell).
+//! the border tolerance (the bake's climb). The geometry is the mesh's
+//! (`mesh::borders`), which also keeps a snapshot's portals in a table; the walks over
+//! polygons read that table ([`border_crossing`]).
 
 use std::sync::Arc;
 
 use glam::Vec3;
 
 use super::ReadSet;
+use crate::mesh::borders::{border_portal, border_tolerance};
 use crate::mesh::runtime_tile::BorderEdge;
-use crate::mesh::{PolyRef, RuntimeTile, Snapshot, TileGeneration, TilePoly, TileSlot};
+use crate::mesh::{
+    Adjacent, BorderPortal, PolyRef, RuntimeTile, Snapshot, TileGeneration, TilePoly, TileSlot,
+};
+
+/// The portals across the border edge `adjacent` of `from` (its edge `a b`), with the facing
+/// tile recorded in `read_set`: from the snapshot's table of `from`'s tile, or, for a
+/// snapshot without one, worked out into `scratch`. The same portals in the same order
+/// either way.
+#[inline]
+pub(crate) fn border_crossing<'a>(
+    snapshot: &'a Snapshot,
+    from: PolyRef,
+    adjacent: &Adjacent,
+    (a, b): (Vec3, Vec3),
+    read_set: &mut ReadSet,
+    scratch: &'a mut Vec<BorderPortal>,
+) -> &'a [BorderPortal] {
+    let side = u16::from(adjacent.border_side);
+    let table = snapshot
+        .border_portals(from.slot())
+        .filter(|table| table.generation() == from.generation());
+    if let Some(table) = table {
+        if let Some((slot, generation)) = table.facing(side) {
+            read_set.read_tile(slot, generation);
+        }
+        return table.portals(adjacent.neighbour);
+    }
+    cross_tile_portals_into(snapshot, from, side, a, b, read_set, scratch);
+    scratch
+}
 
 /// Portals from edge `a b` of `from` (on tile side `side`) into the facing tile: each
 /// overlapping border edge there, as (polygon, left end, right end) clipped to the overlap.
+/// (The walks read them from the snapshot's table; tests check the table against this.)
+#[cfg(test)]
 pub(crate) fn cross_tile_portals(
     snapshot: &Snapshot,
     from: PolyRef,
@@ -44,7 +78,7 @@ pub(crate) fn cross_tile_portals_into(
         return;
     };
     read_set.read_tile(slot, generation);
-    let tolerance = border_tolerance(snapshot);
+    let tolerance = border_tolerance(snapshot.data());
     for edge in &tile.border[usize::from((side + 2) % 4)] {
         let Some((first, second)) = border_portal(side, a, b, edge, tolerance) else {
             continue;
@@ -80,7 +114,7 @@ pub(crate) fn cross_tile_portal_into(
             _ => return None,
         },
     };
-    let tolerance = border_tolerance(snapshot);
+    let tolerance = border_tolerance(snapshot.data());
     // `to`'s own edges on the facing side, in edge order: the same candidates, in the same
     // order and with the same end points, as its entries in the tile's border list (built
     // polygon by polygon, edge by edge), without scanning the other polygons' entries.
@@ -132,56 +166,4 @@ fn facing_slot(snapshot: &Snapshot, from: PolyRef, side: u16) -> Option<TileSlot
         }
     };
     (facing != u16::MAX).then_some(TileSlot(facing))
-}
-
-/// How far apart in height two border edges may be and still join: the agent's climb, at
-/// least 0.1 m.
-fn border_tolerance(snapshot: &Snapshot) -> f32 {
-    snapshot.data().params.agent_max_climb_m.max(0.1)
-}
-
-/// Edge `a b` on tile side `side` clipped to where it overlaps the facing tile's border
-/// edge `edge` (at least 1 mm, with the heights at one end of the overlap within
-/// `tolerance`): the overlap's ends on `a b`, in the order of `a b`, so left and right are
-/// as for an ordinary edge.
-fn border_portal(
-    side: u16,
-    a: Vec3,
-    b: Vec3,
-    edge: &BorderEdge,
-    tolerance: f32,
-) -> Option<(Vec3, Vec3)> {
-    let along = |p: Vec3| if side == 0 || side == 2 { p.z } else { p.x };
-    let (low, high) = (along(a).min(along(b)), along(a).max(along(b)));
-    let (other_low, other_high) = (
-        along(edge.start).min(along(edge.end)),
-        along(edge.start).max(along(edge.end)),
-    );
-    let (start, end) = (low.max(other_low), high.min(other_high));
-    if end - start < 1e-3 {
-        return None;
-    }
-    let point_at = |p: Vec3, q: Vec3, t: f32| {
-        let span = along(q) - along(p);
-        if span.abs() < 1e-9 {
-            p
-        } else {
-            p + (q - p) * ((t - along(p)) / span)
-        }
-    };
-    let (mine_start, mine_end) = (point_at(a, b, start), point_at(a, b, end));
-    let (theirs_start, theirs_end) = (
-        point_at(edge.start, edge.end, start),
-        point_at(edge.start, edge.end, end),
-    );
-    if (mine_start.y - theirs_start.y).abs() > tolerance
-        && (mine_end.y - theirs_end.y).abs() > tolerance
-    {
-        return None;
-    }
-    Some(if along(a) <= along(b) {
-        (mine_start, mine_end)
-    } else {
-        (mine_end, mine_start)
-    })
 }

@@ -18,7 +18,7 @@
 //! and enters only polygons the filter passes (the start is where the agent already is);
 //! it is never complete.
 
-use super::portals::cross_tile_portals_into;
+use super::portals::border_crossing;
 use super::{PathResult, PathStep, QueryError, QueryFilter, ReadSet};
 use crate::mesh::{Adjacent, PolyRef, Snapshot};
 
@@ -77,16 +77,15 @@ pub fn reconnect(
                 offer(polygon.with_polygon(adjacent.neighbour), &mut visited);
             } else {
                 let edge = usize::from(adjacent.edge);
-                cross_tile_portals_into(
+                let across = border_crossing(
                     snapshot,
                     polygon,
-                    u16::from(adjacent.border_side),
-                    corners[edge],
-                    corners[(edge + 1) % count],
+                    adjacent,
+                    (corners[edge], corners[(edge + 1) % count]),
                     &mut read_set,
                     &mut portals,
                 );
-                for &(neighbour, _, _) in &portals {
+                for &(neighbour, _, _) in across {
                     offer(neighbour, &mut visited);
                 }
             }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use super::node_pool::{HEURISTIC_SCALE, NO_LINK, NO_NODE, Node, NodePool, OpenEntry};
-use super::portals::cross_tile_portals_into;
+use super::portals::border_crossing;
 use super::{QueryError, QueryFilter, ReadSet, check_point};
 use crate::mesh::{Adjacent, LinkId, PolyRef, Snapshot, TilePoly};
 
@@ -414,18 +414,16 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     corners[edge],
                     corners[if edge + 1 == count { 0 } else { edge + 1 }],
                 );
-                let side = u16::from(adjacent.border_side);
-                let mut portals = std::mem::take(&mut self.portal_scratch);
-                cross_tile_portals_into(
+                let mut scratch = std::mem::take(&mut self.portal_scratch);
+                let portals = border_crossing(
                     snapshot,
                     node.polygon,
-                    side,
-                    a,
-                    b,
+                    adjacent,
+                    (a, b),
                     &mut self.read_set,
-                    &mut portals,
+                    &mut scratch,
                 );
-                for &(reference, left, right) in &portals {
+                for &(reference, left, right) in portals {
                     if Some(reference) == parent_polygon {
                         continue;
                     }
@@ -447,7 +445,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                         },
                     );
                 }
-                self.portal_scratch = portals;
+                self.portal_scratch = scratch;
             }
         }
         if self.filter.borrow().links_allowed() {
@@ -652,7 +650,7 @@ mod tests {
     use crate::bake::{BakeConfig, Preset, bake};
     use crate::mesh::{NavMesh, RuntimeTile, TileSlot};
     use crate::query::NODE_POOL_DEFAULT;
-    use crate::query::portals::{cross_tile_portal_into, cross_tile_portals};
+    use crate::query::portals::{border_crossing, cross_tile_portal_into, cross_tile_portals};
 
     /// The city generated for 400 agents from `seed`, baked in tiles of 48 cells (portals
     /// across tile borders everywhere).
@@ -709,6 +707,93 @@ mod tests {
             }
         }
         assert!(checked > 200, "only {checked} border portals");
+    }
+
+    /// Every border edge's portals as the snapshot's table lists them against the portals
+    /// worked out at the crossing, with the facing tile each records as read; returns how
+    /// many border edges had portals.
+    fn assert_tables_match_worked_out(snapshot: &Snapshot) -> usize {
+        let mut crossed = 0;
+        for slot in 0..snapshot.data().slots.len() {
+            let slot = TileSlot(slot as u16);
+            let Some((tile, generation)) = snapshot.live_slot(slot) else {
+                continue;
+            };
+            let table = snapshot.border_portals(slot).unwrap();
+            assert_eq!(table.generation(), generation);
+            for polygon in 0..tile.data.polygons.len() as u16 {
+                let from = PolyRef::new(generation, slot, polygon).unwrap();
+                let corners = tile.corners(polygon).collect::<Vec<_>>();
+                for adjacent in tile.adjacent(polygon) {
+                    if adjacent.border_side == Adjacent::INTERNAL {
+                        continue;
+                    }
+                    let edge = usize::from(adjacent.edge);
+                    let (a, b) = (corners[edge], corners[(edge + 1) % corners.len()]);
+                    let side = u16::from(adjacent.border_side);
+                    let mut worked_out_reads = ReadSet::default();
+                    let worked_out =
+                        cross_tile_portals(snapshot, from, side, a, b, &mut worked_out_reads);
+                    assert_eq!(table.portals(adjacent.neighbour), &worked_out[..]);
+                    let mut table_reads = ReadSet::default();
+                    let mut scratch = Vec::new();
+                    let listed = border_crossing(
+                        snapshot,
+                        from,
+                        adjacent,
+                        (a, b),
+                        &mut table_reads,
+                        &mut scratch,
+                    );
+                    assert_eq!(listed, &worked_out[..]);
+                    assert!(scratch.is_empty(), "read from the table, not worked out");
+                    assert_eq!(table_reads.tiles, worked_out_reads.tiles);
+                    crossed += usize::from(!worked_out.is_empty());
+                }
+            }
+        }
+        crossed
+    }
+
+    /// A search reads the portals across tile borders from the snapshot's table: it must
+    /// list what working them out at the crossing gives, in the same order, and record the
+    /// same facing tile as read. A published change works out again the tables of the
+    /// tiles it replaced and of their neighbours, and keeps every other tile's.
+    #[test]
+    fn the_border_table_lists_the_worked_out_portals_and_follows_changes() {
+        let mut mesh = tiled_city(11, Preset::Guard);
+        let before = mesh.snapshot();
+        assert!(assert_tables_match_worked_out(&before) > 200);
+        // The slot with the most neighbours, its tile committed again (a new generation).
+        let neighbours_of = |slot: usize| {
+            before.data().neighbour_slots[slot]
+                .iter()
+                .filter(|&&other| other != u16::MAX)
+                .count()
+        };
+        let replaced = (0..before.data().slots.len())
+            .filter(|&slot| before.live_slot(TileSlot(slot as u16)).is_some())
+            .max_by_key(|&slot| neighbours_of(slot))
+            .unwrap();
+        assert_eq!(neighbours_of(replaced), 4);
+        let (tile, _) = before.live_slot(TileSlot(replaced as u16)).unwrap();
+        mesh.add_tiles(vec![tile.data.clone()]).unwrap();
+        let after = mesh.snapshot();
+        assert!(assert_tables_match_worked_out(&after) > 200);
+        let touched: Vec<usize> = std::iter::once(replaced)
+            .chain(
+                before.data().neighbour_slots[replaced]
+                    .iter()
+                    .map(|&slot| usize::from(slot)),
+            )
+            .collect();
+        for slot in 0..after.data().slots.len() {
+            let kept = Arc::ptr_eq(
+                &before.data().border_portals[slot],
+                &after.data().border_portals[slot],
+            );
+            assert_eq!(kept, !touched.contains(&slot), "slot {slot}");
+        }
     }
 
     /// A pool made ready for the mesh answers every search as a pool made bare, and has

@@ -6,9 +6,9 @@
 
 use glam::{Vec2, Vec3};
 
-use super::portals::cross_tile_portals;
+use super::portals::border_crossing;
 use super::{QueryError, QueryFilter, ReadSet, check_point};
-use crate::mesh::{PolyRef, Snapshot, TilePoly};
+use crate::mesh::{Adjacent, BorderPortal, PolyRef, Snapshot};
 
 /// Most polygons a ray or a move visits (the rest of a longer walk is a wall).
 pub const SURFACE_POLYGONS_MAX: usize = 256;
@@ -24,45 +24,54 @@ pub struct RaycastHit {
     pub polygons: Vec<PolyRef>,
 }
 
-/// The polygons across edge `edge` of `polygon` that pass `filter`, with the portal ends.
+/// The polygons across edge `edge` of `reference` that pass `filter`, with the portal ends,
+/// into `out` (cleared first: a walk reuses one buffer for every edge it looks across).
 fn across(
     snapshot: &Snapshot,
     reference: PolyRef,
     edge: usize,
     filter: &QueryFilter,
-) -> Vec<(PolyRef, Vec3, Vec3)> {
+    out: &mut Vec<BorderPortal>,
+) {
+    out.clear();
     let Some(tile) = snapshot.tile(reference) else {
-        return Vec::new();
+        return;
     };
-    let polygon = &tile.data.polygons[usize::from(reference.polygon())];
-    let count = usize::from(polygon.vertex_count);
-    let neighbour = polygon.neighbours[edge];
-    let a = tile.data.vertex(polygon.vertices[edge]);
-    let b = tile.data.vertex(polygon.vertices[(edge + 1) % count]);
-    let mut result = Vec::new();
-    if neighbour == TilePoly::NO_NEIGHBOUR {
-        return result;
-    }
-    if neighbour & TilePoly::TILE_EDGE == 0 {
-        if let Some(other) = PolyRef::new(reference.generation(), reference.slot(), neighbour) {
-            if filter.passes(&tile.data.polygons[usize::from(neighbour)]) {
-                result.push((other, a, b));
-            }
-        }
-    } else {
-        let mut scratch = ReadSet::default();
-        for (other, left, right) in
-            cross_tile_portals(snapshot, reference, neighbour & 3, a, b, &mut scratch)
+    let Some(adjacent) = tile
+        .adjacent(reference.polygon())
+        .iter()
+        .find(|adjacent| usize::from(adjacent.edge) == edge)
+    else {
+        return; // nothing across: a wall
+    };
+    let corners = &tile.corners[usize::from(reference.polygon())];
+    let count = usize::from(tile.data.polygons[usize::from(reference.polygon())].vertex_count);
+    let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+    if adjacent.border_side == Adjacent::INTERNAL {
+        if let Some(other) =
+            PolyRef::new(reference.generation(), reference.slot(), adjacent.neighbour)
         {
-            if snapshot
-                .tile(other)
-                .is_some_and(|t| filter.passes(&t.data.polygons[usize::from(other.polygon())]))
-            {
-                result.push((other, left, right));
+            if filter.passes(&tile.data.polygons[usize::from(adjacent.neighbour)]) {
+                out.push((other, a, b));
             }
         }
+        return;
     }
-    result
+    let mut reads = ReadSet::default();
+    let mut scratch = Vec::new();
+    let portals = border_crossing(
+        snapshot,
+        reference,
+        adjacent,
+        (a, b),
+        &mut reads,
+        &mut scratch,
+    );
+    out.extend(portals.iter().filter(|(other, _, _)| {
+        snapshot
+            .tile(*other)
+            .is_some_and(|t| filter.passes(&t.data.polygons[usize::from(other.polygon())]))
+    }));
 }
 
 fn flat(point: Vec3) -> Vec2 {
@@ -97,6 +106,7 @@ pub fn raycast(
     let mut current = start_polygon;
     let mut polygons = vec![current];
     let mut travelled = 0.0f32;
+    let mut neighbours = Vec::new();
     while polygons.len() <= SURFACE_POLYGONS_MAX {
         let tile = snapshot
             .tile(current)
@@ -128,14 +138,13 @@ pub fn raycast(
         travelled = travelled.max(t);
         let crossing = origin + direction * travelled;
         // The neighbour whose portal holds the crossing point.
-        let next = across(snapshot, current, edge, filter)
-            .into_iter()
-            .find(|(_, left, right)| {
-                let (l, r) = (flat(*left), flat(*right));
-                let span = r - l;
-                let along = (crossing - l).dot(span) / span.length_squared().max(1e-12);
-                (-1e-4..=1.0 + 1e-4).contains(&along)
-            });
+        across(snapshot, current, edge, filter, &mut neighbours);
+        let next = neighbours.iter().copied().find(|(_, left, right)| {
+            let (l, r) = (flat(*left), flat(*right));
+            let span = r - l;
+            let along = (crossing - l).dot(span) / span.length_squared().max(1e-12);
+            (-1e-4..=1.0 + 1e-4).contains(&along)
+        });
         match next {
             Some((other, _, _)) => {
                 current = other;
@@ -191,6 +200,7 @@ pub fn move_along_surface(
     let radius = flat(start).distance(target) * 0.5 + 1e-3;
     let mut visited = vec![start_polygon];
     let mut best = (f32::INFINITY, flat(start), start_polygon);
+    let mut neighbours = Vec::new();
     let mut cursor = 0;
     while cursor < visited.len() {
         let current = visited[cursor];
@@ -206,7 +216,7 @@ pub fn move_along_surface(
         }
         for edge in 0..count {
             let (a, b) = (corners[edge], corners[(edge + 1) % count]);
-            let neighbours = across(snapshot, current, edge, filter);
+            across(snapshot, current, edge, filter, &mut neighbours);
             if neighbours.is_empty() {
                 // A wall: the nearest point on it to the target is a candidate.
                 let t =
@@ -223,7 +233,7 @@ pub fn move_along_surface(
             if (a + (b - a) * t).distance(centre) > radius {
                 continue;
             }
-            for (other, _, _) in neighbours {
+            for &(other, _, _) in &neighbours {
                 if !visited.contains(&other) && visited.len() < SURFACE_POLYGONS_MAX {
                     visited.push(other);
                 }

@@ -1,0 +1,219 @@
+//! Tile-border portals: where an edge on a tile's border meets the facing tile's edges, and
+//! the table of them a snapshot keeps.
+//!
+//! Stage: runtime mesh, built when a snapshot is published. Input: the live tiles and the
+//! slots across each tile side. Output: per live tile, for each of its border edges (in the
+//! order of its adjacency lists, the number [`Adjacent::neighbour`] holds for a border edge),
+//! the facing polygons and the overlap of their edges with it, within the border tolerance
+//! (the bake's climb, at least 0.1 m); and per side, the facing tile read to find them.
+//!
+//! A path search crosses a tile border about once a polygon on meshes of small tiles, and
+//! working the portals out there took five dependent reads (the facing slot, its tile, the
+//! tile's border list, each edge) and a division per overlap end. A snapshot never changes,
+//! so the search reads them from this table instead; publishing a change works out the
+//! tables of the tiles it touched and of their neighbours, and keeps every other tile's.
+//!
+//! Invariants: a table lists exactly what [`border_portal`] gives over the facing tile's
+//! border list, in that list's order, so a search that reads the table and one that works
+//! the portals out expand the same neighbours in the same order.
+
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::navmesh::{SlotState, SnapshotData};
+use super::poly_ref::{PolyRef, TileGeneration, TileSlot};
+use super::runtime_tile::{Adjacent, BorderEdge, RuntimeTile};
+
+/// One portal across a tile border: the polygon on the far side and the overlap's ends on
+/// the near edge (left and right as for an ordinary edge).
+pub type BorderPortal = (PolyRef, Vec3, Vec3);
+
+/// The portals across one live tile's borders, in one snapshot.
+#[derive(Debug)]
+pub struct BorderPortals {
+    /// The tile's generation, and per side the facing tile's slot and generation when it is
+    /// live (what a search across that side reads).
+    generation: TileGeneration,
+    facing: [Option<(TileSlot, TileGeneration)>; 4],
+    /// Start of each border edge's portals in `portals`, plus the end.
+    start: Vec<u32>,
+    portals: Vec<BorderPortal>,
+}
+
+impl BorderPortals {
+    /// The table of a slot without a live tile: no tile has generation 0, so no search
+    /// reads it.
+    fn empty() -> BorderPortals {
+        BorderPortals {
+            generation: TileGeneration(0),
+            facing: [None; 4],
+            start: Vec::new(),
+            portals: Vec::new(),
+        }
+    }
+
+    /// The table of `tile` (generation `generation`) against the tiles across its sides
+    /// (`facing`, by side, as the snapshot has them).
+    fn new(
+        tile: &RuntimeTile,
+        generation: TileGeneration,
+        facing: [Option<(TileSlot, TileGeneration, &RuntimeTile)>; 4],
+        tolerance: f32,
+    ) -> BorderPortals {
+        let mut start = Vec::new();
+        let mut portals = Vec::new();
+        for (polygon, corners) in tile.corners.iter().enumerate() {
+            let count = usize::from(tile.data.polygons[polygon].vertex_count);
+            for adjacent in tile.adjacent(polygon as u16) {
+                if adjacent.border_side == Adjacent::INTERNAL {
+                    continue;
+                }
+                start.push(portals.len() as u32);
+                let side = u16::from(adjacent.border_side);
+                let Some((slot, facing_generation, other)) = facing[usize::from(side & 3)] else {
+                    continue;
+                };
+                let edge = usize::from(adjacent.edge);
+                let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+                portals.extend(other.border[usize::from((side + 2) % 4)].iter().filter_map(
+                    |border| {
+                        let (first, second) = border_portal(side, a, b, border, tolerance)?;
+                        let reference = PolyRef::new(facing_generation, slot, border.polygon)?;
+                        Some((reference, first, second))
+                    },
+                ));
+            }
+        }
+        start.push(portals.len() as u32);
+        BorderPortals {
+            generation,
+            facing: facing.map(|facing| facing.map(|(slot, generation, _)| (slot, generation))),
+            start,
+            portals,
+        }
+    }
+
+    /// The generation of the tile the table was worked out for.
+    pub fn generation(&self) -> TileGeneration {
+        self.generation
+    }
+
+    /// The facing tile across `side` (0..4), if live: its slot and generation.
+    #[inline]
+    pub fn facing(&self, side: u16) -> Option<(TileSlot, TileGeneration)> {
+        self.facing[usize::from(side & 3)]
+    }
+
+    /// The portals across the border edge numbered `border_edge` (a border edge's
+    /// [`Adjacent::neighbour`]); empty for a number the tile does not have.
+    #[inline]
+    pub fn portals(&self, border_edge: u16) -> &[BorderPortal] {
+        let index = usize::from(border_edge);
+        match (self.start.get(index), self.start.get(index + 1)) {
+            (Some(&first), Some(&end)) => &self.portals[first as usize..end as usize],
+            _ => &[],
+        }
+    }
+
+    /// Whether this table was worked out for the same tile against the same facing tiles.
+    fn still_fits(
+        &self,
+        generation: TileGeneration,
+        facing: &[Option<(TileSlot, TileGeneration, &RuntimeTile)>; 4],
+    ) -> bool {
+        self.generation == generation
+            && self
+                .facing
+                .iter()
+                .zip(facing)
+                .all(|(kept, now)| *kept == now.map(|(slot, generation, _)| (slot, generation)))
+    }
+}
+
+/// Every slot's table for `data` (whose `neighbour_slots` are set), keeping the tables of
+/// `previous` (the snapshot before, by slot) that still fit: a slot whose tile and facing
+/// tiles kept their generations keeps its table. Slots without a live tile get an empty one.
+pub(super) fn border_tables(
+    data: &SnapshotData,
+    previous: &[Arc<BorderPortals>],
+) -> Vec<Arc<BorderPortals>> {
+    let tolerance = border_tolerance(data);
+    let live = |slot: u16| -> Option<(TileSlot, TileGeneration, &RuntimeTile)> {
+        let view = data.slots.get(usize::from(slot))?;
+        match &view.state {
+            SlotState::Live(tile) => Some((TileSlot(slot), view.generation, tile)),
+            _ => None,
+        }
+    };
+    let empty = Arc::new(BorderPortals::empty());
+    data.slots
+        .iter()
+        .enumerate()
+        .map(|(index, view)| {
+            let SlotState::Live(tile) = &view.state else {
+                return empty.clone();
+            };
+            let facing = data
+                .neighbour_slots
+                .get(index)
+                .map_or([None; 4], |slots| slots.map(live));
+            match previous.get(index) {
+                Some(kept) if kept.still_fits(view.generation, &facing) => kept.clone(),
+                _ => Arc::new(BorderPortals::new(tile, view.generation, facing, tolerance)),
+            }
+        })
+        .collect()
+}
+
+/// How far apart in height two border edges may be and still join: the agent's climb, at
+/// least 0.1 m.
+pub(crate) fn border_tolerance(data: &SnapshotData) -> f32 {
+    data.params.agent_max_climb_m.max(0.1)
+}
+
+/// Edge `a b` on tile side `side` clipped to where it overlaps the facing tile's border
+/// edge `edge` (at least 1 mm, with the heights at one end of the overlap within
+/// `tolerance`): the overlap's ends on `a b`, in the order of `a b`, so left and right are
+/// as for an ordinary edge.
+pub(crate) fn border_portal(
+    side: u16,
+    a: Vec3,
+    b: Vec3,
+    edge: &BorderEdge,
+    tolerance: f32,
+) -> Option<(Vec3, Vec3)> {
+    let along = |p: Vec3| if side == 0 || side == 2 { p.z } else { p.x };
+    let (low, high) = (along(a).min(along(b)), along(a).max(along(b)));
+    let (other_low, other_high) = (
+        along(edge.start).min(along(edge.end)),
+        along(edge.start).max(along(edge.end)),
+    );
+    let (start, end) = (low.max(other_low), high.min(other_high));
+    if end - start < 1e-3 {
+        return None;
+    }
+    let point_at = |p: Vec3, q: Vec3, t: f32| {
+        let span = along(q) - along(p);
+        if span.abs() < 1e-9 {
+            p
+        } else {
+            p + (q - p) * ((t - along(p)) / span)
+        }
+    };
+    let (mine_start, mine_end) = (point_at(a, b, start), point_at(a, b, end));
+    let (theirs_start, theirs_end) = (
+        point_at(edge.start, edge.end, start),
+        point_at(edge.start, edge.end, end),
+    );
+    if (mine_start.y - theirs_start.y).abs() > tolerance
+        && (mine_end.y - theirs_end.y).abs() > tolerance
+    {
+        return None;
+    }
+    Some(if along(a) <= along(b) {
+        (mine_start, mine_end)
+    } else {
+        (mine_end, mine_start)
+    })
+}
