@@ -9,7 +9,8 @@
 //! agents are sorted by cell id (row * columns + column) with one prefix sum, and their
 //! positions copied into that order. Cells of one row are then contiguous in memory, so a
 //! query reads a block of cells as one slice per row (no per-cell lookup), and queries run
-//! in sorted order, so neighbouring queries read the same cache lines. A query grows its
+//! in sorted order, so neighbouring queries read the same cache lines. The positions are
+//! kept a coordinate to a lane as well, so a query tests four candidates to an instruction. A query grows its
 //! block from 3 x 3 cells outwards and stops as soon as its K nearest are closer than
 //! anything outside the block can be: in a dense crowd it reads the cells around the agent,
 //! not its whole range. The cell count is capped at a few per agent; agents spread very far
@@ -28,6 +29,7 @@
 
 use super::sorting_network::{NETWORK_INPUTS, sort_short};
 use rayon::prelude::*;
+use wide::{f32x4, i32x4};
 
 /// Most neighbours a query keeps.
 pub const NEIGHBOURS_MAX: usize = 64;
@@ -62,6 +64,10 @@ const TYPICAL_SAMPLE_STRIDE: usize = 16;
 const CELLS_PER_AGENT_MAX: usize = 4;
 const CELLS_MIN: usize = 4096;
 
+/// Places past the last agent in the coordinate lanes: a query reads a run of cells in
+/// blocks of four, the last reaching up to three places past the run.
+const LANE_PADDING: usize = 4;
+
 /// One agent in cell order.
 #[derive(Clone, Copy, Debug, Default)]
 struct SortedAgent {
@@ -89,9 +95,13 @@ pub struct NeighbourGrid {
     agent_cell: Vec<u32>,
     /// Sorted position of each slot.
     sorted_index_of_slot: Vec<u32>,
-    /// Per sorted agent: foot position and slot, together, so a query's run of cells is
-    /// one stream of memory.
+    /// Per sorted agent: foot position and slot, together.
     sorted: Vec<SortedAgent>,
+    /// The feet again, one coordinate to a lane, in cell order and padded by
+    /// [`LANE_PADDING`]: a query tests a run of cells four candidates to an instruction.
+    sorted_x: Vec<f32>,
+    sorted_y: Vec<f32>,
+    sorted_z: Vec<f32>,
     /// `neighbours_max` entries per sorted agent, as sorted indices (so a pass working in
     /// cell order reads its neighbours' data from nearby memory); the first
     /// `neighbour_count[index]` used.
@@ -169,6 +179,9 @@ impl NeighbourGrid {
         }
         self.sorted.resize(agents, SortedAgent::default());
         self.sorted_index_of_slot.resize(agents, 0);
+        for lane in [&mut self.sorted_x, &mut self.sorted_y, &mut self.sorted_z] {
+            lane.resize(agents + LANE_PADDING, 0.0);
+        }
         // Filling each cell from its end walking slots backwards keeps slots ascending
         // within a cell.
         let mut fill = self.cell_start[1..].to_vec();
@@ -182,6 +195,9 @@ impl NeighbourGrid {
                 z: position_z[slot],
                 slot: slot as u32,
             };
+            self.sorted_x[at] = position_x[slot];
+            self.sorted_y[at] = position_y[slot];
+            self.sorted_z[at] = position_z[slot];
             self.sorted_index_of_slot[slot] = at as u32;
         }
 
@@ -286,6 +302,9 @@ impl NeighbourGrid {
         map_pages(&mut self.agent_cell, from, to)?;
         map_pages(&mut self.sorted_index_of_slot, from, to)?;
         map_pages(&mut self.sorted, from, to)?;
+        for lane in [&mut self.sorted_x, &mut self.sorted_y, &mut self.sorted_z] {
+            map_pages(lane, from, to.saturating_add(LANE_PADDING))?;
+        }
         map_pages(
             &mut self.neighbours,
             from.saturating_mul(neighbours_max),
@@ -557,7 +576,8 @@ struct Nearest {
     /// The querying agent's index in cell order.
     index: u32,
     position: [f32; 3],
-    keys: [u64; CANDIDATES_MAX],
+    /// Room for [`CANDIDATES_MAX`] candidates and the keys a block writes past the last.
+    keys: [u64; CANDIDATES_MAX + 4],
     /// K.
     capacity: usize,
     count: usize,
@@ -583,17 +603,24 @@ impl Nearest {
             vertical_range_m: 0.0,
             index: 0,
             position: [0.0; 3],
-            keys: [0; CANDIDATES_MAX],
+            keys: [0; CANDIDATES_MAX + 4],
             capacity: 0,
             count: 0,
             worst: u64::MAX,
         }
     }
 
-    /// Offers the agents at sorted indices `run`.
+    /// Offers the agents at sorted indices `run`, four to a block: their distances and the
+    /// three tests (closer than the worst kept, not the agent itself, on its floor) in
+    /// lanes, then each candidate's key written and the count advanced by its outcome. The
+    /// last block may reach past the run (into the next cells' agents or the padding):
+    /// those lanes fail a fourth test and their keys land past the count, unread.
     #[inline]
     fn consider_run(&mut self, grid: &NeighbourGrid, run: std::ops::Range<usize>) {
         let [x, y, z] = self.position;
+        let (x, y, z) = (f32x4::splat(x), f32x4::splat(y), f32x4::splat(z));
+        let vertical_m = f32x4::splat(self.vertical_range_m);
+        let own = i32x4::splat(self.index as i32);
         let mut start = run.start;
         while start < run.end {
             // Room is made before a piece of the run, not checked per candidate.
@@ -601,22 +628,58 @@ impl Nearest {
                 self.cut();
             }
             let end = run.end.min(start + (CANDIDATES_MAX - self.count));
-            // The loop's state in locals: kept in the struct, the count would go through
-            // memory on every candidate (a store the next candidate's store waits for) and
-            // the bounds would be reloaded after each key written.
-            let (worst, own_index, vertical_m) = (self.worst, self.index, self.vertical_range_m);
+            // A key below the worst's: its squared distance's bits below the worst's, or the
+            // same bits and an index below (both halves under 2^31, so signed lanes compare
+            // them as the 64-bit key does).
+            let worst_high = i32x4::splat((self.worst >> 32) as i32);
+            let worst_low = i32x4::splat(self.worst as u32 as i32);
+            let end_lane = i32x4::splat(end as i32);
             let mut count = self.count;
-            for (other_index, other) in (start as u32..).zip(&grid.sorted[start..end]) {
-                let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
-                let key = key_of(distance_squared, other_index);
-                // `worst` is at most the range's key: no separate range test.
-                let qualifies =
-                    (key < worst) & (other_index != own_index) & ((other.y - y).abs() < vertical_m);
-                self.keys[count] = key;
-                count += usize::from(qualifies);
+            for block in (start..end).step_by(4) {
+                let lane = |values: &[f32]| {
+                    f32x4::from(<[f32; 4]>::try_from(&values[block..block + 4]).expect("padded"))
+                };
+                let (dx, dz) = (lane(&grid.sorted_x) - x, lane(&grid.sorted_z) - z);
+                let distance_squared = dx * dx + dz * dz;
+                let index = i32x4::splat(block as i32) + i32x4::from([0, 1, 2, 3]);
+                let bits: i32x4 = bytemuck::cast(distance_squared);
+                let below = bits.simd_lt(worst_high)
+                    | (bits.simd_eq(worst_high) & index.simd_lt(worst_low));
+                let same_floor: i32x4 =
+                    bytemuck::cast((lane(&grid.sorted_y) - y).abs().simd_lt(vertical_m));
+                let in_run = index.simd_lt(end_lane) & !index.simd_eq(own);
+                let qualifies: f32x4 = bytemuck::cast(below & same_floor & in_run);
+                let mask = qualifies.to_bitmask();
+                let bits = bits.to_array();
+                for (offset, &bits) in bits.iter().enumerate() {
+                    self.keys[count] = (u64::from(bits as u32) << 32) | (block + offset) as u64;
+                    count += ((mask >> offset) & 1) as usize;
+                }
             }
             self.count = count;
             start = end;
+        }
+    }
+
+    /// [`Nearest::consider_run`] one candidate at a time, with the plain 64-bit key test:
+    /// the reference the lanes are checked against.
+    #[cfg(test)]
+    fn consider_run_scalar(&mut self, grid: &NeighbourGrid, run: std::ops::Range<usize>) {
+        let [x, y, z] = self.position;
+        for index in run {
+            if self.count == CANDIDATES_MAX {
+                self.cut();
+            }
+            let other = grid.sorted[index];
+            let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
+            let key = key_of(distance_squared, index as u32);
+            if key < self.worst
+                && index as u32 != self.index
+                && (other.y - y).abs() < self.vertical_range_m
+            {
+                self.keys[self.count] = key;
+                self.count += 1;
+            }
         }
     }
 
@@ -727,6 +790,73 @@ mod tests {
             grid.rebuild([&x, &y, &z], 7.0, 2.0, 10);
             assert_same_as_brute_force(&grid, &x, &z);
         }
+    }
+
+    /// The query's four-lane candidate test keeps exactly the keys the one-at-a-time test
+    /// keeps, in the same order, over runs of every length from every agent, with the
+    /// worst key tight (after cuts) or loose, agents on two floors, and runs longer than
+    /// the candidate list (cut midway).
+    #[test]
+    fn the_lanes_keep_what_the_scalar_test_keeps() {
+        let mut random = SplitMix64::new(3);
+        let agents = 1_500;
+        let x: Vec<f32> = (0..agents).map(|_| random.next_f32() * 40.0).collect();
+        let z: Vec<f32> = (0..agents).map(|_| random.next_f32() * 30.0).collect();
+        let y: Vec<f32> = (0..agents)
+            .map(|slot| {
+                if slot % 7 == 0 {
+                    3.0
+                } else {
+                    random.next_f32() * 0.2
+                }
+            })
+            .collect();
+        let mut grid = NeighbourGrid::default();
+        grid.rebuild([&x, &y, &z], 7.0, 2.0, 10);
+        let mut compared = 0;
+        for index in (0..agents).step_by(7) {
+            for (run_start, run_length) in [
+                (0, 1),
+                (index / 2, 3),
+                (index, 5),
+                (0, 200),
+                (index / 3, 129),
+            ] {
+                let run = run_start..(run_start + run_length).min(agents);
+                for capacity in [1, 10] {
+                    let mut lanes = Nearest::new();
+                    let agent = grid.sorted[index];
+                    lanes.range_squared = 49.0;
+                    lanes.vertical_range_m = 2.0;
+                    lanes.index = index as u32;
+                    lanes.position = [agent.x, agent.y, agent.z];
+                    lanes.capacity = capacity;
+                    lanes.count = 0;
+                    lanes.worst = lanes.range_key();
+                    let mut scalar = Nearest::new();
+                    scalar.range_squared = lanes.range_squared;
+                    scalar.vertical_range_m = lanes.vertical_range_m;
+                    scalar.index = lanes.index;
+                    scalar.position = lanes.position;
+                    scalar.capacity = capacity;
+                    scalar.count = 0;
+                    scalar.worst = lanes.worst;
+                    // Twice over the same run: the second time against a worst key set by
+                    // a cut.
+                    for _ in 0..2 {
+                        lanes.consider_run(&grid, run.clone());
+                        scalar.consider_run_scalar(&grid, run.clone());
+                        assert_eq!(lanes.count, scalar.count, "agent {index} run {run:?}");
+                        assert_eq!(lanes.keys[..lanes.count], scalar.keys[..scalar.count]);
+                        lanes.cut();
+                        scalar.cut();
+                        assert_eq!(lanes.worst, scalar.worst);
+                        compared += lanes.count;
+                    }
+                }
+            }
+        }
+        assert!(compared > 3_000, "only {compared} keys compared");
     }
 
     /// Every agent's neighbours from a grid rebuilt with range 7 m and K = 10 against the
