@@ -13,7 +13,7 @@
 //! so the search reads them from this table instead; publishing a change works out the
 //! tables of the tiles it touched and of their neighbours, and keeps every other tile's.
 //!
-//! Invariants: a table lists exactly what [`border_portal`] gives over the facing tile's
+//! Invariants: a table lists exactly what `border_portal` gives over the facing tile's
 //! border list, in that list's order, so a search that reads the table and one that works
 //! the portals out expand the same neighbours in the same order.
 
@@ -86,6 +86,11 @@ impl BorderPortals {
             }
         }
         start.push(portals.len() as u32);
+        if start.len() > usize::from(u16::MAX) + 2 {
+            // More border edges than a 16-bit number tells apart: no table (no tile has
+            // generation 0), so crossings of this tile are worked out where they happen.
+            return BorderPortals::empty();
+        }
         BorderPortals {
             generation,
             facing: facing.map(|facing| facing.map(|(slot, generation, _)| (slot, generation))),

@@ -377,9 +377,11 @@ impl RuntimeTile {
                     continue;
                 }
                 let on_border = neighbour & TilePoly::TILE_EDGE != 0;
+                // (Past 65,536 border edges the numbers wrap; the snapshot keeps no table
+                // for such a tile, and its crossings are worked out where they happen.)
                 let number = if on_border {
-                    border_edges += 1;
-                    border_edges - 1
+                    border_edges = border_edges.wrapping_add(1);
+                    border_edges.wrapping_sub(1)
                 } else {
                     neighbour
                 };
