@@ -758,7 +758,8 @@ mod tests {
     /// A search reads the portals across tile borders from the snapshot's table: it must
     /// list what working them out at the crossing gives, in the same order, and record the
     /// same facing tile as read. A published change works out again the tables of the
-    /// tiles it replaced and of their neighbours, and keeps every other tile's.
+    /// tiles it replaced and of their neighbours, and keeps every other tile's; a tile
+    /// marked pending is in no neighbour's table.
     #[test]
     fn the_border_table_lists_the_worked_out_portals_and_follows_changes() {
         let mut mesh = tiled_city(11, Preset::Guard);
@@ -794,6 +795,40 @@ mod tests {
             );
             assert_eq!(kept, !touched.contains(&slot), "slot {slot}");
         }
+        // An edited source marks its tiles pending: their neighbours' tables must list no
+        // portal into them and no read of them, as the worked-out crossing finds none.
+        let mut tiles_of = std::collections::BTreeMap::<u32, usize>::new();
+        for slot in 0..after.data().slots.len() {
+            if let Some((tile, _)) = after.live_slot(TileSlot(slot as u16)) {
+                for source in &tile.data.sources {
+                    *tiles_of.entry(source.instance).or_default() += 1;
+                }
+            }
+        }
+        let (&edited, _) = tiles_of.iter().min_by_key(|&(_, &tiles)| tiles).unwrap();
+        let old = mesh.source_version(edited).unwrap();
+        let pending = mesh.apply_source_changes(&[(edited, crate::ids::SourceVersion(old.0 + 1))]);
+        assert!(!pending.is_empty());
+        let edited_snapshot = mesh.snapshot();
+        assert!(assert_tables_match_worked_out(&edited_snapshot) > 200);
+        let data = edited_snapshot.data();
+        let mut beside_pending = 0;
+        for (slot, neighbours) in data.neighbour_slots.iter().enumerate() {
+            let Some(table) = edited_snapshot.border_portals(TileSlot(slot as u16)) else {
+                continue;
+            };
+            for (side, &other) in neighbours.iter().enumerate() {
+                let other_pending = data
+                    .slots
+                    .get(usize::from(other))
+                    .is_some_and(|view| matches!(view.state, crate::mesh::SlotState::Pending));
+                if other_pending && edited_snapshot.live_slot(TileSlot(slot as u16)).is_some() {
+                    assert_eq!(table.facing(side as u16), None, "slot {slot} side {side}");
+                    beside_pending += 1;
+                }
+            }
+        }
+        assert!(beside_pending > 0, "no live tile beside the pending ones");
     }
 
     /// A pool made ready for the mesh answers every search as a pool made bare, and has
