@@ -10,11 +10,12 @@
 //! positions copied into that order. Cells of one row are then contiguous in memory, so a
 //! query reads a block of cells as one slice per row (no per-cell lookup), and queries run
 //! in sorted order, so neighbouring queries read the same cache lines. The positions are
-//! kept a coordinate to a lane as well, so a query tests four candidates to an instruction. A query grows its
-//! block from 3 x 3 cells outwards and stops as soon as its K nearest are closer than
-//! anything outside the block can be: in a dense crowd it reads the cells around the agent,
-//! not its whole range. The cell count is capped at a few per agent; agents spread very far
-//! apart (two groups kilometres away) get coarser cells rather than a huge empty grid.
+//! kept a coordinate to a lane, so a query tests four candidates to an instruction. A
+//! query grows its block from 3 x 3 cells outwards and stops as soon as its K nearest are
+//! closer than anything outside the block can be: in a dense crowd it reads the cells
+//! around the agent, not its whole range. The cell count is capped at a few per agent;
+//! agents spread very far apart (two groups kilometres away) get coarser cells rather than
+//! a huge empty grid.
 //!
 //! Crowds move little from one frame to the next, so a query first looks only within a
 //! bound a little beyond the agent's K-th distance of the last rebuild: the cells that
@@ -68,15 +69,6 @@ const CELLS_MIN: usize = 4096;
 /// blocks of four, the last reaching up to three places past the run.
 const LANE_PADDING: usize = 4;
 
-/// One agent in cell order.
-#[derive(Clone, Copy, Debug, Default)]
-struct SortedAgent {
-    x: f32,
-    y: f32,
-    z: f32,
-    slot: u32,
-}
-
 /// The per-frame grid and its query results.
 #[derive(Clone, Debug, Default)]
 pub struct NeighbourGrid {
@@ -95,10 +87,10 @@ pub struct NeighbourGrid {
     agent_cell: Vec<u32>,
     /// Sorted position of each slot.
     sorted_index_of_slot: Vec<u32>,
-    /// Per sorted agent: foot position and slot, together.
-    sorted: Vec<SortedAgent>,
-    /// The feet again, one coordinate to a lane, in cell order and padded by
-    /// [`LANE_PADDING`]: a query tests a run of cells four candidates to an instruction.
+    /// Per sorted agent, its slot.
+    sorted_slot: Vec<u32>,
+    /// Per sorted agent, its foot, one coordinate to a lane, padded by [`LANE_PADDING`]: a
+    /// query tests a run of cells four candidates to an instruction.
     sorted_x: Vec<f32>,
     sorted_y: Vec<f32>,
     sorted_z: Vec<f32>,
@@ -177,7 +169,7 @@ impl NeighbourGrid {
         for cell in 0..cells {
             self.cell_start[cell + 1] += self.cell_start[cell];
         }
-        self.sorted.resize(agents, SortedAgent::default());
+        self.sorted_slot.resize(agents, 0);
         self.sorted_index_of_slot.resize(agents, 0);
         for lane in [&mut self.sorted_x, &mut self.sorted_y, &mut self.sorted_z] {
             lane.resize(agents + LANE_PADDING, 0.0);
@@ -189,12 +181,7 @@ impl NeighbourGrid {
             let cell = self.agent_cell[slot] as usize;
             fill[cell] -= 1;
             let at = fill[cell] as usize;
-            self.sorted[at] = SortedAgent {
-                x: position_x[slot],
-                y: position_y[slot],
-                z: position_z[slot],
-                slot: slot as u32,
-            };
+            self.sorted_slot[at] = slot as u32;
             self.sorted_x[at] = position_x[slot];
             self.sorted_y[at] = position_y[slot];
             self.sorted_z[at] = position_z[slot];
@@ -301,7 +288,7 @@ impl NeighbourGrid {
         use super::parallel::map_pages;
         map_pages(&mut self.agent_cell, from, to)?;
         map_pages(&mut self.sorted_index_of_slot, from, to)?;
-        map_pages(&mut self.sorted, from, to)?;
+        map_pages(&mut self.sorted_slot, from, to)?;
         for lane in [&mut self.sorted_x, &mut self.sorted_y, &mut self.sorted_z] {
             map_pages(lane, from, to.saturating_add(LANE_PADDING))?;
         }
@@ -313,6 +300,16 @@ impl NeighbourGrid {
         map_pages(&mut self.neighbour_count, from, to)?;
         map_pages(&mut self.kth_distance_squared, from, to)?;
         map_pages(&mut self.kth_hint_m, from, to)
+    }
+
+    /// The foot of the agent at `index` in cell order.
+    #[inline]
+    fn foot(&self, index: usize) -> [f32; 3] {
+        [
+            self.sorted_x[index],
+            self.sorted_y[index],
+            self.sorted_z[index],
+        ]
     }
 
     /// The (column, row) of a horizontal point, clamped to the grid.
@@ -332,11 +329,11 @@ impl NeighbourGrid {
     /// answers and the next rebuild's hints then name the agents by their new slots.
     pub(crate) fn permute_slots(&mut self, order: &[u32], new_slot_of: &[u32]) {
         assert!(
-            order.len() == self.sorted.len() && new_slot_of.len() == order.len(),
+            order.len() == self.sorted_slot.len() && new_slot_of.len() == order.len(),
             "a permutation of the grid's agents"
         );
-        for agent in &mut self.sorted {
-            agent.slot = new_slot_of[agent.slot as usize];
+        for slot in &mut self.sorted_slot {
+            *slot = new_slot_of[*slot as usize];
         }
         let index_of_old = std::mem::take(&mut self.sorted_index_of_slot);
         self.sorted_index_of_slot = order
@@ -356,18 +353,18 @@ impl NeighbourGrid {
 
     /// Agents covered by the last rebuild.
     pub fn len(&self) -> usize {
-        self.sorted.len()
+        self.sorted_slot.len()
     }
 
     /// Whether the last rebuild covered no agent.
     pub fn is_empty(&self) -> bool {
-        self.sorted.is_empty()
+        self.sorted_slot.is_empty()
     }
 
     /// The slot of the agent at `index` in cell order (`index < len()`).
     #[inline]
     pub fn slot_at(&self, index: usize) -> usize {
-        self.sorted[index].slot as usize
+        self.sorted_slot[index] as usize
     }
 
     /// The position in cell order of the agent in `slot`, if the rebuild covered it.
@@ -398,7 +395,7 @@ impl NeighbourGrid {
             .map_or(&[][..], |index| self.neighbours_at(index));
         neighbours
             .iter()
-            .map(|&index| self.sorted[index as usize].slot)
+            .map(|&index| self.sorted_slot[index as usize])
     }
 
     /// Every agent pair closer than `range_m` horizontally (at most the rebuild's range) and
@@ -408,15 +405,15 @@ impl NeighbourGrid {
         let range_m = range_m.min(self.range_m);
         let range_squared = range_m * range_m;
         let reach = (range_m / self.cell_size_m).ceil() as i32;
-        for agent in &self.sorted {
-            let centre = self.cell_of(agent.x, agent.z);
-            self.for_each_in_block(centre, reach, |other| {
-                let other = self.sorted[other];
-                if other.slot > agent.slot && (other.y - agent.y).abs() < self.vertical_range_m {
-                    let distance_squared =
-                        (other.x - agent.x).powi(2) + (other.z - agent.z).powi(2);
+        for (index, &slot) in self.sorted_slot.iter().enumerate() {
+            let [x, y, z] = self.foot(index);
+            self.for_each_in_block(self.cell_of(x, z), reach, |other| {
+                let other_slot = self.sorted_slot[other];
+                let [other_x, other_y, other_z] = self.foot(other);
+                if other_slot > slot && (other_y - y).abs() < self.vertical_range_m {
+                    let distance_squared = (other_x - x).powi(2) + (other_z - z).powi(2);
                     if distance_squared < range_squared {
-                        visit(agent.slot, other.slot, distance_squared.sqrt());
+                        visit(slot, other_slot, distance_squared.sqrt());
                     }
                 }
             });
@@ -477,17 +474,16 @@ impl NeighbourGrid {
     /// indices; returns how many, and the squared distance to the K-th (infinite if fewer).
     /// `best` is the query's working list, reused from query to query (reset here).
     fn nearest(&self, index: usize, best: &mut Nearest, out: &mut [u32]) -> (u8, f32) {
-        let agent = self.sorted[index];
         best.range_squared = self.range_m * self.range_m;
         best.vertical_range_m = self.vertical_range_m;
         best.index = index as u32;
-        best.position = [agent.x, agent.y, agent.z];
+        best.position = self.foot(index);
         best.capacity = out.len();
         best.count = 0;
         best.worst = best.range_key();
         let bound_m = self
             .kth_hint_m
-            .get(agent.slot as usize)
+            .get(self.sorted_slot[index] as usize)
             .map_or(f32::INFINITY, |&kth| kth * HINT_GROWTH + HINT_MARGIN_M);
         if !self.first_look(best, bound_m.min(self.range_m)) {
             best.count = 0;
@@ -670,12 +666,12 @@ impl Nearest {
             if self.count == CANDIDATES_MAX {
                 self.cut();
             }
-            let other = grid.sorted[index];
-            let distance_squared = (other.x - x).powi(2) + (other.z - z).powi(2);
+            let [other_x, other_y, other_z] = grid.foot(index);
+            let distance_squared = (other_x - x).powi(2) + (other_z - z).powi(2);
             let key = key_of(distance_squared, index as u32);
             if key < self.worst
                 && index as u32 != self.index
-                && (other.y - y).abs() < self.vertical_range_m
+                && (other_y - y).abs() < self.vertical_range_m
             {
                 self.keys[self.count] = key;
                 self.count += 1;
@@ -825,11 +821,11 @@ mod tests {
                 let run = run_start..(run_start + run_length).min(agents);
                 for capacity in [1, 10] {
                     let mut lanes = Nearest::new();
-                    let agent = grid.sorted[index];
+                    let foot = grid.foot(index);
                     lanes.range_squared = 49.0;
                     lanes.vertical_range_m = 2.0;
                     lanes.index = index as u32;
-                    lanes.position = [agent.x, agent.y, agent.z];
+                    lanes.position = foot;
                     lanes.capacity = capacity;
                     lanes.count = 0;
                     lanes.worst = lanes.range_key();

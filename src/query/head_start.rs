@@ -107,14 +107,11 @@ pub fn head_start(
             if adjacent.border_side == Adjacent::INTERNAL {
                 offer(polygon.with_polygon(adjacent.neighbour), a, b, &steps);
             } else {
-                let across = border_crossing(
-                    snapshot,
-                    polygon,
-                    adjacent,
-                    (a, b),
-                    &mut read_set,
-                    &mut portals,
-                );
+                let (facing, across) =
+                    border_crossing(snapshot, polygon, adjacent, (a, b), &mut portals);
+                if let Some((slot, generation)) = facing {
+                    read_set.read_tile(slot, generation);
+                }
                 for &(reference, left, right) in across {
                     offer(reference, left, right, &steps);
                 }

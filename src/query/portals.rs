@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
+#[cfg(test)]
 use super::ReadSet;
 use crate::mesh::borders::{border_portal, border_tolerance};
 use crate::mesh::runtime_tile::BorderEdge;
@@ -18,9 +19,10 @@ use crate::mesh::{
     Adjacent, BorderPortal, PolyRef, RuntimeTile, Snapshot, TileGeneration, TilePoly, TileSlot,
 };
 
-/// The portals across the border edge `adjacent` of `from` (its edge `a b`), with the facing
-/// tile recorded in `read_set`: from the snapshot's table of `from`'s tile, or, for a
-/// snapshot without one, worked out into `scratch`. The same portals in the same order
+/// The portals across the border edge `adjacent` of `from` (its edge `a b`), and the facing
+/// tile they were looked for in (its slot and generation, when it is live): what a query
+/// that crosses there has read. From the snapshot's table of `from`'s tile, or, for a
+/// snapshot without one, worked out into `scratch`; the same portals in the same order
 /// either way.
 #[inline]
 pub(crate) fn border_crossing<'a>(
@@ -28,21 +30,17 @@ pub(crate) fn border_crossing<'a>(
     from: PolyRef,
     adjacent: &Adjacent,
     (a, b): (Vec3, Vec3),
-    read_set: &mut ReadSet,
     scratch: &'a mut Vec<BorderPortal>,
-) -> &'a [BorderPortal] {
+) -> (Option<(TileSlot, TileGeneration)>, &'a [BorderPortal]) {
     let side = u16::from(adjacent.border_side);
     let table = snapshot
         .border_portals(from.slot())
         .filter(|table| table.generation() == from.generation());
     if let Some(table) = table {
-        if let Some((slot, generation)) = table.facing(side) {
-            read_set.read_tile(slot, generation);
-        }
-        return table.portals(adjacent.neighbour);
+        return (table.facing(side), table.portals(adjacent.neighbour));
     }
-    cross_tile_portals_into(snapshot, from, side, a, b, read_set, scratch);
-    scratch
+    let facing = cross_tile_portals_into(snapshot, from, side, a, b, scratch);
+    (facing, scratch)
 }
 
 /// Portals from edge `a b` of `from` (on tile side `side`) into the facing tile: each
@@ -58,26 +56,25 @@ pub(crate) fn cross_tile_portals(
     read_set: &mut ReadSet,
 ) -> Vec<(PolyRef, Vec3, Vec3)> {
     let mut portals = Vec::new();
-    cross_tile_portals_into(snapshot, from, side, a, b, read_set, &mut portals);
+    let facing = cross_tile_portals_into(snapshot, from, side, a, b, &mut portals);
+    if let Some((slot, generation)) = facing {
+        read_set.read_tile(slot, generation);
+    }
     portals
 }
 
-/// [`cross_tile_portals`] into a caller's buffer (cleared first), so the search allocates
-/// nothing per border crossing.
-pub(crate) fn cross_tile_portals_into(
+/// [`cross_tile_portals`] into a caller's buffer (cleared first), returning the facing tile
+/// looked in (slot and generation) when it is live, for the caller to record as read.
+fn cross_tile_portals_into(
     snapshot: &Snapshot,
     from: PolyRef,
     side: u16,
     a: Vec3,
     b: Vec3,
-    read_set: &mut ReadSet,
     portals: &mut Vec<(PolyRef, Vec3, Vec3)>,
-) {
+) -> Option<(TileSlot, TileGeneration)> {
     portals.clear();
-    let Some((slot, tile, generation)) = facing_tile(snapshot, from, side) else {
-        return;
-    };
-    read_set.read_tile(slot, generation);
+    let (slot, tile, generation) = facing_tile(snapshot, from, side)?;
     let tolerance = border_tolerance(snapshot.data());
     for edge in &tile.border[usize::from((side + 2) % 4)] {
         let Some((first, second)) = border_portal(side, a, b, edge, tolerance) else {
@@ -88,6 +85,7 @@ pub(crate) fn cross_tile_portals_into(
         };
         portals.push((reference, first, second));
     }
+    Some((slot, generation))
 }
 
 /// The portal from edge `a b` of `from` (on tile side `side`) into polygon `to` of the

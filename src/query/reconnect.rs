@@ -77,14 +77,12 @@ pub fn reconnect(
                 offer(polygon.with_polygon(adjacent.neighbour), &mut visited);
             } else {
                 let edge = usize::from(adjacent.edge);
-                let across = border_crossing(
-                    snapshot,
-                    polygon,
-                    adjacent,
-                    (corners[edge], corners[(edge + 1) % count]),
-                    &mut read_set,
-                    &mut portals,
-                );
+                let ends = (corners[edge], corners[(edge + 1) % count]);
+                let (facing, across) =
+                    border_crossing(snapshot, polygon, adjacent, ends, &mut portals);
+                if let Some((slot, generation)) = facing {
+                    read_set.read_tile(slot, generation);
+                }
                 for &(neighbour, _, _) in across {
                     offer(neighbour, &mut visited);
                 }

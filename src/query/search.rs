@@ -415,14 +415,11 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     corners[if edge + 1 == count { 0 } else { edge + 1 }],
                 );
                 let mut scratch = std::mem::take(&mut self.portal_scratch);
-                let portals = border_crossing(
-                    snapshot,
-                    node.polygon,
-                    adjacent,
-                    (a, b),
-                    &mut self.read_set,
-                    &mut scratch,
-                );
+                let (facing, portals) =
+                    border_crossing(snapshot, node.polygon, adjacent, (a, b), &mut scratch);
+                if let Some((slot, generation)) = facing {
+                    self.read_set.read_tile(slot, generation);
+                }
                 for &(reference, left, right) in portals {
                     if Some(reference) == parent_polygon {
                         continue;
@@ -735,19 +732,16 @@ mod tests {
                     let worked_out =
                         cross_tile_portals(snapshot, from, side, a, b, &mut worked_out_reads);
                     assert_eq!(table.portals(adjacent.neighbour), &worked_out[..]);
-                    let mut table_reads = ReadSet::default();
                     let mut scratch = Vec::new();
-                    let listed = border_crossing(
-                        snapshot,
-                        from,
-                        adjacent,
-                        (a, b),
-                        &mut table_reads,
-                        &mut scratch,
-                    );
+                    let (facing, listed) =
+                        border_crossing(snapshot, from, adjacent, (a, b), &mut scratch);
                     assert_eq!(listed, &worked_out[..]);
                     assert!(scratch.is_empty(), "read from the table, not worked out");
-                    assert_eq!(table_reads.tiles, worked_out_reads.tiles);
+                    let worked_out_facing = worked_out_reads.tiles.first();
+                    assert_eq!(
+                        facing,
+                        worked_out_facing.map(|read| (read.slot, read.generation))
+                    );
                     crossed += usize::from(!worked_out.is_empty());
                 }
             }

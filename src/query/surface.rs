@@ -7,7 +7,7 @@
 use glam::{Vec2, Vec3};
 
 use super::portals::border_crossing;
-use super::{QueryError, QueryFilter, ReadSet, check_point};
+use super::{QueryError, QueryFilter, check_point};
 use crate::mesh::{Adjacent, BorderPortal, PolyRef, Snapshot};
 
 /// Most polygons a ray or a move visits (the rest of a longer walk is a wall).
@@ -57,16 +57,9 @@ fn across(
         }
         return;
     }
-    let mut reads = ReadSet::default();
+    // (A walk records no reads: it answers now, from the snapshot it is given.)
     let mut scratch = Vec::new();
-    let portals = border_crossing(
-        snapshot,
-        reference,
-        adjacent,
-        (a, b),
-        &mut reads,
-        &mut scratch,
-    );
+    let (_, portals) = border_crossing(snapshot, reference, adjacent, (a, b), &mut scratch);
     out.extend(portals.iter().filter(|(other, _, _)| {
         snapshot
             .tile(*other)
