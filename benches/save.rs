@@ -48,6 +48,7 @@ fn walking_city() -> (NavMesh, CrowdConfig, Crowd) {
         frames: 150,
         measure_quality: false,
         retarget: true,
+        comparison_rule: false,
         stop_when_all_arrived: false,
         skip_off_mesh_starts: true,
         save_at_frame: None,

@@ -45,6 +45,7 @@ fn main() {
         frames,
         measure_quality: false,
         retarget: false,
+        comparison_rule: false,
         stop_when_all_arrived: false,
         skip_off_mesh_starts: false,
         save_at_frame: None,

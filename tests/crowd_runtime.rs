@@ -1080,6 +1080,7 @@ fn run_shared_with(
         frames,
         measure_quality: false,
         retarget: true,
+        comparison_rule: false,
         stop_when_all_arrived: false,
         skip_off_mesh_starts: false,
         save_at_frame: None,

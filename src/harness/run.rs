@@ -16,7 +16,7 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::resume::{ResumeError, RunState, settings_fingerprint};
-use super::scenario::measure_quality;
+use super::scenario::{DepthHistogram, measure_quality};
 use crate::crowd::Fnv;
 use crate::crowd::internals::NeighbourGrid;
 use crate::crowd::{
@@ -24,7 +24,7 @@ use crate::crowd::{
     FlowReport, KinematicController, Outcome, PathWaits, StepStats,
 };
 use crate::mesh::NavMesh;
-use crate::query::{QueryFilter, random_points};
+use crate::query::{QueryFilter, nearest_polygon, random_points};
 
 /// One agent of a run: where it starts, and the targets it is sent to in turn.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,6 +49,11 @@ pub struct RunOptions {
     /// Whether an agent that arrives (or reaches the end of a partial path, or has no path)
     /// is sent on to its next target; otherwise it stays.
     pub retarget: bool,
+    /// Whether arrivals and partial ends are also counted, and agents sent on, by the
+    /// comparison rule of the native DetourCrowd reference run (see [`run_crowd`]), which
+    /// does not wait for an agent to stop; otherwise by the crowd's events alone. Only
+    /// with [`RunOptions::retarget`].
+    pub comparison_rule: bool,
     /// Whether the run stops once every agent has arrived once.
     pub stop_when_all_arrived: bool,
     /// Whether agents starting off the mesh are left out (counted) instead of failing the
@@ -78,9 +83,10 @@ pub struct RunReport {
     pub cpu_ms: Vec<f64>,
     /// Per measured frame, each pass's time, ms, in [`StepStats::PASS_NAMES`] order.
     pub pass_ms: Vec<[f64; StepStats::PASSES]>,
-    /// Events in the measured frames.
+    /// Complete arrivals in the measured frames (within the arrival tolerance of the
+    /// requested target; see [`run_crowd`]).
     pub arrivals: usize,
-    /// Ends of partial paths (targets unreachable).
+    /// Ends of partial paths (targets unreachable), counted apart from arrivals.
     pub partial_arrivals: usize,
     /// Blocked events.
     pub blocked: usize,
@@ -101,6 +107,8 @@ pub struct RunReport {
     pub path_wait_frames_p95: u64,
     /// Overlapping pairs summed over measured frames (0 unless measured).
     pub overlap_pairs_total: u64,
+    /// The depths of those pairs.
+    pub overlap_depths: DepthHistogram,
     /// The deepest overlap seen, metres.
     pub max_overlap_m: f32,
     /// The most agents off the mesh in a frame.
@@ -194,6 +202,17 @@ impl RunReport {
 /// Adds the planned agents with `params`, orders each to its first target, and steps the
 /// crowd as `options` say; `on_frame` sees the crowd and the step's events after every
 /// step and the orders it led to (drawing, checks, a test's record of events).
+///
+/// With [`RunOptions::comparison_rule`] arrivals are counted by the rule the native DetourCrowd
+/// reference run (`stress/detourcrowd/native/crowd_reference.cpp`) counts them by, so the
+/// two compare like for like: after each step, an agent whose foot is within the crowd's
+/// arrival tolerance of its requested target (snapped to the mesh as the crowd snaps it),
+/// horizontally, has arrived; one within it of the end of its searched corridor when
+/// that corridor is partial (its last polygon is not the target's) has reached a partial
+/// end. Either takes its next target at once, moving or not. The crowd's own `Arrived` and
+/// `PartialArrived` events (stopped within the tolerance) count the same way, and those
+/// agents, and agents with no path, take their next target too. Otherwise only the
+/// crowd's events count.
 pub fn run_crowd(
     crowd: &mut Crowd,
     plans: &[AgentPlan],
@@ -310,6 +329,7 @@ fn run_frames(
     let mut waits_before = PathWaits::default();
     let total_frames = options.warm_up_frames + options.frames;
     let mut ended = Vec::new();
+    let snapped = &snapped_targets(crowd, plans);
     for frame in 0..total_frames {
         let measured = frame >= options.warm_up_frames;
         if frame == options.warm_up_frames {
@@ -339,7 +359,7 @@ fn run_frames(
             report.funnel_runs += u64::from(stats.funnel_runs);
             report.last = stats;
             if options.measure_quality {
-                let quality = measure_quality(crowd, &mut quality_grid);
+                let quality = measure_quality(crowd, &mut quality_grid, &mut report.overlap_depths);
                 report.overlap_pairs_total += u64::from(quality.overlap_pairs);
                 report.max_overlap_m = report.max_overlap_m.max(quality.max_overlap_m);
                 report.off_mesh_agents = report.off_mesh_agents.max(quality.off_mesh_agents);
@@ -386,6 +406,20 @@ fn run_frames(
                 }
             };
             ended.push(agent);
+        }
+        if options.retarget && options.comparison_rule {
+            reached_by_rule(
+                crowd,
+                plans,
+                plan_of,
+                next_target,
+                snapped,
+                &mut ended,
+                |end| match end {
+                    RuleEnd::Arrived => count(&mut report.arrivals),
+                    RuleEnd::Partial => count(&mut report.partial_arrivals),
+                },
+            );
         }
         if !options.retarget {
             for &agent in &ended {
@@ -435,6 +469,84 @@ fn run_frames(
         .and_then(|waits| waits.percentile(0.95))?
         .unwrap_or(0);
     Ok(())
+}
+
+/// How an order ended by the comparison rule ([`run_crowd`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RuleEnd {
+    /// Within the tolerance of the requested target.
+    Arrived,
+    /// Within the tolerance of a partial corridor's end.
+    Partial,
+}
+
+/// Each plan's targets snapped to the mesh as the crowd snaps an order's target (the
+/// nearest polygon within the crowd's snap box; a target with none stays as given, and
+/// nobody reaches it).
+fn snapped_targets(crowd: &Crowd, plans: &[AgentPlan]) -> Vec<Vec<Vec3>> {
+    let snapshot = crowd.snapshot();
+    let filter = QueryFilter::new();
+    let half_extents = crowd.config().snap_half_extents;
+    plans
+        .iter()
+        .map(|plan| {
+            plan.targets
+                .iter()
+                .map(
+                    |&target| match nearest_polygon(snapshot, target, half_extents, &filter) {
+                        Ok(Some(nearest)) => nearest.point,
+                        _ => target,
+                    },
+                )
+                .collect()
+        })
+        .collect()
+}
+
+/// Calls `counted` for each agent that reached its requested target or a partial
+/// corridor's end by the comparison rule ([`run_crowd`]) and adds it to `ended` (the
+/// agents whose orders the crowd ended this step, already counted: the crowd reports an
+/// arrival or a partial end only within the tolerance, stopped), which is left in agent
+/// order with each agent once.
+fn reached_by_rule(
+    crowd: &Crowd,
+    plans: &[AgentPlan],
+    plan_of: &HashMap<AgentId, usize>,
+    next_target: &[usize],
+    snapped: &[Vec<Vec3>],
+    ended: &mut Vec<AgentId>,
+    mut counted: impl FnMut(RuleEnd),
+) {
+    let tolerance = crowd.config().arrive_tolerance_m;
+    let lanes = crowd.lanes();
+    let horizontal = |a: Vec3, b: Vec3| glam::Vec2::new(a.x - b.x, a.z - b.z).length();
+    ended.sort_unstable();
+    ended.dedup();
+    let by_event = ended.len();
+    for slot in 0..lanes.len() {
+        let agent = lanes.id[slot];
+        let Some(&plan) = plan_of.get(&agent) else {
+            continue;
+        };
+        if plans[plan].targets.is_empty() || ended[..by_event].binary_search(&agent).is_ok() {
+            continue;
+        }
+        let foot = lanes.position(slot);
+        let end = if horizontal(foot, snapped[plan][next_target[plan]]) <= tolerance {
+            Some(RuleEnd::Arrived)
+        } else {
+            let partial = !lanes.on_head_start[slot]
+                && lanes.corridor[slot].as_ref().is_some_and(|c| !c.complete)
+                && crowd.awaiting_first_path(agent) == Ok(false);
+            let goal = Vec3::new(lanes.goal_x[slot], lanes.goal_y[slot], lanes.goal_z[slot]);
+            (partial && horizontal(foot, goal) <= tolerance).then_some(RuleEnd::Partial)
+        };
+        if let Some(end) = end {
+            counted(end);
+            ended.push(agent);
+        }
+    }
+    ended.sort_unstable();
 }
 
 /// The run's state as [`RunState::to_bytes`] writes it, from its parts.

@@ -761,8 +761,65 @@ pub struct FrameQuality {
 /// resolved contact differ from touching by rounding only.
 const OVERLAP_SLACK_M: f32 = 1e-3;
 
-/// Measures one frame of `crowd`; `grid` is scratch, rebuilt here.
-pub fn measure_quality(crowd: &Crowd, grid: &mut NeighbourGrid) -> FrameQuality {
+/// Depths of overlapping pairs counted over a run, in millimetre bins: exact percentiles
+/// to the millimetre at a fixed size, however many pairs a dense crowd gives (the native
+/// reference run keeps the same bins).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DepthHistogram {
+    bins: Vec<u64>,
+    count: u64,
+}
+
+impl Default for DepthHistogram {
+    fn default() -> Self {
+        DepthHistogram {
+            bins: vec![0; DEPTH_BINS],
+            count: 0,
+        }
+    }
+}
+
+/// Millimetre bins kept; deeper overlaps fall in the last one.
+const DEPTH_BINS: usize = 4001;
+
+impl DepthHistogram {
+    /// Counts one overlapping pair `depth_m` deep.
+    pub fn add(&mut self, depth_m: f32) {
+        let bin = ((depth_m.max(0.0) * 1000.0) as usize).min(DEPTH_BINS - 1);
+        self.bins[bin] += 1;
+        self.count += 1;
+    }
+
+    /// Pairs counted.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The depth below which `share` (0 to 1) of the counted pairs lie, metres, to the
+    /// millimetre above (0 when nothing was counted).
+    pub fn percentile_m(&self, share: f64) -> f32 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let wanted = share * self.count as f64;
+        let mut seen = 0u64;
+        for (bin, &pairs) in self.bins.iter().enumerate() {
+            seen += pairs;
+            if seen as f64 >= wanted {
+                return (bin + 1) as f32 * 1e-3;
+            }
+        }
+        DEPTH_BINS as f32 * 1e-3
+    }
+}
+
+/// Measures one frame of `crowd`, adding each overlapping pair's depth to `depths`;
+/// `grid` is scratch, rebuilt here.
+pub fn measure_quality(
+    crowd: &Crowd,
+    grid: &mut NeighbourGrid,
+    depths: &mut DepthHistogram,
+) -> FrameQuality {
     let lanes = crowd.lanes();
     let widest = lanes.radius.iter().copied().fold(0.0f32, f32::max);
     let mut quality = FrameQuality::default();
@@ -803,6 +860,7 @@ pub fn measure_quality(crowd: &Crowd, grid: &mut NeighbourGrid) -> FrameQuality 
         let overlap = lanes.radius[a as usize] + lanes.radius[b as usize] - distance;
         if overlap > OVERLAP_SLACK_M {
             quality.overlap_pairs += 1;
+            depths.add(overlap);
             quality.max_overlap_m = quality.max_overlap_m.max(overlap);
         }
     });
@@ -1005,6 +1063,7 @@ pub fn run_scenario(
         frames: (scenario.time_limit_s / scenario.dt_s).ceil() as usize,
         measure_quality: true,
         retarget: false,
+        comparison_rule: false,
         stop_when_all_arrived: true,
         skip_off_mesh_starts: false,
         save_at_frame: None,

@@ -254,6 +254,19 @@ impl Snapshot {
         }
     }
 
+    /// The horizontal area of every live tile's polygons, m² (what a crowd's bodies cover
+    /// a share of).
+    pub fn walkable_area_m2(&self) -> f64 {
+        self.0
+            .slots
+            .iter()
+            .filter_map(|view| match &view.state {
+                SlotState::Live(tile) => Some(tile.data.walkable_area_m2()),
+                _ => None,
+            })
+            .sum()
+    }
+
     /// The live tile in a slot with its generation.
     pub fn live_slot(&self, slot: TileSlot) -> Option<(&Arc<RuntimeTile>, TileGeneration)> {
         let view = self.0.slots.get(usize::from(slot.0))?;

@@ -19,6 +19,7 @@
 
 pub mod city;
 mod error;
+pub mod flow_levels;
 mod graph;
 pub mod hills;
 mod mesh;

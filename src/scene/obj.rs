@@ -20,6 +20,7 @@ use glam::Vec3;
 
 use super::graph::{InstanceDesc, Scene};
 use super::mesh::TriMesh;
+use super::world::WorldTriangles;
 use crate::ids::AreaId;
 
 /// How to read an OBJ file.
@@ -218,6 +219,59 @@ fn first_bad_line(text: &str, error: &tobj::LoadError) -> Option<usize> {
     text.lines().position(bad).map(|index| index + 1)
 }
 
+/// Writes world triangles as OBJ text that [`parse_obj`] reads back to the same triangles
+/// and areas: an object per run of triangles from one instance with one area, named by the
+/// instance with an `area:` tag where the area is not plain ground, each triangle as its
+/// own three vertices (in metres, to the precision of `f32`). What the native reference
+/// runs (`stress/detourcrowd/native/`) read a generated level from; they honour the
+/// `area:unwalkable` tag too.
+pub fn write_obj(world: &WorldTriangles) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::from("# waymark world triangles, metres\n");
+    let mut current: Option<(usize, AreaId)> = None;
+    let mut vertex = 0usize;
+    for (index, corners) in world.corners.iter().enumerate() {
+        let key = (world.sources[index].0 as usize, world.areas[index]);
+        if current != Some(key) {
+            current = Some(key);
+            let name = world
+                .instances
+                .iter()
+                .find(|summary| summary.instance.0 as usize == key.0)
+                .map_or("instance", |summary| summary.name.as_str());
+            // Names become one token: tags are split off at `|` and white space.
+            let name: String = name
+                .chars()
+                .map(|c| {
+                    if c == '|' || c.is_whitespace() {
+                        '_'
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            let area = AreaId::NAMED
+                .iter()
+                .find(|(_, area)| *area == key.1)
+                .map_or_else(
+                    || key.1.0.to_string(),
+                    |(spelling, _)| (*spelling).to_owned(),
+                );
+            if key.1 == AreaId::GROUND {
+                let _ = writeln!(text, "o {name}");
+            } else {
+                let _ = writeln!(text, "o {name}|area:{area}");
+            }
+        }
+        for corner in corners {
+            let _ = writeln!(text, "v {} {} {}", corner.x, corner.y, corner.z);
+        }
+        let _ = writeln!(text, "f {} {} {}", vertex + 1, vertex + 2, vertex + 3);
+        vertex += 3;
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +296,27 @@ mod tests {
         assert_eq!(scene.support_name(pond.support.unwrap()), Some("raft"));
         let world = scene.world_triangles().unwrap();
         assert_eq!(world.areas, vec![AreaId::GROUND, AreaId::WATER]);
+    }
+
+    #[test]
+    fn written_triangles_read_back_the_same() {
+        let text = "v 0 0 0\nv 0 0 1.25\nv 1 0 0\nv 1 0.1 1\n\
+                    g floor\nf 1 2 3\ng wall|area:unwalkable\nf 2 4 3\ng pond|area:water\nf 1 3 4\n";
+        let world = parse_obj(text.as_bytes(), "inline", &ObjOptions::default())
+            .unwrap()
+            .world_triangles()
+            .unwrap();
+        let written = write_obj(&world);
+        assert!(written.contains("|area:unwalkable") && written.contains("|area:water"));
+        let again = parse_obj(written.as_bytes(), "written", &ObjOptions::default())
+            .unwrap()
+            .world_triangles()
+            .unwrap();
+        assert_eq!(again.corners, world.corners);
+        assert_eq!(
+            again.areas,
+            vec![AreaId::GROUND, AreaId::UNWALKABLE, AreaId::WATER]
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Flow like for like: waymark against native DetourCrowd on a level's shared crowd, the
-# same agents, the same 300 frames at 1/30 s, arrivals counted by the same rule (within
-# 0.25 m of the target, horizontally) and overlapping pairs by the same measure (issue 20).
+# same agents, the same 300 frames at 1/30 s, complete arrivals counted by the same rule
+# (within 0.25 m of the target, horizontally), partial ends apart by the same rule (within
+# 0.25 m of the end of a corridor that stops short of the target), overlapping pairs and
+# their depths by the same measure. stress/flow_suite.sh runs the whole suite of levels.
 #
 #   stress/detourcrowd/compare_flow.sh [LEVEL=dungeon] [ROUNDS=5] [N=1000] [-- waymark flags]
 #
@@ -28,20 +30,16 @@ crowd() {
 }
 
 detour_json=$("$reference" "$level" "$csv" "$agents" 3)
-detour_wide_json=$("$reference" "$level" "$csv" "$agents" 3 300 0.6)
 ours_json=$(crowd "$@")
-python3 - "$detour_json" "$detour_wide_json" "$ours_json" <<'PY'
+python3 - "$detour_json" "$ours_json" <<'PY'
 import json, sys
-detour, wide, ours = (json.loads(text) for text in sys.argv[1:4])
-print(f"detourcrowd: arrivals {detour['arrivals']} within 0.25 m ({wide['arrivals']} within 0.6 m), "
-      f"overlapping pairs per frame {detour['overlap_pairs_per_frame']:.0f}")
-print(f"waymark:     arrivals {ours['arrivals']} + {ours['partial_arrivals']} partial = "
-      f"{ours['arrivals'] + ours['partial_arrivals']}, overlapping pairs per frame "
-      f"{ours['overlap_pairs_per_frame']:.0f} (deepest {ours['max_overlap_m']:.2f} m), "
-      f"stuck {ours['stuck_agents']}, progress efficiency {ours['progress_efficiency']:.2f}, "
-      f"order to motion p95 {ours['order_to_motion_frames_p95']} frames")
-arrived = ours['arrivals'] + ours['partial_arrivals']
-print(f"arrivals ratio {arrived / max(detour['arrivals'], 1):.2f}, overlap ratio "
+detour, ours = (json.loads(text) for text in sys.argv[1:3])
+for name, run in (("detourcrowd", detour), ("waymark", ours)):
+    print(f"{name:12} complete arrivals {run['arrivals']}, partial ends {run['partial_arrivals']} "
+          f"(apart), overlapping pairs per frame {run['overlap_pairs_per_frame']:.0f}, depth "
+          f"p50 {run['overlap_depth_p50_m']:.3f} m p99 {run['overlap_depth_p99_m']:.3f} m, stuck "
+          f"{run['stuck_agents']}, progress efficiency {run['progress_efficiency']:.2f}")
+print(f"complete arrivals ratio {ours['arrivals'] / max(detour['arrivals'], 1):.2f}, overlap ratio "
       f"{ours['overlap_pairs_per_frame'] / max(detour['overlap_pairs_per_frame'], 1e-9):.3f}")
 PY
 ratios=()

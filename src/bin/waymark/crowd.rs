@@ -291,6 +291,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         frames: command.frames,
         measure_quality: !command.skip_quality,
         retarget: true,
+        comparison_rule: true,
         stop_when_all_arrived: false,
         skip_off_mesh_starts: true,
         save_at_frame: command.save_at,
@@ -392,6 +393,20 @@ fn agents_on_moving_supports(crowd: &Crowd) -> usize {
             })
         })
         .count()
+}
+
+/// The share of `walkable_m2` the agents' bodies (discs of their radii) cover.
+fn coverage(crowd: &Crowd, walkable_m2: f64) -> f64 {
+    let covered: f64 = crowd
+        .agents()
+        .filter_map(|view| crowd.params(view.id).ok())
+        .map(|params| std::f64::consts::PI * f64::from(params.radius_m).powi(2))
+        .sum();
+    if walkable_m2 > 0.0 {
+        covered / walkable_m2
+    } else {
+        0.0
+    }
 }
 
 /// The step's passes as `pass_ms` names them.
@@ -525,6 +540,14 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         });
         // Past what one `json!` can expand: added after.
         report["head_starts"] = json!(command.head_starts);
+        // The share of the floor the bodies cover, and how deep the overlapping pairs
+        // press (over every overlapping pair in every measured frame).
+        let walkable_m2 = run.crowd.snapshot().walkable_area_m2();
+        report["walkable_area_m2"] = json!(walkable_m2);
+        report["coverage"] = json!(coverage(&run.crowd, walkable_m2));
+        let depths = &run.report.overlap_depths;
+        report["overlap_depth_p50_m"] = measured(json!(depths.percentile_m(0.50)));
+        report["overlap_depth_p99_m"] = measured(json!(depths.percentile_m(0.99)));
         // How long the oldest request still queued or searched at the end has waited
         // (agents re-planning after a push off their corridor wait a frame or two).
         report["oldest_path_wait_frames"] = json!(run.report.last.scheduler.oldest_wait_frames);

@@ -8,6 +8,7 @@ mod bake;
 mod bake_args;
 mod common;
 mod crowd;
+mod export;
 mod info;
 mod level;
 mod path;
@@ -48,6 +49,9 @@ enum Command {
     /// Project an interaction target (spec 000): legal stand fragments, the chosen pose,
     /// every check's measured value, the verdict.
     Target(target::TargetCommand),
+    /// Write a level as OBJ and a crowd on it as an agents CSV, for another crowd (the
+    /// native DetourCrowd reference) to run on the same triangles and agents.
+    Export(Box<export::ExportCommand>),
 }
 
 /// Anything the CLI reports as `error: ...`.
@@ -115,6 +119,7 @@ fn main() -> ExitCode {
         Command::Crowd(command) => crowd::run(&command),
         Command::Scenario(command) => scenario::run(&command),
         Command::Sim(command) => sim::run(&command),
+        Command::Export(command) => export::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -145,41 +145,92 @@ int main(int argc, char** argv) {
         agents.push_back(std::move(agent));
     }
 
+    const int agent_count = static_cast<int>(agents.size());
+    const float cover_m2 = agent_count * 3.14159265f * radius * radius;
+    const double walkable_m2 = reference::walkable_area_m2(navmesh);
     std::vector<double> update_ms;
-    long overlap_pairs = 0, arrivals = 0;
-    std::vector<float> feet(agents.size() * 3);
+    long arrivals = 0, partial_ends = 0;
+    reference::OverlapCounter overlaps(2.0f * radius);
+    std::vector<float> feet(agents.size() * 3), before(agents.size() * 3);
+    // Flow, by waymark's FlowMeter rules: progress along the corridor is the step's
+    // displacement along the direction to the first corner; an order without 0.5 m of it
+    // in its last 3 s at the end is stuck.
+    std::vector<float> progress_m(agents.size(), 0.0f), without_progress_s(agents.size(), 0.0f);
+    double efficiency_sum = 0.0;
+    long efficiency_samples = 0;
     for (int frame = 0; frame < frames; ++frame) {
+        for (size_t i = 0; i < agents.size(); ++i) {
+            const float* foot = crowd->getAgent(agents[i].index)->npos;
+            std::copy(foot, foot + 3, &before[i * 3]);
+        }
         const auto start = std::chrono::steady_clock::now();
         crowd->update(dt, nullptr);
         const auto end = std::chrono::steady_clock::now();
         update_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
         for (size_t i = 0; i < agents.size(); ++i) {
             Agent& agent = agents[i];
-            const float* foot = crowd->getAgent(agent.index)->npos;
+            const dtCrowdAgent* crowd_agent = crowd->getAgent(agent.index);
+            const float* foot = crowd_agent->npos;
             std::copy(foot, foot + 3, &feet[i * 3]);
+            // Progress along the corridor this step.
+            float along = 0.0f;
+            const bool following = crowd_agent->state == DT_CROWDAGENT_STATE_WALKING &&
+                                   crowd_agent->targetState != DT_CROWDAGENT_TARGET_NONE &&
+                                   crowd_agent->targetState != DT_CROWDAGENT_TARGET_FAILED &&
+                                   crowd_agent->ncorners > 0;
+            if (following) {
+                const float* corner = crowd_agent->cornerVerts;
+                const float to_x = corner[0] - before[i * 3], to_z = corner[2] - before[i * 3 + 2];
+                const float to_length = std::hypot(to_x, to_z);
+                if (to_length > 1e-6f) {
+                    along = ((foot[0] - before[i * 3]) * to_x + (foot[2] - before[i * 3 + 2]) * to_z) /
+                            (to_length * dt);
+                }
+                efficiency_sum += along / crowd_agent->params.maxSpeed;
+                ++efficiency_samples;
+            }
+            progress_m[i] += along * dt;
+            if (progress_m[i] >= 0.5f) {
+                progress_m[i] = 0.0f;
+                without_progress_s[i] = 0.0f;
+            } else {
+                without_progress_s[i] += dt;
+            }
+            // Arrivals: within ARRIVE_M of the requested target (horizontally). Partial
+            // ends: within ARRIVE_M of the end of a corridor whose last polygon is not the
+            // target's (the target is unreachable), once the searched path is in (or being
+            // searched again, the corridor kept). Both take the next target.
             const float* target = &agent.targets[agent.next * 3];
+            bool ended = false;
             if (std::hypot(foot[0] - target[0], foot[2] - target[2]) <= arrive_m) {
                 ++arrivals;
+                ended = true;
+            } else if ((crowd_agent->targetState == DT_CROWDAGENT_TARGET_VALID ||
+                        crowd_agent->targetReplan) &&
+                       crowd_agent->corridor.getLastPoly() != crowd_agent->targetRef) {
+                const float* corridor_end = crowd_agent->corridor.getTarget();
+                if (std::hypot(foot[0] - corridor_end[0], foot[2] - corridor_end[2]) <= arrive_m) {
+                    ++partial_ends;
+                    ended = true;
+                }
+            }
+            if (ended) {
                 agent.next = (agent.next + 1) % agent.target_polygons.size();
                 crowd->requestMoveTarget(agent.index, agent.target_polygons[agent.next],
                                          &agent.targets[agent.next * 3]);
+                progress_m[i] = 0.0f;
+                without_progress_s[i] = 0.0f;
             }
         }
-        for (size_t i = 0; i < agents.size(); ++i) {
-            for (size_t j = i + 1; j < agents.size(); ++j) {
-                if (std::fabs(feet[i * 3 + 1] - feet[j * 3 + 1]) >= 2.0f) continue;
-                const float distance =
-                    std::hypot(feet[i * 3] - feet[j * 3], feet[i * 3 + 2] - feet[j * 3 + 2]);
-                if (2.0f * radius - distance > 1e-3f) ++overlap_pairs;
-            }
-        }
+        overlaps.count(feet, 2.0f);
     }
-    int waiting = 0;
-    for (const Agent& agent : agents) {
-        const unsigned char state = crowd->getAgent(agent.index)->targetState;
+    int waiting = 0, stuck = 0;
+    for (size_t i = 0; i < agents.size(); ++i) {
+        const unsigned char state = crowd->getAgent(agents[i].index)->targetState;
         waiting += state == DT_CROWDAGENT_TARGET_REQUESTING ||
                    state == DT_CROWDAGENT_TARGET_WAITING_FOR_QUEUE ||
                    state == DT_CROWDAGENT_TARGET_WAITING_FOR_PATH;
+        stuck += without_progress_s[i] > 3.0f;
     }
     double total_ms = 0.0;
     for (double ms : update_ms) total_ms += ms;
@@ -188,12 +239,18 @@ int main(int argc, char** argv) {
     const double median = sorted[sorted.size() / 2];
     std::printf(
         "{\"level\":\"%s\",\"agents\":%zu,\"avoidance\":%d,\"frames\":%d,\"polygons\":%d,"
+        "\"walkable_area_m2\":%.1f,\"coverage\":%.4f,"
         "\"update_ms_median\":%.4f,\"update_ms_mean\":%.4f,\"agents_per_ms\":%.1f,"
-        "\"arrive_m\":%.3f,\"arrivals\":%ld,\"waiting_for_path\":%d,"
-        "\"overlap_pairs_per_frame\":%.1f}\n",
-        argv[1], agents.size(), avoidance, frames, polygon_count, median,
-        total_ms / frames, agents.size() / median, arrive_m, arrivals, waiting,
-        static_cast<double>(overlap_pairs) / frames);
+        "\"arrive_m\":%.3f,\"arrivals\":%ld,\"partial_arrivals\":%ld,\"waiting_for_path\":%d,"
+        "\"stuck_agents\":%d,\"progress_efficiency\":%.4f,"
+        "\"overlap_pairs_per_frame\":%.1f,\"overlap_depth_p50_m\":%.3f,"
+        "\"overlap_depth_p99_m\":%.3f,\"max_overlap_m\":%.3f}\n",
+        argv[1], agents.size(), avoidance, frames, polygon_count, walkable_m2,
+        cover_m2 / walkable_m2, median, total_ms / frames, agents.size() / median, arrive_m,
+        arrivals, partial_ends, waiting, stuck,
+        efficiency_samples > 0 ? efficiency_sum / efficiency_samples : 0.0,
+        static_cast<double>(overlaps.pairs) / frames, overlaps.depth_percentile(0.50),
+        overlaps.depth_percentile(0.99), overlaps.deepest_m);
     dtFreeCrowd(crowd);
     dtFreeNavMeshQuery(query);
     dtFreeNavMesh(navmesh);

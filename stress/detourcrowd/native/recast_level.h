@@ -3,7 +3,9 @@
 // query_reference.cpp) measure Detour on, so they bake the levels README's navmesh.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -20,13 +22,18 @@ namespace reference {
 struct Level {
     std::vector<float> vertices;
     std::vector<int> triangles;
+    // Per triangle: whether its object or group carries waymark's `area:unwalkable` tag
+    // (`o name|area:unwalkable`, as `waymark export` writes a generated level's solids).
+    std::vector<unsigned char> unwalkable;
 };
 
-// Vertices and faces (fanned into triangles); everything else in the file is ignored.
+// Vertices and faces (fanned into triangles), and the `area:unwalkable` tag of `o` and `g`
+// names; everything else in the file is ignored.
 inline bool load_obj(const char* path, Level& level) {
     std::ifstream file(path);
     if (!file) return false;
     std::string line;
+    bool tagged_unwalkable = false;
     while (std::getline(file, line)) {
         std::istringstream words(line);
         std::string kind;
@@ -35,6 +42,10 @@ inline bool load_obj(const char* path, Level& level) {
             float x, y, z;
             words >> x >> y >> z;
             level.vertices.insert(level.vertices.end(), {x, y, z});
+        } else if (kind == "o" || kind == "g") {
+            std::string name;
+            std::getline(words, name);
+            tagged_unwalkable = name.find("area:unwalkable") != std::string::npos;
         } else if (kind == "f") {
             std::vector<int> corners;
             std::string word;
@@ -46,6 +57,7 @@ inline bool load_obj(const char* path, Level& level) {
             for (size_t i = 1; i + 1 < corners.size(); ++i) {
                 level.triangles.insert(level.triangles.end(),
                                        {corners[0], corners[i], corners[i + 1]});
+                level.unwalkable.push_back(tagged_unwalkable ? 1 : 0);
             }
         }
     }
@@ -76,6 +88,9 @@ inline dtNavMesh* bake(const Level& level, int& polygon_count) {
     std::vector<unsigned char> areas(triangle_count, 0);
     rcMarkWalkableTriangles(&context, 45.0f, level.vertices.data(), vertex_count,
                             level.triangles.data(), triangle_count, areas.data());
+    for (int i = 0; i < triangle_count; ++i) {
+        if (level.unwalkable[i]) areas[i] = RC_NULL_AREA;
+    }
     if (!rcRasterizeTriangles(&context, level.vertices.data(), vertex_count,
                               level.triangles.data(), areas.data(), triangle_count, *solid,
                               walkable_climb)) {
@@ -149,5 +164,96 @@ inline dtNavMesh* bake(const Level& level, int& polygon_count) {
     if (dtStatusFailed(navmesh->init(data, data_size, DT_TILE_FREE_DATA))) return nullptr;
     return navmesh;
 }
+
+// The walkable area of a baked navmesh: its ground polygons' areas projected on the
+// horizontal plane, m² (waymark's `walkable_area_m2`; off-mesh connections have none).
+inline double walkable_area_m2(const dtNavMesh* navmesh) {
+    double area = 0.0;
+    for (int t = 0; t < navmesh->getMaxTiles(); ++t) {
+        const dtMeshTile* tile = navmesh->getTile(t);
+        if (!tile || !tile->header) continue;
+        for (int p = 0; p < tile->header->polyCount; ++p) {
+            const dtPoly& poly = tile->polys[p];
+            if (poly.getType() != DT_POLYTYPE_GROUND) continue;
+            double twice = 0.0;
+            for (int k = 0; k < poly.vertCount; ++k) {
+                const float* a = &tile->verts[poly.verts[k] * 3];
+                const float* b = &tile->verts[poly.verts[(k + 1) % poly.vertCount] * 3];
+                twice += static_cast<double>(a[0]) * b[2] - static_cast<double>(b[0]) * a[2];
+            }
+            area += std::fabs(twice) * 0.5;
+        }
+    }
+    return area;
+}
+
+// Overlapping bodies by waymark's measure (`measure_quality`): a pair whose feet are
+// closer, horizontally, than the sum of the radii by more than 1 mm, with heights within
+// the vertical range. Counted each frame over a grid of cells one radius sum wide; the
+// depth (radius sum less distance) of every overlapping pair goes into 1 mm bins, so its
+// percentiles are exact to the millimetre.
+struct OverlapCounter {
+    explicit OverlapCounter(float radius_sum) : radius_sum(radius_sum), bins(4001, 0) {}
+
+    // `feet`: x, y, z per agent.
+    void count(const std::vector<float>& feet, float vertical_range) {
+        const size_t n = feet.size() / 3;
+        cells.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+            cells[i] = {key(cell_of(feet[i * 3]), cell_of(feet[i * 3 + 2])), static_cast<int>(i)};
+        }
+        std::sort(cells.begin(), cells.end());
+        for (size_t i = 0; i < n; ++i) {
+            const int cx = cell_of(feet[i * 3]), cz = cell_of(feet[i * 3 + 2]);
+            for (int dx = -1; dx <= 1; ++dx) {
+                for (int dz = -1; dz <= 1; ++dz) {
+                    const int64_t wanted = key(cx + dx, cz + dz);
+                    auto it = std::lower_bound(cells.begin(), cells.end(),
+                                               std::make_pair(wanted, 0));
+                    for (; it != cells.end() && it->first == wanted; ++it) {
+                        const size_t j = static_cast<size_t>(it->second);
+                        if (j <= i) continue;
+                        if (std::fabs(feet[i * 3 + 1] - feet[j * 3 + 1]) >= vertical_range) continue;
+                        const float distance = std::hypot(feet[i * 3] - feet[j * 3],
+                                                          feet[i * 3 + 2] - feet[j * 3 + 2]);
+                        const float depth = radius_sum - distance;
+                        if (depth > 1e-3f) {
+                            ++pairs;
+                            deepest_m = std::max(deepest_m, depth);
+                            ++bins[std::min<size_t>(static_cast<size_t>(depth * 1000.0f),
+                                                    bins.size() - 1)];
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // The depth below which `share` of the overlapping pairs counted lie, metres.
+    double depth_percentile(double share) const {
+        if (pairs == 0) return 0.0;
+        const double wanted = share * static_cast<double>(pairs);
+        long seen = 0;
+        for (size_t bin = 0; bin < bins.size(); ++bin) {
+            seen += bins[bin];
+            if (static_cast<double>(seen) >= wanted) return (bin + 1) * 1e-3;
+        }
+        return bins.size() * 1e-3;
+    }
+
+    float radius_sum;
+    long pairs = 0;
+    float deepest_m = 0.0f;
+    std::vector<long> bins;
+
+  private:
+    int cell_of(float coordinate) const {
+        return static_cast<int>(std::floor(coordinate / radius_sum));
+    }
+    static int64_t key(int x, int z) {
+        return (static_cast<int64_t>(x) << 32) ^ static_cast<int64_t>(static_cast<uint32_t>(z));
+    }
+    std::vector<std::pair<int64_t, int>> cells;
+};
 
 }  // namespace reference
