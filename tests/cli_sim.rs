@@ -169,6 +169,68 @@ fn h4_a_guard_pushed_3_cm_off_its_hold_is_invalidated_at_once_and_stands_again_9
 }
 
 #[test]
+fn every_agent_parameter_reaches_the_crowd_an_acceleration_limit_slows_the_h4_recovery() {
+    // h4's guard with 0.2 m/s² of acceleration (DetourCrowd's reference has 8): the
+    // correction's velocity changes by at most 0.02 m/s a tick of 0.1 s, so the same push
+    // takes longer to recover than the 9 ticks of h4, and the trace shows the limit held.
+    let scenario = json!({
+        "level": {"walkable": [{"corners": [[0, 0, 0], [10, 0, 0], [10, 0, 2], [0, 0, 2]]}]},
+        "dt_s": 0.1,
+        "ticks": 60,
+        "agents": [{
+            "name": "guard", "position": [5, 0, 1], "radius_m": 0.35, "height_m": 1.4,
+            "max_speed_mps": 2.0, "preferred_speed_mps": 1.5, "max_acceleration_mps2": 0.2,
+            "time_horizon_s": 1.5, "wall_time_horizon_s": 0.5
+        }],
+        "commands": [
+            {"tick": 0, "command": "hold", "agent": "guard", "target": [5, 0, 1]},
+            {"tick": 10, "command": "push", "agent": "guard", "by": [0.03, 0, 0]}
+        ]
+    });
+    let path = scratch("slow_guard.json");
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    let (summary, trace) = sim(path.to_str().unwrap(), "slow_guard.jsonl");
+    let established: Vec<u64> = records(&trace, "events")
+        .into_iter()
+        .filter(|(_, e)| e["event"] == "stand_fact" && e["change"].get("established").is_some())
+        .map(|(tick, _)| tick)
+        .collect();
+    assert_eq!(established.len(), 2, "{established:?}");
+    assert!(established[1] > 19, "recovered at tick {}", established[1]);
+    let mut previous: Option<(u64, f64)> = None;
+    for (tick, agent) in records(&trace, "agents") {
+        let velocity = agent["velocity"][0].as_f64().unwrap();
+        if let Some((before_tick, before)) = previous
+            && tick == before_tick + 1
+        {
+            // 0.02 m/s a tick, and the trace's millimetre per second of rounding.
+            assert!(
+                (velocity - before).abs() <= 0.021,
+                "tick {tick}: {before} -> {velocity}"
+            );
+        }
+        previous = Some((tick, velocity));
+    }
+    assert_eq!(summary["orders"], json!([]));
+    // Out-of-range parameters are refused by value, naming the field.
+    let bad = json!({
+        "level": {"walkable": [{"corners": [[0, 0, 0], [10, 0, 0], [10, 0, 2], [0, 0, 2]]}]},
+        "ticks": 1,
+        "agents": [{"name": "guard", "position": [5, 0, 1], "max_acceleration_mps2": -1.0}],
+        "commands": []
+    });
+    let bad_path = scratch("bad_acceleration.json");
+    std::fs::write(&bad_path, bad.to_string()).unwrap();
+    let output = waymark(&["sim", bad_path.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        text.contains("max_acceleration_mps2") && text.contains("-1"),
+        "{text}"
+    );
+}
+
+#[test]
 fn h5_interrupted_at_query_return_move_admission_and_cancel_receipt_runs_as_uninterrupted() {
     let scenario = fixture("sim_h5_interruptions.json");
     let (summary, trace) = sim(&scenario, "h5.jsonl");

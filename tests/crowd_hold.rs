@@ -143,6 +143,33 @@ fn h4_in_the_crowd_a_3_cm_push_is_recovered_in_9_steps_with_a_new_generation() {
 }
 
 #[test]
+fn a_holding_agent_at_rest_stands_still() {
+    // Spec 001 h4: once recovered, the world velocity returns to zero and stays there. A
+    // hold with nothing around it has no tie for the avoidance to break: no symmetry nudge
+    // creeps it off its pose, step after step.
+    let mesh = strip();
+    let (mut crowd, agent, order) = holding(&mesh, AgentParams::DETOUR_REFERENCE, POLICY);
+    assert_eq!(
+        step(&mut crowd),
+        [fact(agent, order, FactChange::Established(1))]
+    );
+    crowd
+        .teleport(agent, STAND + Vec3::new(0.03, 0.0, 0.0))
+        .unwrap();
+    steps(&mut crowd, 30);
+    let settled = crowd.position(agent).unwrap();
+    assert_eq!(steps(&mut crowd, 300), []);
+    let after = crowd.position(agent).unwrap();
+    assert_eq!(
+        after,
+        settled,
+        "moved {} m in 10 s",
+        after.distance(settled)
+    );
+    assert_eq!(crowd.velocity(agent).unwrap(), Vec3::ZERO);
+}
+
+#[test]
 fn a_hold_that_cannot_recover_by_its_deadline_fails_once_after_braking() {
     let mesh = strip();
     let policy = HoldPolicy {

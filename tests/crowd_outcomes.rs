@@ -263,7 +263,9 @@ fn blocked_corridor(policy: BlockedPolicy) -> (Crowd, AgentId, RequestId) {
         blocked_policy: policy,
         ..CrowdConfig::default()
     };
+    // A rigid jam: the walker neither passes through the blocker nor squeezes past it.
     config.avoidance.pass_through_after_s = 0.0;
+    config.avoidance.squeeze_fraction = 0.0;
     let mut crowd = Crowd::new(&mesh, config).unwrap();
     let wall_of_one = crowd
         .add_avoidance_profile(AvoidanceProfile {

@@ -1267,36 +1267,6 @@ fn same_at_any_thread_count(avoidance: bool) {
 }
 
 #[test]
-fn the_detour_profile_steps_the_same_at_1_2_and_8_threads() {
-    let mesh = dungeon();
-    let config = CrowdConfig {
-        avoidance: AvoidanceConfig::detour(),
-        ..CrowdConfig::default()
-    };
-    let run = |threads: usize| {
-        pool_of(threads).install(|| {
-            let (crowd, events) = run_shared_with(&mesh, 1000, 150, config);
-            let state: Vec<u32> = crowd
-                .agents()
-                .flat_map(|view| {
-                    [
-                        view.position.x.to_bits(),
-                        view.position.z.to_bits(),
-                        view.velocity.x.to_bits(),
-                        view.velocity.z.to_bits(),
-                    ]
-                })
-                .collect();
-            (state, events)
-        })
-    };
-    let one = run(1);
-    assert!(one.1.len() > 10);
-    assert_eq!(one, run(2));
-    assert_eq!(one, run(8));
-}
-
-#[test]
 fn keeping_the_workers_awake_changes_nothing_but_time() {
     let mesh = dungeon();
     let pool = pool_of(3);

@@ -118,7 +118,7 @@ pub mod internals {
 pub use agent::{
     AGENTS_MAX, AgentId, AgentParams, AgentView, FilterId, ProfileId, TABLE_ENTRIES_MAX,
 };
-pub use avoid::{AvoidanceConfig, AvoidanceMethod, AvoidanceProfile, ContactModel, SampledConfig};
+pub use avoid::{AvoidanceConfig, AvoidanceProfile, ContactModel};
 pub use config::{BlockedPolicy, CrowdConfig};
 pub use connection::ConnectionWindow;
 pub use controller::{

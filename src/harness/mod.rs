@@ -8,19 +8,23 @@
 
 #[cfg(feature = "bake")]
 mod lift;
+mod part_the_crowd;
 mod resume;
 mod run;
 mod scenario;
 
 #[cfg(feature = "bake")]
 pub use lift::{add_lift_doors, lift_shuttle, run_lift};
+pub use part_the_crowd::{
+    GROUP_COVERAGE, PartTheCrowdReport, QUIET_DISTANCE_M, SETTLE_S, run_part_the_crowd,
+};
 pub use resume::ResumeError;
 pub use run::{
     AgentPlan, AgentsCsvError, OutcomeCounts, RunOptions, RunReport, median, random_plans,
-    read_agents_csv, resume_crowd, run_crowd, state_hash,
+    reachable_plans, read_agents_csv, resume_crowd, run_crowd, state_hash,
 };
 
 pub use scenario::{
-    CIRCLE_SLOW_TURN_RAD, FrameQuality, Scenario, ScenarioError, ScenarioKind, ScenarioReport,
-    measure_quality, run_scenario, scenario_crowd,
+    CIRCLE_SLOW_TURN_RAD, DepthHistogram, FrameQuality, Scenario, ScenarioError, ScenarioKind,
+    ScenarioReport, measure_quality, run_scenario, scenario_crowd,
 };

@@ -585,6 +585,86 @@ pub fn random_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> 
         .collect()
 }
 
+/// [`random_plans`] with every target where its agent can walk: starts at random points,
+/// and each agent's targets drawn at random among the points of the walkable space its
+/// start is joined to (by shared edges, tile borders and off-mesh links, whether open now
+/// or not), so no order ends at a partial path's end. An agent on a piece of floor that
+/// no random point fell on keeps unreachable targets (and says so by its partial ends).
+/// Seeded like [`random_plans`].
+pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> Vec<AgentPlan> {
+    use crate::mesh::connectivity::{PolygonGraph, PolygonKey};
+    let snapshot = mesh.snapshot();
+    let live: Vec<(crate::mesh::TileSlot, &crate::mesh::TileData)> =
+        (0..snapshot.data().slots.len())
+            .filter_map(|slot| {
+                let slot = crate::mesh::TileSlot(slot as u16);
+                snapshot.live_slot(slot).map(|(tile, _)| (slot, &tile.data))
+            })
+            .collect();
+    let tiles: Vec<crate::mesh::TileData> = live.iter().map(|(_, data)| (*data).clone()).collect();
+    let mut graph = PolygonGraph::build(&tiles, |_, _| false);
+    let tile_of: HashMap<crate::mesh::TileSlot, u32> = live
+        .iter()
+        .enumerate()
+        .map(|(index, &(slot, _))| (slot, index as u32))
+        .collect();
+    let key = |polygon: crate::mesh::PolyRef| {
+        tile_of.get(&polygon.slot()).map(|&tile| PolygonKey {
+            tile,
+            polygon: u32::from(polygon.polygon()),
+        })
+    };
+    for link in &snapshot.data().links {
+        if let (Some(start), Some(end)) = (
+            link.start_polygon.and_then(key),
+            link.end_polygon.and_then(key),
+        ) {
+            graph.join(start, end);
+        }
+    }
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, count, seed);
+    // Four draws a target: enough that every large piece of floor has plenty.
+    let draws = random_points(&snapshot, &filter, count * targets * 4, seed ^ 0x5eed);
+    let mut by_component: HashMap<usize, Vec<Vec3>> = HashMap::new();
+    for &(polygon, point) in &draws {
+        if let Some(key) = key(polygon) {
+            by_component
+                .entry(graph.component(key))
+                .or_default()
+                .push(point);
+        }
+    }
+    let mut taken: HashMap<usize, usize> = HashMap::new();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(index, &(polygon, start))| {
+            let component = key(polygon).map(|key| graph.component(key));
+            let pool = component.and_then(|component| by_component.get(&component));
+            let targets = match (component, pool) {
+                (Some(component), Some(pool)) => {
+                    let next = taken.entry(component).or_default();
+                    (0..targets)
+                        .map(|_| {
+                            let point = pool[*next % pool.len()];
+                            *next += 1;
+                            point
+                        })
+                        .collect()
+                }
+                _ => draws
+                    .iter()
+                    .skip(index * targets)
+                    .take(targets)
+                    .map(|&(_, point)| point)
+                    .collect(),
+            };
+            AgentPlan { start, targets }
+        })
+        .collect()
+}
+
 /// A bad agents CSV.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentsCsvError {

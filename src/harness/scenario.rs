@@ -100,12 +100,18 @@ pub enum ScenarioError {
         /// Most.
         high: usize,
     },
+    /// Too few or too many idle agents for the part-the-crowd block.
+    #[error("part-the-crowd takes 1 to 400 idle agents, not {idle}")]
+    PartTheCrowd {
+        /// Asked for.
+        idle: usize,
+    },
     /// The crowd refused the scenario (a bug in the scenario, reported rather than hidden).
     #[error(transparent)]
     Crowd(#[from] CrowdError),
 }
 
-fn rectangle(x0: f32, z0: f32, x1: f32, z1: f32) -> WalkablePolygon {
+pub(super) fn rectangle(x0: f32, z0: f32, x1: f32, z1: f32) -> WalkablePolygon {
     WalkablePolygon::ground(vec![
         Vec3::new(x0, 0.0, z0),
         Vec3::new(x1, 0.0, z0),
@@ -114,7 +120,7 @@ fn rectangle(x0: f32, z0: f32, x1: f32, z1: f32) -> WalkablePolygon {
     ])
 }
 
-fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
+pub(super) fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
     let mut mesh = NavMesh::new(BakeParams::default());
     let tile = TileData::from_walkable_polygons(polygons).expect("scenario polygons are valid");
     mesh.add_tiles(vec![tile])
@@ -123,7 +129,7 @@ fn mesh_of(polygons: &[WalkablePolygon]) -> NavMesh {
 }
 
 /// Human-sized walkers for the corridor and the bottleneck.
-const WALKER: AgentParams = AgentParams {
+pub(super) const WALKER: AgentParams = AgentParams {
     radius_m: 0.4,
     height_m: 1.8,
     max_speed_mps: 2.0,
@@ -355,9 +361,11 @@ fn circle(agents: usize) -> Scenario {
                 contact: ContactModel::Inelastic,
                 slow_turn_rad: CIRCLE_SLOW_TURN_RAD,
                 // Open ground: the slow turn circulates the crush, nobody need pass
-                // through anybody (with it the ring finishes in 1.13x the straight line
-                // instead of 1.21x, but bodies cross: deepest overlap 3 m).
+                // through or squeeze past anybody (with both the ring finishes in 1.13x
+                // the straight line instead of 1.22x, but bodies cross: deepest overlap
+                // 1.8 m).
                 pass_through_after_s: 0.0,
+                squeeze_fraction: 0.0,
                 ..AvoidanceConfig::default()
             },
             ..CrowdConfig::default()

@@ -153,6 +153,16 @@ impl PolygonGraph {
         self.find(node)
     }
 
+    /// Joins the components of two polygons: what an off-mesh link between them does for a
+    /// body that crosses it (a door, a jump, a lift's landing).
+    pub fn join(&mut self, a: PolygonKey, b: PolygonKey) {
+        let (a, b) = (
+            self.tile_offsets[a.tile as usize] + a.polygon as usize,
+            self.tile_offsets[b.tile as usize] + b.polygon as usize,
+        );
+        self.union(a, b);
+    }
+
     /// Whether two polygons are connected.
     pub fn connected(&mut self, a: PolygonKey, b: PolygonKey) -> bool {
         self.component(a) == self.component(b)

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use waymark::crowd::{
-    AvoidanceConfig, AvoidanceMethod, BlockedPolicy, ContactModel, Crowd, CrowdConfig,
-};
+use waymark::crowd::{AvoidanceConfig, BlockedPolicy, ContactModel, Crowd, CrowdConfig};
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 
 use crate::CliError;
@@ -67,27 +65,12 @@ pub enum AvoidanceArg {
     On,
     /// None: agents walk through each other.
     Off,
-    /// The `detour` profile: sampled velocities scored like DetourCrowd's, for comparison.
-    Detour,
 }
 
 impl AvoidanceArg {
-    /// Sets `avoidance` by this choice: `detour` replaces it with
-    /// [`AvoidanceConfig::detour`] (the flags given after it still apply).
+    /// Sets `avoidance` by this choice.
     pub fn apply(self, avoidance: &mut AvoidanceConfig) {
-        match self {
-            AvoidanceArg::On => avoidance.enabled = true,
-            AvoidanceArg::Off => avoidance.enabled = false,
-            AvoidanceArg::Detour => *avoidance = AvoidanceConfig::detour(),
-        }
-    }
-}
-
-/// The avoidance method's name in JSON reports.
-pub fn method_name(avoidance: &AvoidanceConfig) -> &'static str {
-    match avoidance.method {
-        AvoidanceMethod::Orca => "orca",
-        AvoidanceMethod::Sampled(_) => "sampled",
+        avoidance.enabled = self == AvoidanceArg::On;
     }
 }
 
@@ -137,6 +120,9 @@ pub struct ContactArgs {
     /// fraction.
     #[arg(long, value_name = "S")]
     pub squeeze_ramp: Option<f32>,
+    /// Seconds a walker is held (without progress, or stalled) before its squeeze begins.
+    #[arg(long, value_name = "S")]
+    pub squeeze_after: Option<f32>,
     /// Collision time horizon between agents, seconds.
     #[arg(long, value_name = "S")]
     pub time_horizon: Option<f32>,
@@ -174,6 +160,9 @@ impl ContactArgs {
         }
         if let Some(seconds) = self.squeeze_ramp {
             avoidance.squeeze_ramp_s = seconds;
+        }
+        if let Some(seconds) = self.squeeze_after {
+            avoidance.squeeze_after_s = seconds;
         }
         if let Some(horizon) = self.time_horizon {
             avoidance.time_horizon_s = horizon;

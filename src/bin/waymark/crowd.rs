@@ -9,7 +9,7 @@ use waymark::crowd::{
     AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats, SupportMotion,
 };
 use waymark::harness::{
-    AgentPlan, RunOptions, RunReport, add_lift_doors, median, random_plans, read_agents_csv,
+    AgentPlan, RunOptions, RunReport, add_lift_doors, median, reachable_plans, read_agents_csv,
     resume_crowd, run_crowd, run_lift, state_hash,
 };
 use waymark::ids::SupportId;
@@ -17,7 +17,7 @@ use waymark::mesh::{LinkId, NavMesh};
 
 use crate::bake_args::{BakeArgs, PresetArg};
 use crate::common::{
-    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, frames_arg, head_starts_arg, method_name,
+    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, frames_arg, head_starts_arg,
     node_budget_arg, peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads,
     write_svg,
 };
@@ -258,7 +258,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     return_freed_memory();
     let plans: Vec<AgentPlan> = match &command.agents_csv {
         Some(path) => read_agents_csv(path, command.agents)?,
-        None => random_plans(&mesh, command.agents, RANDOM_TARGETS, command.seed),
+        // Targets where each agent can walk: a random target on a piece of floor the agent
+        // cannot reach ends at a partial path, which is no delivery.
+        None => reachable_plans(&mesh, command.agents, RANDOM_TARGETS, command.seed),
     };
     let config = command.bake.config();
     let params = if matches!(command.bake.preset, Some(PresetArg::Recast)) {
@@ -557,7 +559,6 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         // costly branch (the rest walk on to the corner they keep).
         report["funnel_runs_per_frame"] =
             json!(run.report.funnel_runs as f64 / run.report.frames.max(1) as f64);
-        report["avoidance_method"] = json!(method_name(&run.crowd.config().avoidance));
         report["agents_on_moving_supports"] = json!(agents_on_moving_supports(&run.crowd));
         report["platform_riders"] = json!(run.platform_riders);
         // Each order's one outcome over the measured frames (success matches arrivals).
@@ -590,7 +591,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     )?;
     writeln!(
         out,
-        "arrivals: {}, at the end of a partial path: {}, blocked events: {}, no path: {}, waiting for a path at the end: {}",
+        "complete arrivals: {}; apart from them, partial ends (at the end of a partial path): {}; blocked events: {}, no path: {}, waiting for a path at the end: {}",
         run.report.arrivals,
         run.report.partial_arrivals,
         run.report.blocked,
@@ -600,7 +601,6 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     let avoidance = match command.avoidance {
         AvoidanceArg::On => "on",
         AvoidanceArg::Off => "off",
-        AvoidanceArg::Detour => "detour",
     };
     if command.skip_quality {
         writeln!(
@@ -610,8 +610,10 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     } else {
         writeln!(
             out,
-            "avoidance {avoidance}: {:.1} overlapping pairs per frame, deepest {:.3} m; off the mesh: {}",
+            "avoidance {avoidance}: {:.1} overlapping pairs per frame, depth p50 {:.3} m, p99 {:.3} m, deepest {:.3} m; off the mesh: {}",
             run.report.overlap_pairs_total as f64 / run.report.frames.max(1) as f64,
+            run.report.overlap_depths.percentile_m(0.5),
+            run.report.overlap_depths.percentile_m(0.99),
             run.report.max_overlap_m,
             run.report.off_mesh_agents
         )?;

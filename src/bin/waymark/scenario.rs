@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use crate::CliError;
 use crate::common::{
-    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, method_name, threads_arg, with_threads,
-    write_svg,
+    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, threads_arg, with_threads, write_svg,
 };
 use serde_json::json;
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
@@ -35,6 +34,10 @@ pub enum ScenarioArg {
     Ferry,
     /// A crowd rides a lift car between two floors.
     Elevator,
+    /// A walker crosses a block of --agents idle agents (their bodies on 30% of its floor)
+    /// and another walks to the block's centre; the crossing against the empty room, how
+    /// far the idle agents end from where they stood, and their jiggle once settled.
+    PartTheCrowd,
 }
 
 #[derive(clap::Args, Debug)]
@@ -68,6 +71,9 @@ pub struct ScenarioCommand {
 }
 
 pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
+    if command.scenario == ScenarioArg::PartTheCrowd {
+        return part_the_crowd(command);
+    }
     let kind = match command.scenario {
         ScenarioArg::Circle => ScenarioKind::Circle,
         ScenarioArg::Corridor => ScenarioKind::Corridor,
@@ -79,6 +85,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         ScenarioArg::Turntable => ScenarioKind::Turntable,
         ScenarioArg::Ferry => ScenarioKind::Ferry,
         ScenarioArg::Elevator => ScenarioKind::Elevator,
+        ScenarioArg::PartTheCrowd => unreachable!("run apart above"),
     };
     if command.one_way && !matches!(kind, ScenarioKind::CorridorSwap | ScenarioKind::Doorway) {
         return Err(CliError::Usage(format!(
@@ -112,7 +119,6 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
             "scenario": name,
             "agents": report.agents,
             "avoidance": scenario.config.avoidance.enabled,
-            "avoidance_method": method_name(&scenario.config.avoidance),
             "contact": format!("{:?}", scenario.config.avoidance.contact).to_lowercase(),
             "slow_turn_rad": scenario.config.avoidance.slow_turn_rad,
             "yield_share": scenario.config.avoidance.yield_share,
@@ -182,6 +188,72 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         out,
         "step: median {:.3} ms ({:.0} agents/ms), avoid {:.3} ms",
         report.ms_per_frame_median, report.agents_per_ms, report.avoid_ms_median
+    )?;
+    Ok(())
+}
+
+/// `waymark scenario part-the-crowd`: its own report (`waymark::harness::run_part_the_crowd`).
+fn part_the_crowd(command: &ScenarioCommand) -> Result<(), CliError> {
+    if command.one_way || command.svg.is_some() {
+        return Err(CliError::Usage(
+            "part-the-crowd takes neither --one-way nor --svg".to_owned(),
+        ));
+    }
+    let mut config = waymark::crowd::CrowdConfig::default();
+    command.avoidance.apply(&mut config.avoidance);
+    command.contact.apply(&mut config.avoidance);
+    command.routing.apply(&mut config);
+    let report = with_threads(command.threads, || {
+        waymark::harness::run_part_the_crowd(command.agents, config)
+    })??;
+    let mut out = std::io::stdout().lock();
+    if command.json {
+        let value = json!({
+            "scenario": "part-the-crowd",
+            "idle_agents": report.idle_agents,
+            "group_coverage": waymark::harness::GROUP_COVERAGE,
+            "crossing_s": report.crossing_s,
+            "crossing_empty_s": report.crossing_empty_s,
+            "crossing_ratio": report.crossing_ratio(),
+            "centre_s": report.centre_s,
+            "idle_largest_displacement_m": report.idle_largest_displacement_m,
+            "idle_median_displacement_m": report.idle_median_displacement_m,
+            "idle_quiet_speed_mps": report.idle_quiet_speed_mps,
+            "overlap_pairs_per_frame": report.overlap_pairs_per_frame,
+            "overlap_depth_p99_m": report.overlap_depth_p99_m,
+            "threads": rayon::current_num_threads(),
+        });
+        writeln!(out, "{value}")?;
+        return Ok(());
+    }
+    let seconds = |value: Option<f32>| value.map_or("never".to_owned(), |s| format!("{s:.1} s"));
+    writeln!(
+        out,
+        "part-the-crowd: {} idle agents on {:.0}% of their block's floor",
+        report.idle_agents,
+        waymark::harness::GROUP_COVERAGE * 100.0
+    )?;
+    writeln!(
+        out,
+        "crossing: {} (empty room {}); to the centre: {}",
+        seconds(report.crossing_s),
+        seconds(report.crossing_empty_s),
+        seconds(report.centre_s)
+    )?;
+    writeln!(
+        out,
+        "idle agents ended {:.3} m (median) and at most {:.3} m from where they stood; \
+         fastest with no walker within {} m after {} s: {:.4} m/s",
+        report.idle_median_displacement_m,
+        report.idle_largest_displacement_m,
+        waymark::harness::QUIET_DISTANCE_M,
+        waymark::harness::SETTLE_S,
+        report.idle_quiet_speed_mps
+    )?;
+    writeln!(
+        out,
+        "{:.2} overlapping pairs per frame, p99 depth {:.3} m",
+        report.overlap_pairs_per_frame, report.overlap_depth_p99_m
     )?;
     Ok(())
 }

@@ -162,12 +162,21 @@ struct AgentSpec {
     #[serde(default)]
     radius_m: Option<f32>,
     #[serde(default)]
+    height_m: Option<f32>,
+    #[serde(default)]
     max_speed_mps: Option<f32>,
     #[serde(default)]
     preferred_speed_mps: Option<f32>,
+    #[serde(default)]
+    max_acceleration_mps2: Option<f32>,
     /// false: the agent does not negotiate (others avoid it; it keeps its velocity).
     #[serde(default = "default_true")]
     negotiates: bool,
+    /// Its avoidance profile's horizons (the crowd's by default).
+    #[serde(default)]
+    time_horizon_s: Option<f32>,
+    #[serde(default)]
+    wall_time_horizon_s: Option<f32>,
 }
 
 #[derive(Deserialize)]
@@ -320,11 +329,11 @@ impl PolicySpec {
     }
 }
 
-/// The last save: the crowd's bytes, and the game's own part (names, the wall profile).
+/// The last save: the crowd's bytes, and the game's own part (names, the profiles).
 struct SavedGame {
     bytes: Vec<u8>,
     agents: Vec<(String, AgentId)>,
-    wall_profile: Option<waymark::crowd::ProfileId>,
+    profiles: Vec<(AvoidanceProfile, waymark::crowd::ProfileId)>,
 }
 
 /// What the game side of the run keeps: agent names, and the last save.
@@ -337,8 +346,8 @@ struct Sim {
     crowd: Crowd,
     /// Which agent each name is, and back.
     agents: Vec<(String, AgentId)>,
-    /// The profile of agents that do not negotiate.
-    wall_profile: Option<waymark::crowd::ProfileId>,
+    /// The avoidance profiles agents asked for beyond the crowd's own, each registered once.
+    profiles: Vec<(AvoidanceProfile, waymark::crowd::ProfileId)>,
     body: (f32, f32),
     save: Option<SavedGame>,
     /// Each agent's last traced state.
@@ -533,7 +542,7 @@ impl Sim {
             config,
             crowd,
             agents: Vec::new(),
-            wall_profile: None,
+            profiles: Vec::new(),
             body,
             save: None,
             last: HashMap::new(),
@@ -556,25 +565,35 @@ impl Sim {
         };
         let params = AgentParams {
             radius_m: spec.radius_m.unwrap_or(defaults.radius_m),
+            height_m: spec.height_m.unwrap_or(defaults.height_m),
             max_speed_mps: spec.max_speed_mps.unwrap_or(defaults.max_speed_mps),
             preferred_speed_mps: spec
                 .preferred_speed_mps
                 .unwrap_or(defaults.preferred_speed_mps),
-            ..defaults
+            max_acceleration_mps2: spec
+                .max_acceleration_mps2
+                .unwrap_or(defaults.max_acceleration_mps2),
+        };
+        let crowd_profile = AvoidanceProfile::of(&self.config.avoidance);
+        let profile = AvoidanceProfile {
+            negotiates: spec.negotiates,
+            time_horizon_s: spec.time_horizon_s.unwrap_or(crowd_profile.time_horizon_s),
+            wall_time_horizon_s: spec
+                .wall_time_horizon_s
+                .unwrap_or(crowd_profile.wall_time_horizon_s),
+        };
+        // Refused by value (naming the field) before the agent is added.
+        let registered = if profile == crowd_profile {
+            None
+        } else if let Some(&(_, id)) = self.profiles.iter().find(|(known, _)| *known == profile) {
+            Some(id)
+        } else {
+            let id = self.crowd.add_avoidance_profile(profile)?;
+            self.profiles.push((profile, id));
+            Some(id)
         };
         let agent = self.crowd.add_agent(Vec3::from(spec.position), params)?;
-        if !spec.negotiates {
-            let profile = match self.wall_profile {
-                Some(profile) => profile,
-                None => {
-                    let profile = self.crowd.add_avoidance_profile(AvoidanceProfile {
-                        negotiates: false,
-                        ..AvoidanceProfile::of(&self.config.avoidance)
-                    })?;
-                    self.wall_profile = Some(profile);
-                    profile
-                }
-            };
+        if let Some(profile) = registered {
             self.crowd.set_avoidance_profile(agent, profile)?;
         }
         self.agents.push((spec.name.clone(), agent));
@@ -808,7 +827,7 @@ impl Sim {
                 self.save = Some(SavedGame {
                     bytes,
                     agents: self.agents.clone(),
-                    wall_profile: self.wall_profile,
+                    profiles: self.profiles.clone(),
                 });
                 Ok(json!({ "bytes": size }))
             }
@@ -818,7 +837,7 @@ impl Sim {
                     Ok(crowd) => {
                         self.crowd = crowd;
                         self.agents = saved.agents.clone();
-                        self.wall_profile = saved.wall_profile;
+                        self.profiles = saved.profiles.clone();
                         Ok(json!({ "epoch": self.crowd.epoch() }))
                     }
                     Err(error) => Err(error.to_string()),

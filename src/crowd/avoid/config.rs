@@ -4,8 +4,6 @@
 //! Stage: crowd runtime, read by the avoid and separation passes. Every field is checked
 //! by `invalid_field`, which names the first bad one, before a crowd takes it.
 
-use super::sampled::{AvoidanceMethod, SampledConfig};
-
 /// Most neighbours one agent can weigh (a bound on [`AvoidanceConfig::neighbours_max`]).
 pub const NEIGHBOURS_CAPACITY: usize = 32;
 
@@ -61,18 +59,20 @@ pub struct AvoidanceConfig {
     /// negotiating its own, and the side chosen never depends on rounding.
     pub passing_side_rad: f32,
     /// Seconds without progress along its corridor over which a held walker's squeeze
-    /// ([`AvoidanceConfig::squeeze_fraction`]) grows to the full fraction (the stall of
-    /// half-second stall grows it too): a walker jostled in a jam is held even when it moves.
+    /// ([`AvoidanceConfig::squeeze_fraction`]) grows to the full fraction, once it has
+    /// begun (a half-second stall grows it too): a walker jostled in a jam is held even
+    /// when it moves.
     pub squeeze_ramp_s: f32,
+    /// Seconds a walker goes without progress (or stands stalled) before its squeeze
+    /// begins: sidestepping a neighbour or turning a corner costs progress for a moment,
+    /// and bodies keep their full size through it; only a hold longer than this gives.
+    pub squeeze_after_s: f32,
     /// Seconds without progress along its corridor after which a walker passes through
     /// the agents in its way (0: never): it ignores their velocities and they do not push
     /// it, until it has made progress again. The last step of the escalation (wait, turn,
     /// squeeze, pass): no agent stays stuck for longer, at the price of one body crossing
     /// others.
     pub pass_through_after_s: f32,
-    /// How a velocity is chosen among the neighbours: ORCA's half-planes (the default) or
-    /// DetourCrowd's sampled penalties ([`AvoidanceConfig::detour`]).
-    pub method: AvoidanceMethod,
 }
 
 /// How one agent avoids, set per agent from a small table registered with the crowd
@@ -138,7 +138,11 @@ impl Default for AvoidanceConfig {
             vertical_range_m: 2.0,
             time_horizon_s: 2.5,
             wall_time_horizon_s: 1.0,
-            squeeze_fraction: 0.0,
+            // A held pair gives up to 45% of its radius sum (overlaps stay under half of
+            // it), beginning after 0.3 s held and in full half a second later: squeezing
+            // past in a doorway or a narrow pass instead of standing until passing through
+            // (the flow suite, docs/benchmarks.md, chose these over the alternatives).
+            squeeze_fraction: 0.45,
             separation: true,
             contact: ContactModel::Slide,
             slow_turn_rad: 0.0,
@@ -147,47 +151,23 @@ impl Default for AvoidanceConfig {
             yield_share: 0.5,
             overlap_allowance: 0.0,
             contact_relax_per_s: 3.0,
-            passing_side_rad: 0.0,
-            squeeze_ramp_s: 1.5,
-            // Long enough that walkers pass through only in a real jam, short enough that
-            // packed crowds keep under 1% of agents stuck (docs/benchmarks.md, Flow).
-            pass_through_after_s: 1.1,
-            method: AvoidanceMethod::Orca,
+            // Oncoming walkers both keep right a little: streams meeting in a corridor or
+            // a pass form lanes instead of negotiating each pair afresh.
+            passing_side_rad: 0.3,
+            squeeze_ramp_s: 0.5,
+            squeeze_after_s: 0.3,
+            // The last resort, after the squeeze has had its second: long enough that
+            // walkers pass through only in a real deadlock (a pass too narrow to squeeze
+            // through, a crowd pressed against its own goal), short enough that packed
+            // crowds keep about 1% of agents stuck (docs/benchmarks.md, Flow).
+            pass_through_after_s: 1.5,
         }
     }
 }
 
 impl AvoidanceConfig {
-    /// The `detour` profile: avoidance that behaves like DetourCrowd's, for comparing
-    /// waymark's crowds with it like for like or for a game that wants its softness.
-    /// Sampled velocities scored by penalties ([`SampledConfig`]'s defaults: DetourCrowd's
-    /// highest preset and weights, its demo's separation weight), its six neighbours
-    /// within twelve radii of a 0.6 m agent, its 2.5 s horizon, and none of waymark's
-    /// escalation (no stall squeeze, no passing through); the separation pass still
-    /// pushes overlapping bodies apart after the move, as DetourCrowd's collision
-    /// resolution does.
-    pub fn detour() -> AvoidanceConfig {
-        AvoidanceConfig {
-            neighbours_max: 6,
-            neighbour_range_m: 7.2,
-            time_horizon_s: 2.5,
-            squeeze_fraction: 0.0,
-            yield_share: 0.5,
-            passing_side_rad: 0.0,
-            slow_turn_rad: 0.0,
-            pass_through_after_s: 0.0,
-            method: AvoidanceMethod::Sampled(SampledConfig::default()),
-            ..AvoidanceConfig::default()
-        }
-    }
-
     /// The field that makes this configuration unusable, with its value, if any.
     pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
-        if let AvoidanceMethod::Sampled(sampled) = &self.method
-            && let Some(bad) = sampled.invalid_field()
-        {
-            return Some(bad);
-        }
         let positive = |value: f32| value.is_finite() && value > 0.0;
         if self.neighbours_max > NEIGHBOURS_CAPACITY {
             return Some(("avoidance.neighbours_max", self.neighbours_max as f32));
@@ -221,6 +201,9 @@ impl AvoidanceConfig {
         }
         if !(self.squeeze_ramp_s.is_finite() && self.squeeze_ramp_s > 0.0) {
             return Some(("avoidance.squeeze_ramp_s", self.squeeze_ramp_s));
+        }
+        if !(self.squeeze_after_s.is_finite() && self.squeeze_after_s >= 0.0) {
+            return Some(("avoidance.squeeze_after_s", self.squeeze_after_s));
         }
         if !(self.pass_through_after_s.is_finite() && self.pass_through_after_s >= 0.0) {
             return Some(("avoidance.pass_through_after_s", self.pass_through_after_s));

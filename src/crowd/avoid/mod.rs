@@ -53,19 +53,14 @@
 //! mesh, so the pass runs over chunks of agents in parallel and is the same at any thread
 //! count.
 
-//! With [`AvoidanceMethod::Sampled`] (the `detour` profile) an agent's solve scores sampled
-//! velocities instead (`sampled.rs`), over the same neighbours seen the same way.
-//!
 //! The avoid wing's files: `config.rs` (the settings and per-agent profiles), `program.rs`
 //! (the velocity program: half-planes, the speed and acceleration disks and the solver),
-//! `constraints.rs` (the ORCA half-plane of a neighbour and those of the walls),
-//! `sampled.rs` (the sampled method), this file (the pass: gathered bodies, shares, the
-//! escalation, one agent's solve).
+//! `constraints.rs` (the ORCA half-plane of a neighbour and those of the walls), this file
+//! (the pass: gathered bodies, shares, the escalation, one agent's solve).
 
 mod config;
 mod constraints;
 mod program;
-mod sampled;
 
 pub(crate) use config::ProfileTable;
 pub use config::{AvoidanceConfig, AvoidanceProfile, ContactModel, NEIGHBOURS_CAPACITY};
@@ -73,8 +68,6 @@ pub(crate) use constraints::orca_half_plane;
 pub use constraints::{ConstraintLanes, NeighbourBatch, orca_constraints_scalar, wall_constraints};
 use program::EPSILON;
 pub use program::{HalfPlane, Solved, VelocityBounds, WALLS_CAPACITY, solve_velocity};
-pub use sampled::{AvoidanceMethod, SampledConfig};
-use sampled::{SampledNeighbour, SampledProblem, SamplingPattern, sample_velocity};
 
 use glam::Vec2;
 use rayon::prelude::*;
@@ -149,15 +142,19 @@ fn slow_turn(preferred: Vec2, velocity: Vec2, close_ahead: bool, most_rad: f32) 
 }
 
 /// The factor on a pair's radius sum: 1, less by up to `squeeze_fraction` as the longer
-/// stall of the two grows to [`STALL_S`]. Avoidance and separation both use it, so a pair
+/// stall of the two grows past [`AvoidanceConfig::squeeze_after_s`] (by [`STALL_S`] of
+/// standing still, or [`AvoidanceConfig::squeeze_ramp_s`] without progress along the
+/// corridor). Avoidance and separation both use it, so a pair
 /// allowed to squeeze past each other is not pushed back apart by the separation pass.
 #[inline]
 pub(crate) fn give(config: &AvoidanceConfig, own: &AvoidBody, other: &AvoidBody) -> f32 {
     if config.squeeze_fraction == 0.0 {
         return 1.0; // no stall to read
     }
-    let stall = (own.stalled_s.max(other.stalled_s) / STALL_S)
-        .max(own.unprogressed_s.max(other.unprogressed_s) / config.squeeze_ramp_s);
+    let after = config.squeeze_after_s;
+    let stall = ((own.stalled_s.max(other.stalled_s) - after).max(0.0) / STALL_S).max(
+        (own.unprogressed_s.max(other.unprogressed_s) - after).max(0.0) / config.squeeze_ramp_s,
+    );
     1.0 - config.squeeze_fraction * stall.min(1.0)
 }
 
@@ -419,7 +416,7 @@ impl AvoidPass<'_> {
             .enumerate()
             .for_each(|(chunk, out)| {
                 let first = chunk * AVOID_CHUNK_AGENTS;
-                let mut scratch = AvoidScratch::new(self.config);
+                let mut scratch = AvoidScratch::new();
                 cpu::dispatch(
                     #[inline(always)]
                     || {
@@ -443,28 +440,20 @@ impl AvoidPass<'_> {
     }
 }
 
-/// Per-agent working memory of the avoid pass, reused across the agents of a chunk (the
-/// half-plane list, which would otherwise be zeroed for every agent; the sampled method's
-/// neighbours and pattern).
+/// Per-agent working memory of the avoid pass, reused across the agents of a chunk: the
+/// half-plane list, which would otherwise be zeroed for every agent.
 #[derive(Clone, Debug)]
 pub(crate) struct AvoidScratch {
     planes: [HalfPlane; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
-    sampled: [SampledNeighbour; NEIGHBOURS_CAPACITY],
-    pattern: Option<SamplingPattern>,
 }
 
 impl AvoidScratch {
-    pub(crate) fn new(config: &AvoidanceConfig) -> AvoidScratch {
+    pub(crate) fn new() -> AvoidScratch {
         AvoidScratch {
             planes: [HalfPlane {
                 point: Vec2::ZERO,
                 direction: Vec2::X,
             }; NEIGHBOURS_CAPACITY + WALLS_CAPACITY],
-            sampled: [SampledNeighbour::default(); NEIGHBOURS_CAPACITY],
-            pattern: match &config.method {
-                AvoidanceMethod::Orca => None,
-                AvoidanceMethod::Sampled(sampled) => Some(SamplingPattern::new(sampled)),
-            },
         }
     }
 }
@@ -538,9 +527,9 @@ pub(crate) fn avoid_one<F: BodyFrames>(
     // millimetre per second in a direction fixed by the agent's identity (not its slot,
     // which moves on removal) breaks the tie the same way on every run.
     // (An agent that does not negotiate breaks no ties: it keeps its course. Nor does one
-    // that does not walk, idle, arrived or waiting: nudged, it would creep a millimetre a
-    // second forever.)
-    let preferred = if profile.negotiates && walking(own.status) {
+    // that does not walk, idle, arrived or waiting, or one that wants to stand where it
+    // is, a hold at its pose: nudged, it would creep a millimetre a second forever.)
+    let preferred = if profile.negotiates && walking(own.status) && preferred != Vec2::ZERO {
         preferred + symmetry_nudge(own.identity_bits)
     } else {
         preferred
@@ -561,12 +550,6 @@ pub(crate) fn avoid_one<F: BodyFrames>(
     let walls = snapshot
         .tile(own.polygon)
         .map_or(&[][..], |tile| tile.walls_near(own.polygon.polygon()));
-    if let AvoidanceMethod::Sampled(sampled) = &config.method {
-        return avoid_one_sampled(
-            grid, bodies, carried, frames, config, profiles, dt, index, preferred, walls, sampled,
-            scratch,
-        );
-    }
     let AvoidScratch { planes, .. } = scratch;
     let reach_m = bounds.speed.radius * profile.wall_time_horizon_s;
     let hard_count = wall_constraints(
@@ -667,101 +650,4 @@ pub(crate) fn avoid_one<F: BodyFrames>(
         &bounds,
         preferred,
     )
-}
-
-/// [`avoid_one`] by the sampled method: the same neighbours, seen the same way (velocities
-/// in the agent's frame, a holding agent answering a walker's intent, the same shares and
-/// squeezed radii), scored by [`sample_velocity`] instead of solved as half-planes.
-#[allow(clippy::too_many_arguments)]
-fn avoid_one_sampled<F: BodyFrames>(
-    grid: &NeighbourGrid,
-    bodies: &[AvoidBody],
-    carried: &[Vec2],
-    frames: F,
-    config: &AvoidanceConfig,
-    profiles: &ProfileTable,
-    dt: f32,
-    index: usize,
-    preferred: Vec2,
-    walls: &[crate::mesh::Wall],
-    sampled: &SampledConfig,
-    scratch: &mut AvoidScratch,
-) -> Solved {
-    let own = bodies[index];
-    let profile = profiles.get(own.profile.index());
-    let agent_walking = walking(own.status);
-    let neighbours = if profile.negotiates {
-        grid.neighbours_at(index)
-    } else {
-        &[]
-    };
-    let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
-    let ghost = passing_through(config, &own);
-    let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
-    let own_frame = frames.at(index);
-    let mut written = 0;
-    for &other_index in &neighbours[..count] {
-        let other = &bodies[other_index as usize];
-        if ghost && passes(other) {
-            continue;
-        }
-        let other_walking = walking(other.status);
-        let velocity = velocity_seen(
-            agent_walking,
-            other,
-            carried,
-            frames,
-            other_index,
-            own_carried,
-            &own_frame,
-        );
-        let share = if profiles.keeps_course(other.status, other.profile.index()) {
-            1.0
-        } else if agent_walking && other_walking {
-            if own.identity_bits > other.identity_bits {
-                1.0 - config.yield_share
-            } else {
-                config.yield_share
-            }
-        } else {
-            share(own.status, other.status)
-        };
-        scratch.sampled[written] = SampledNeighbour {
-            offset: offset_seen(frames, other, other_index, own.position, &own_frame),
-            velocity,
-            desired_difference: if F::PLACED {
-                own_frame.to_local(frames.at(other_index as usize).to_world(other.desired))
-            } else {
-                other.desired
-            } - own.desired,
-            radius_sum: (own.radius + other.radius)
-                * (1.0 - config.overlap_allowance)
-                * give(config, &own, other),
-            share,
-        };
-        written += 1;
-    }
-    let bounds = VelocityBounds::new(own.velocity, own.speed_limit, own.acceleration_limit * dt);
-    let problem = SampledProblem {
-        position: own.position,
-        radius: own.radius,
-        velocity: own.velocity,
-        preferred,
-        speed_limit: bounds.speed.radius,
-        horizon_s: profile.time_horizon_s,
-        neighbours: &scratch.sampled[..written],
-        walls,
-        separation_range_m: config.neighbour_range_m,
-    };
-    let pattern = scratch
-        .pattern
-        .get_or_insert_with(|| SamplingPattern::new(sampled));
-    let answer = sample_velocity(&problem, sampled, pattern);
-    // The controller reaches at most A/k dt from vEnd this step: the sample is taken as far
-    // toward as it can go, as DetourCrowd's integration clamps its acceleration.
-    let change = (answer.velocity - own.velocity).clamp_length_max(bounds.acceleration.radius);
-    Solved {
-        velocity: own.velocity + change,
-        jammed: answer.impact_s < dt,
-    }
 }
