@@ -499,8 +499,15 @@ fn an_inelastic_contact_removes_the_velocity_into_it_and_a_sliding_one_keeps_it(
             glam::Vec3::new(5.0, 0.0, 5.0),
             glam::Vec3::new(5.7, 0.0, 5.0),
         );
-        let a = crowd.add_agent(left, scenario.params).unwrap();
-        let b = crowd.add_agent(right, scenario.params).unwrap();
+        // At their speed within a step: a pair accelerating from rest can close a gap
+        // exactly (the step's mean velocity is half its end velocity) and touch with no
+        // push, which says nothing of the contact model.
+        let params = waymark::crowd::AgentParams {
+            max_acceleration_mps2: 100.0,
+            ..scenario.params
+        };
+        let a = crowd.add_agent(left, params).unwrap();
+        let b = crowd.add_agent(right, params).unwrap();
         crowd.request_move(a, right + glam::Vec3::X * 5.0).unwrap();
         crowd.request_move(b, left - glam::Vec3::X * 5.0).unwrap();
         let mut controller = waymark::crowd::KinematicController;
@@ -532,7 +539,7 @@ fn an_inelastic_contact_removes_the_velocity_into_it_and_a_sliding_one_keeps_it(
     let (touching_inelastic, touching_slide) = (in_contact(&inelastic), in_contact(&slide));
     assert!(!touching_inelastic.is_empty() && !touching_slide.is_empty());
     assert!(
-        touching_inelastic.iter().all(|&closing| closing <= 1e-4),
+        touching_inelastic.iter().all(|&closing| closing <= 1e-3),
         "{inelastic:?}"
     );
     assert!(

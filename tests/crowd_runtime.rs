@@ -712,7 +712,10 @@ fn an_agent_walking_back_to_its_corridor_keeps_its_corner_until_it_is_back_in() 
     // Shoved up the side square to (3, 6), 4 m from the edge back in: the funnel runs once,
     // from that edge, and the corner it finds serves every frame the agent walks in that
     // square, but for the refresh any kept corner gets once it is 30 frames old (on the
-    // 31st frame after the funnel ran).
+    // 31st frame after the funnel ran). The corner is the edge's end at (4, 2), on the
+    // square's boundary: the agent heads straight for it and reaches it still in the
+    // square, where the next corner is found by a run of its own, so the frames counted
+    // are those more than half a metre from the edge.
     let position = crowd.position(agent).unwrap();
     crowd
         .push(agent, Vec3::new(3.0, 0.0, 6.0) - position)
@@ -721,9 +724,12 @@ fn an_agent_walking_back_to_its_corridor_keeps_its_corner_until_it_is_back_in() 
     assert_eq!(crowd.stats().funnel_runs, 1);
     assert_eq!(crowd.stats().reconnected, 0, "walked back, not reconnected");
     let (mut frames_beside, mut funnel_runs_beside) = (1, 1);
-    while crowd.polygon(agent).unwrap() == side {
+    let far_from_the_edge = |crowd: &Crowd| {
+        crowd.polygon(agent).unwrap() == side && crowd.position(agent).unwrap().z > 2.5
+    };
+    while far_from_the_edge(&crowd) {
         crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
-        if crowd.polygon(agent).unwrap() == side {
+        if far_from_the_edge(&crowd) {
             frames_beside += 1;
             funnel_runs_beside += crowd.stats().funnel_runs;
         }
@@ -739,6 +745,10 @@ fn an_agent_walking_back_to_its_corridor_keeps_its_corner_until_it_is_back_in() 
         "{frames_beside} frames beside"
     );
     // Back in, it walks on to the goal on the same corridor.
+    while crowd.polygon(agent).unwrap() == side {
+        crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+        assert_eq!(crowd.stats().reconnected, 0, "walked back, not reconnected");
+    }
     assert!(!crowd.corridor(agent).unwrap().unwrap().contains(side));
     for _ in 0..300 {
         crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();

@@ -166,14 +166,30 @@ pub(crate) fn orca_half_plane(
     }
 }
 
-/// The boundary half-planes of an agent at `position` (x, z): one per segment within
-/// reach whose interior is the closest point (an agent beyond a segment's end, going round a
-/// corner of walkable space, is not held back by it). Writes at most `out.len()` and at
-/// most [`WALLS_CAPACITY`], the first segments in `walls` order; returns how many.
+/// How far inside a segment's ends its legs are drawn, metres (at most a quarter of its
+/// length): a path corner lies on the boundary, at a segment's very end, and a walker
+/// aimed at it must not be read as aimed into the segment by rounding.
+const WALL_END_MARGIN_M: f32 = 0.01;
+
+/// The boundary half-planes of an agent at `position` (x, z) wanting `preferred`: one per
+/// segment within reach whose interior is the closest point (an agent beyond a segment's
+/// end, going round a corner of walkable space, is not held back by it). Writes at most
+/// `out.len()` and at most [`WALLS_CAPACITY`], the first segments in `walls` order; returns
+/// how many.
+///
+/// The velocities that reach a segment within the horizon form a truncated cone: between
+/// the two legs (from the agent through each end) and beyond the front edge (the segment
+/// scaled by 1 / horizon). Its complement is three half-planes, of which the program takes
+/// one: the leg an agent aims past when its preferred velocity leaves the segment by an
+/// end (a walker heading for the corner at a segment's end keeps its speed), else the
+/// front edge: close on the segment no faster than its distance over the horizon. A
+/// single front edge for every segment, as a line without ends, would slow every walker
+/// to a crawl as it closes on the corner its path turns round.
 #[inline(always)]
 pub fn wall_constraints(
     walls: &[Wall],
     position: Vec2,
+    preferred: Vec2,
     reach_m: f32,
     wall_time_horizon_s: f32,
     out: &mut [HalfPlane],
@@ -204,11 +220,48 @@ pub fn wall_constraints(
     for (plane, &index) in out.iter_mut().zip(&binding[..count]) {
         let wall = &walls[index as usize];
         let inward = Vec2::new(wall.direction.y, -wall.direction.x);
-        let distance = inward.dot(position - wall.start);
-        // v . inward >= -distance / horizon: close on the segment no faster than that.
-        *plane = HalfPlane {
-            point: -inward * (distance.max(0.0) * inverse_horizon),
+        let offset = position - wall.start;
+        let distance = inward.dot(offset).max(0.0);
+        // The front edge: v . inward >= -distance / horizon.
+        let front = HalfPlane {
+            point: -inward * (distance * inverse_horizon),
             direction: -wall.direction,
+        };
+        let closing = -preferred.dot(inward);
+        *plane = if closing * wall_time_horizon_s <= distance {
+            front // the preferred velocity does not reach the segment's line in time
+        } else {
+            // Where the preferred velocity meets the line, along the segment.
+            let hit_along =
+                wall.direction.dot(offset) + wall.direction.dot(preferred) * distance / closing;
+            let margin = WALL_END_MARGIN_M.min(0.25 * wall.length_m);
+            let end_along = wall.length_m - margin;
+            // The end the agent aims past, seen from the agent, and the segment's other
+            // end (which must stay on the refused side of the leg).
+            let (past, other) = if hit_along >= end_along {
+                (
+                    wall.direction * end_along - offset,
+                    wall.direction * margin - offset,
+                )
+            } else if hit_along <= margin {
+                (
+                    wall.direction * margin - offset,
+                    wall.direction * end_along - offset,
+                )
+            } else {
+                (Vec2::ZERO, Vec2::ZERO)
+            };
+            let leg = past.normalize_or_zero();
+            if leg == Vec2::ZERO {
+                front
+            } else {
+                // Admissible is left of the direction: the other end lies on its right.
+                let direction = if leg.perp_dot(other) < 0.0 { leg } else { -leg };
+                HalfPlane {
+                    point: Vec2::ZERO,
+                    direction,
+                }
+            }
         };
     }
     count
@@ -258,6 +311,41 @@ mod tests {
     }
 
     #[test]
+    fn a_walker_aimed_past_a_walls_end_keeps_its_speed_and_one_aimed_into_it_is_held() {
+        // The wall along z = 0 from x = 0 to 10, walkable z > 0; the agent 0.2 m from it.
+        let walls = [Wall::new(Vec2::new(10.0, 0.0), Vec2::new(0.0, 0.0)).expect("a segment")];
+        let mut out = [HalfPlane {
+            point: Vec2::ZERO,
+            direction: Vec2::X,
+        }; 4];
+        let position = Vec2::new(5.0, 0.2);
+        // Aimed at the corner (10, 0), the wall's end, at 3.5 m/s: the ray meets the wall's
+        // line at its very end. A line without ends would allow 0.2 m/s of closing speed.
+        let to_corner = (Vec2::new(10.0, 0.0) - position).normalize() * 3.5;
+        assert_eq!(
+            wall_constraints(&walls, position, to_corner, 3.5, 1.0, &mut out),
+            1
+        );
+        assert!(out[0].violation(to_corner) <= 1e-6, "{:?}", out[0]);
+        // The leg still refuses turning into the wall short of its end.
+        let into = Vec2::from_angle(-0.2).rotate(to_corner);
+        assert!(out[0].violation(into) > 0.0, "{:?}", out[0]);
+        // Aimed at the wall's middle: closing at 0.2 m/s is the limit.
+        let at_middle = Vec2::new(0.0, -3.5);
+        assert_eq!(
+            wall_constraints(&walls, position, at_middle, 3.5, 1.0, &mut out),
+            1
+        );
+        assert!(out[0].violation(Vec2::new(0.0, -0.2)).abs() < 1e-6);
+        assert!(out[0].violation(Vec2::new(3.0, -1.0)) > 0.0);
+        // Past the other end, (0, 0), the same way round.
+        let to_start = (Vec2::new(0.0, 0.0) - position).normalize() * 3.5;
+        wall_constraints(&walls, position, to_start, 3.5, 1.0, &mut out);
+        assert!(out[0].violation(to_start) <= 1e-6, "{:?}", out[0]);
+        assert!(out[0].violation(Vec2::from_angle(0.2).rotate(to_start)) > 0.0);
+    }
+
+    #[test]
     fn a_wall_ahead_limits_the_closing_speed_and_a_wall_behind_a_corner_does_not() {
         // Wall along z = 0 from x = 0 to 10 walked so walkable space (right of the edge) is
         // z > 0: edge from (10, 0) to (0, 0) has right-hand normal (0, 1).
@@ -266,7 +354,14 @@ mod tests {
             point: Vec2::ZERO,
             direction: Vec2::X,
         }; 4];
-        let count = wall_constraints(&walls, Vec2::new(5.0, 0.5), 3.0, 1.0, &mut out);
+        let count = wall_constraints(
+            &walls,
+            Vec2::new(5.0, 0.5),
+            Vec2::new(0.0, -3.0),
+            3.0,
+            1.0,
+            &mut out,
+        );
         assert_eq!(count, 1);
         // Closing at 0.5 m/s (0.5 m in 1 s) is the limit.
         assert!(out[0].violation(Vec2::new(0.0, -0.5)).abs() < 1e-6);
@@ -274,7 +369,7 @@ mod tests {
         assert!(out[0].violation(Vec2::new(3.0, 0.0)) < 0.0);
         // Beyond the wall's end (x = -1): going round the corner is not held back.
         assert_eq!(
-            wall_constraints(&walls, Vec2::new(-1.0, 0.5), 3.0, 1.0, &mut out),
+            wall_constraints(&walls, Vec2::new(-1.0, 0.5), Vec2::ZERO, 3.0, 1.0, &mut out),
             0
         );
     }

@@ -103,6 +103,12 @@ fn share(agent: AgentStatus, neighbour: AgentStatus) -> f32 {
 /// The most a stalled walker turns its preferred velocity, radians.
 const STALL_TURN_RAD: f32 = 1.0;
 
+/// Seconds of stall before a walker starts to turn: setting off from rest at 8 m/s², a
+/// walker takes about a tenth of a second to cover the stall rule's 5 cm, and one turned
+/// while it does so sets off askew (into the wall beside its first corner, in the open
+/// off its straight line).
+const STALL_TURN_AFTER_S: f32 = 0.15;
+
 /// Size of the symmetry-breaking nudge, m/s.
 const NUDGE_MPS: f32 = 1e-3;
 
@@ -535,9 +541,9 @@ pub(crate) fn avoid_one<F: BodyFrames>(
         preferred
     };
     // A stalled walker turns its wish sideways, every agent to the same side, by up to
-    // STALL_TURN_RAD as the stall grows: a ring of agents stopped around an empty centre
+    // STALL_TURN_RAD as the stall grows past STALL_TURN_AFTER_S: a ring of agents stopped around an empty centre
     // starts to circulate, two walkers nose to nose pass each other on the same side.
-    let stall = (own.stalled_s / STALL_S).min(1.0);
+    let stall = ((own.stalled_s - STALL_TURN_AFTER_S) / STALL_S).clamp(0.0, 1.0);
     let preferred = if stall > 0.0 && profile.negotiates {
         Vec2::from_angle(-STALL_TURN_RAD * stall).rotate(preferred)
     } else {
@@ -555,6 +561,7 @@ pub(crate) fn avoid_one<F: BodyFrames>(
     let hard_count = wall_constraints(
         walls,
         position,
+        preferred,
         reach_m,
         profile.wall_time_horizon_s,
         &mut planes[..WALLS_CAPACITY],
