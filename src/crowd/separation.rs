@@ -24,8 +24,11 @@ const SEPARATION_SLACK_M: f32 = 1e-3;
 
 /// Relaxation rounds of the separation pass per step, at most: a round looks only at the
 /// agents the last one moved, so rounds past the first cost only where a crowd is packed,
-/// which is where they settle crushes.
-const SEPARATION_ROUNDS: usize = 8;
+/// which is where they settle crushes. What a step leaves, the next step's avoidance (its
+/// case for bodies already in contact) and separation take up: on the flow suite's
+/// subset, four rounds cost a third less than eight on the packed dungeon, for 1% more
+/// overlapping pairs and as many complete arrivals or more (docs/benchmarks.md, Flow).
+const SEPARATION_ROUNDS: usize = 4;
 
 /// A separation round looking at fewer agents than this runs on the calling thread.
 const SEPARATION_SERIAL_BELOW: usize = 256;
@@ -39,7 +42,7 @@ const SEPARATION_CHUNK_AGENTS: usize = 64;
 const SEPARATION_FACTOR: f32 = 1.0;
 
 /// The separation pass (depenetration): after the move, overlapping agents are pushed
-/// apart along the surface (so they stay on the mesh), in up to eight relaxation rounds: each
+/// apart along the surface (so they stay on the mesh), in up to four relaxation rounds: each
 /// agent moves by half its mean overlap with its neighbours, away from them (a lone pair is
 /// apart after one round). ORCA keeps agents apart when it can; in a crush (its fallback
 /// minimises violations, it cannot remove them) and when the acceleration limit keeps an
