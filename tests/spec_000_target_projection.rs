@@ -387,7 +387,7 @@ fn t6_candidate_q() {
     assert_eq!(slice.len(), 1);
     assert!(close(slice[0].low, 0.45, 1e-6) && slice[0].low_open);
     assert!(close(slice[0].high, 0.6, 1e-6) && !slice[0].high_open);
-    assert_eq!(slice_positions(upper.x_extent, 0.05)[0], 0.75);
+    assert_eq!(slice_positions(upper.x_extent, 0.05).next(), Some(0.75));
     let q = slice_candidates(upper, 0.75)[0];
     assert!(close(q.x, 0.75, 1e-6) && close(q.y, 0.525, 1e-6));
 
@@ -734,6 +734,35 @@ fn bad_records_name_the_field() {
     assert!(
         message.contains("probe.radius_m") && message.contains("NaN"),
         "{message}"
+    );
+    // A spacing under a millimetre (1e-10 would ask for some 10^10 slices across a metre)
+    // and one of zero or below (no step outward at all) are refused by name and value.
+    for spacing in [1e-10, 0.0, -0.05, f32::INFINITY] {
+        let mut record = seat.record.clone();
+        record.sample_spacing_m = spacing;
+        let message = run(&record).unwrap_err().to_string();
+        assert!(
+            message.contains("sample_spacing_m") && message.contains(&spacing.to_string()),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn slices_go_out_from_the_middle_lazily_and_end_at_the_extent() {
+    let positions: Vec<f32> = slice_positions((0.0, 1.0), 0.25).collect();
+    assert_eq!(positions, [0.5, 0.75, 0.25, 1.0, 0.0]);
+    // A million slices across the extent: the first thousand come without the rest being
+    // gathered.
+    let fine: Vec<f32> = slice_positions((0.0, 1.0e3), 1.0e-3).take(1_001).collect();
+    assert_eq!(fine.len(), 1_001);
+    assert!((fine[0] - 500.0).abs() < 1e-3);
+    assert!((fine[999] - 500.5).abs() < 1e-3 && (fine[1_000] - 499.5).abs() < 1e-3);
+    // No spacing to step by: the middle only, instead of a loop that never ends.
+    assert_eq!(slice_positions((0.0, 1.0), 0.0).collect::<Vec<_>>(), [0.5]);
+    assert_eq!(
+        slice_positions((0.0, 1.0), f32::NAN).collect::<Vec<_>>(),
+        [0.5]
     );
 }
 

@@ -26,7 +26,7 @@ pub use collision::{
 pub use pose::{POSE_CHECKS, PoseReport, ProbeReport, ShapeClearance, SightReport, validate_pose};
 pub use record::{
     BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, Placement, ProbeRule,
-    SightFrom, StandArea, TargetRecord, Tolerances,
+    SAMPLE_SPACING_MIN_M, SightFrom, StandArea, TargetRecord, Tolerances,
 };
 pub use region::{Fragment, RegionReport, Shadow, WalkableFace, legal_fragments};
 
@@ -153,32 +153,37 @@ pub struct TargetResult {
 }
 
 /// The x positions a fragment is sampled at: the world-grid line nearest the middle of its
-/// extent, then alternately one step further out on each side.
-pub fn slice_positions(extent: (f32, f32), spacing_m: f32) -> Vec<f32> {
+/// extent, then alternately one step further out on each side. Lazy: the projection stops
+/// drawing positions at its candidate limit, so a fine spacing costs no memory up front.
+/// A spacing that is not a positive finite number gives the first position only (records
+/// refuse it before projecting: [`SAMPLE_SPACING_MIN_M`]).
+pub fn slice_positions(extent: (f32, f32), spacing_m: f32) -> impl Iterator<Item = f32> {
     let (low, high) = extent;
     let middle = 0.5 * (low + high);
-    let mut first = (middle / spacing_m).round() * spacing_m;
+    let usable = spacing_m.is_finite() && spacing_m > 0.0;
+    let mut first = if usable {
+        (middle / spacing_m).round() * spacing_m
+    } else {
+        middle
+    };
     if !(low..=high).contains(&first) {
         first = middle;
     }
-    let mut positions = vec![first];
-    for step in 1.. {
-        let (up, down) = (
-            first + step as f32 * spacing_m,
-            first - step as f32 * spacing_m,
-        );
-        let (up_in, down_in) = (up <= high, down >= low);
-        if !up_in && !down_in {
-            break;
-        }
-        if up_in {
-            positions.push(up);
-        }
-        if down_in {
-            positions.push(down);
-        }
-    }
-    positions
+    let outward = (1u32..)
+        .map_while(move |step| {
+            if !usable {
+                return None;
+            }
+            let (up, down) = (
+                first + step as f32 * spacing_m,
+                first - step as f32 * spacing_m,
+            );
+            let (up_in, down_in) = (up <= high, down >= low);
+            (up_in || down_in).then_some([up_in.then_some(up), down_in.then_some(down)])
+        })
+        .flatten()
+        .flatten();
+    std::iter::once(first).chain(outward)
 }
 
 /// The candidate foot point (x, z) on each interval of the fragment's slice at `x`: the

@@ -8,6 +8,11 @@ use crate::geom::planar::is_convex;
 use crate::ids::TransformVersion;
 use crate::query::ApproachSide;
 
+/// The finest slice spacing a record may ask for, metres: a millimetre is finer than any
+/// stand pose needs, and a spacing near zero would ask for as many slices as a float can
+/// count across a fragment.
+pub const SAMPLE_SPACING_MIN_M: f32 = 1e-3;
+
 /// The character's body as pose validation sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyProfile {
@@ -176,7 +181,8 @@ pub struct TargetRecord {
     /// The shape in the collision world that is the target (the first hit of sight lines
     /// and probes must be it).
     pub target_shape: ShapeId,
-    /// Spacing of the x-slices candidates are taken on inside a region fragment, metres.
+    /// Spacing of the x-slices candidates are taken on inside a region fragment, metres (at
+    /// least [`SAMPLE_SPACING_MIN_M`]).
     pub sample_spacing_m: f32,
     /// Most candidates tried before giving up with "candidates exhausted".
     pub candidates_max: u32,
@@ -343,7 +349,7 @@ impl TargetRecord {
         check(
             "sample_spacing_m",
             self.sample_spacing_m,
-            self.sample_spacing_m > 0.0,
+            self.sample_spacing_m >= SAMPLE_SPACING_MIN_M,
         )?;
         if self.candidates_max == 0 {
             return Err(TargetError::BadField {
