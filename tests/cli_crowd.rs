@@ -312,6 +312,12 @@ fn the_ferry_and_elevator_scenarios_through_the_cli_deliver_everyone_and_nobody_
 fn bad_crowd_arguments_are_one_line() {
     for (args, expected) in [
         (vec!["crowd", "--dt", "0"], "--dt"),
+        // A step of a billion seconds or of 1e-30 s is no frame of a game.
+        (
+            vec!["crowd", "--dt", "1e9"],
+            "--dt 1000000000 s is outside 0.0001..=1 s",
+        ),
+        (vec!["crowd", "--dt", "1e-30"], "s is outside 0.0001..=1 s"),
         (
             vec!["crowd", "--heuristic-weight", "0.5"],
             "--heuristic-weight",

@@ -8,7 +8,7 @@ use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AvoidanceProfile, CANCEL_CONFIRM_S, Crowd, CrowdConfig,
     CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, ProfileId,
-    TABLE_ENTRIES_MAX,
+    STEP_RANGE_S, TABLE_ENTRIES_MAX,
 };
 use waymark::ids::AreaId;
 use waymark::mesh::{NavMesh, WalkablePolygon};
@@ -67,6 +67,32 @@ fn arrived(events: &[CrowdEvent], agent: AgentId) -> bool {
     events
         .iter()
         .any(|event| matches!(event, CrowdEvent::Arrived { agent: a, .. } if *a == agent))
+}
+
+#[test]
+fn a_step_outside_the_step_range_is_refused_naming_its_length_and_leaves_the_crowd_as_it_was() {
+    let mesh = grid(3, 3, None);
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let agent = crowd.add_agent(Vec3::new(1.0, 0.0, 1.0), WALKER).unwrap();
+    crowd.request_move(agent, Vec3::new(5.0, 0.0, 5.0)).unwrap();
+    crowd.step(DT, &mut KinematicController).unwrap();
+    let before = crowd.position(agent).unwrap();
+    for dt in [1e9, 1.5, 1e-30, 0.0, -DT, f32::NAN, f32::INFINITY] {
+        match crowd.step(dt, &mut KinematicController) {
+            Err(CrowdError::BadStep(refused)) => {
+                assert!(refused.to_bits() == dt.to_bits(), "{refused} for {dt}");
+            }
+            other => panic!("{dt}: {other:?}"),
+        }
+        let message = CrowdError::BadStep(dt).to_string();
+        assert!(message.contains("0.0001..=1 s"), "{message}");
+    }
+    assert_eq!(crowd.position(agent).unwrap(), before);
+    // The range's ends are steps.
+    for dt in [*STEP_RANGE_S.start(), *STEP_RANGE_S.end()] {
+        crowd.step(dt, &mut KinematicController).unwrap();
+    }
+    assert_ne!(crowd.position(agent).unwrap(), before);
 }
 
 #[test]

@@ -195,8 +195,8 @@ pub enum CrowdError {
         /// Its value.
         value: f32,
     },
-    /// A step length that is not positive and finite.
-    #[error("step length {0} s must be positive and finite")]
+    /// A step length outside [`STEP_RANGE_S`](crate::crowd::STEP_RANGE_S).
+    #[error("step length {0} s is outside 0.0001..=1 s")]
     BadStep(f32),
     /// A crowd configuration field out of range.
     #[error("crowd configuration {field} = {value} is invalid")]

@@ -148,6 +148,7 @@ pub use platform::{FlatFrame, LinkDock, PlatformFrames, PlatformMotion, Platform
 pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
+pub use step::STEP_RANGE_S;
 pub use step::{PassStats, StepStats};
 pub use support::{
     LEAN_LEAST_PROGRESS, SupportAcceleration, SupportMotion, lean_into_carry, turn_about_up,

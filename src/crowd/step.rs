@@ -193,8 +193,16 @@ fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
     value
 }
 
+/// The step lengths a crowd takes, seconds: from a tenth of a millisecond (a 10 kHz
+/// physics tick) to a second (a crowd stepped rarely, far from the player). Outside it the
+/// passes' rates lose their meaning: at 1e-30 s no agent moves a representable distance,
+/// and at 1e9 s every walker crosses the world in one step and the acceleration limit
+/// allows any velocity.
+pub const STEP_RANGE_S: std::ops::RangeInclusive<f32> = 1e-4..=1.0;
+
 impl Crowd {
-    /// Advances the crowd by `dt` seconds; returns the step's events in order.
+    /// Advances the crowd by `dt` seconds (within [`STEP_RANGE_S`], else
+    /// [`CrowdError::BadStep`]); returns the step's events in order.
     ///
     /// The step runs on rayon's thread pool (the current one when called from inside a
     /// pool, the global one otherwise) as one piece: called from a thread outside the pool,
@@ -227,7 +235,7 @@ impl Crowd {
         controller: &mut (impl Controller + Send),
         world: Option<&dyn InteractionWorld>,
     ) -> Result<Vec<CrowdEvent>, CrowdError> {
-        if !(dt.is_finite() && dt > 0.0) {
+        if !STEP_RANGE_S.contains(&dt) {
             return Err(CrowdError::BadStep(dt));
         }
         if !self.config.keep_workers_awake {

@@ -42,7 +42,7 @@ pub struct CrowdCommand {
     /// served before timing, for the cost of a crowd that walks.
     #[arg(long, default_value_t = 0, value_name = "F", value_parser = frames_arg)]
     pub warm_up_frames: usize,
-    /// Step length, seconds.
+    /// Step length, seconds (0.0001 to 1).
     #[arg(long, default_value_t = 1.0 / 30.0)]
     pub dt: f32,
     /// Seed of the random starts and targets (and of the city or hills).
@@ -247,9 +247,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             command.heuristic_weight
         )));
     }
-    if !(command.dt.is_finite() && command.dt > 0.0) {
+    if !waymark::crowd::STEP_RANGE_S.contains(&command.dt) {
         return Err(CliError::Usage(format!(
-            "--dt {} must be positive",
+            "--dt {} s is outside 0.0001..=1 s",
             command.dt
         )));
     }

@@ -449,9 +449,9 @@ fn check_commands(scenario: &Scenario) -> Result<(), CliError> {
 impl Sim {
     fn new(scenario: &Scenario, base: &Path) -> Result<Sim, CliError> {
         let level = &scenario.level;
-        if !(scenario.dt_s.is_finite() && scenario.dt_s > 0.0) {
+        if !waymark::crowd::STEP_RANGE_S.contains(&scenario.dt_s) {
             return Err(CliError::Usage(format!(
-                "dt_s {} is not a positive number of seconds",
+                "dt_s {} s is outside 0.0001..=1 s",
                 scenario.dt_s
             )));
         }
