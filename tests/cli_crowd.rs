@@ -287,6 +287,20 @@ fn the_bottleneck_scenario_through_the_cli() {
     ] {
         assert!(report[field].as_f64().is_some(), "{field}");
     }
+    // Run on the threads asked for, and says so; the result is the same.
+    let one = waymark(&[
+        "scenario",
+        "bottleneck",
+        "--agents",
+        "40",
+        "--threads",
+        "1",
+        "--json",
+    ]);
+    assert!(one.status.success());
+    let one: Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(one["threads"], 1, "{one}");
+    assert_eq!(one["completion_s"], report["completion_s"]);
 }
 
 #[test]

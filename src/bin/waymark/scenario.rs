@@ -146,7 +146,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
             "ms_per_frame_median": report.ms_per_frame_median,
             "agents_per_ms": report.agents_per_ms,
             "avoid_ms_median": report.avoid_ms_median,
-            "threads": rayon::current_num_threads(),
+            "threads": command.threads.unwrap_or_else(rayon::current_num_threads),
         });
         // Past what one `json!` can expand: added after.
         let mut value = value;
@@ -221,7 +221,7 @@ fn part_the_crowd(command: &ScenarioCommand) -> Result<(), CliError> {
             "idle_quiet_speed_mps": report.idle_quiet_speed_mps,
             "overlap_pairs_per_frame": report.overlap_pairs_per_frame,
             "overlap_depth_p99_m": report.overlap_depth_p99_m,
-            "threads": rayon::current_num_threads(),
+            "threads": command.threads.unwrap_or_else(rayon::current_num_threads),
         });
         writeln!(out, "{value}")?;
         return Ok(());
