@@ -98,6 +98,11 @@ pub fn parse_obj(
             path: source_name.to_owned(),
             source,
         })?;
+    // A byte-order mark (editors on Windows write one) is no part of the first line: left
+    // in, the first `v` is not read as a vertex and every face points past the vertices.
+    if let Some(rest) = text.strip_prefix('\u{feff}') {
+        text = rest.to_owned();
+    }
     let load_options = tobj::LoadOptions {
         triangulate: true,
         ignore_points: true,
@@ -317,6 +322,15 @@ mod tests {
             again.areas,
             vec![AreaId::GROUND, AreaId::UNWALKABLE, AreaId::WATER]
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_vertex_is_read_past() {
+        let text = "\u{feff}v 0 0 0\nv 0 0 1\nv 1 0 0\nf 1 2 3\n";
+        let scene = parse_obj(text.as_bytes(), "inline", &ObjOptions::default()).unwrap();
+        let world = scene.world_triangles().unwrap();
+        assert_eq!(world.corners.len(), 1);
+        assert_eq!(world.corners[0][0], Vec3::ZERO);
     }
 
     #[test]
