@@ -52,6 +52,7 @@ fn walking_city() -> (NavMesh, CrowdConfig, Crowd) {
         stop_when_all_arrived: false,
         skip_off_mesh_starts: true,
         save_at_frame: None,
+        settings_tag: 0,
     };
     run_crowd(&mut crowd, &plans, params, &options, |_, _| {}).unwrap();
     (mesh, crowd_config, crowd)

@@ -191,7 +191,12 @@ fn main() -> Result<(), Box<dyn Error>> {
                     blocked += 1;
                     continue;
                 }
-                CrowdEvent::PartialArrived { agent, .. } | CrowdEvent::NoPath { agent, .. } => {
+                // The controller here is the crowd's own and never answers with nonsense;
+                // a game's physics controller that did would see its character frozen here
+                // and teleport it back onto the floor.
+                CrowdEvent::PartialArrived { agent, .. }
+                | CrowdEvent::NoPath { agent, .. }
+                | CrowdEvent::Quarantined { agent, .. } => {
                     let entity = character_of[&agent];
                     let character = game.get::<&Character>(entity)?;
                     println!("frame {frame}: {} reports {event:?}", character.name);

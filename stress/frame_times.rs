@@ -49,6 +49,7 @@ fn main() {
         stop_when_all_arrived: false,
         skip_off_mesh_starts: false,
         save_at_frame: None,
+        settings_tag: 0,
     };
     let report = run_crowd(
         &mut crowd,

@@ -567,6 +567,14 @@ fn whole_and_resumed(
     assert!(!refused.status.success());
     let message = String::from_utf8_lossy(&refused.stderr);
     assert!(message.contains("other crowd settings"), "{message}");
+    // Or with another step length: the saved crowd would go on at another pace.
+    let mut other = vec!["crowd"];
+    other.extend_from_slice(flags);
+    other.extend_from_slice(&["--frames", "1", "--dt", "0.05", "--resume", state]);
+    let refused = waymark(&other);
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("step length"), "{message}");
     std::fs::remove_file(state).unwrap();
     (whole, resumed)
 }

@@ -136,6 +136,7 @@ fn kinds(events: &[CrowdEvent]) -> Vec<&'static str> {
             CrowdEvent::RouteInvalidated { .. } => "route invalidated",
             CrowdEvent::OrderEnded { .. } => "ended",
             CrowdEvent::StandFact { .. } => "stand fact",
+            CrowdEvent::Quarantined { .. } => "quarantined",
         })
         .collect()
 }

@@ -1094,6 +1094,7 @@ fn run_shared_with(
         stop_when_all_arrived: false,
         skip_off_mesh_starts: false,
         save_at_frame: None,
+        settings_tag: 0,
     };
     let mut events = Vec::new();
     let mut frame = 0;
@@ -1189,6 +1190,7 @@ fn the_shared_dungeon_crowd_arrives_or_says_why_and_stays_on_the_mesh() {
             | CrowdEvent::Cancelled { .. }
             | CrowdEvent::CancelFault { .. }
             | CrowdEvent::RouteInvalidated { .. } => continue,
+            CrowdEvent::Quarantined { .. } => panic!("the kinematic controller is sane: {event:?}"),
         };
         if let Some(slot) = crowd.slot_of(entity) {
             first_outcome[slot] = true;

@@ -14,6 +14,10 @@ pub const ROUNDING_SLACK: f32 = 1.0e-4;
 /// at 1 m cells or a 410 m square at 0.1 m cells. A larger level must be tiled.
 pub const GRID_COLUMNS_MAX: u64 = 1 << 24;
 
+/// The longest length a setting may give, metres: the world's width (twice
+/// [`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M)).
+pub const LENGTH_MAX_M: f32 = 2.0 * crate::geom::limits::COORDINATE_MAX_M;
+
 /// Largest number of tiles in one tiled bake.
 pub const TILE_COUNT_MAX: u64 = 1 << 16;
 
@@ -183,23 +187,26 @@ impl BakeConfig {
             (0.0..90.0).contains(&c.agent_max_slope_deg),
             "0..90",
         )?;
+        // Areas and lengths become cell counts: bounded so every count fits its integer
+        // (a region's cells in u32, an edge's squared length in i64) instead of wrapping.
+        let area_cells_max = u32::MAX as f32 * c.cell_size_m * c.cell_size_m;
         check(
             "region_min_area_m2",
             c.region_min_area_m2,
-            c.region_min_area_m2 >= 0.0,
-            ">= 0",
+            (0.0..=area_cells_max).contains(&c.region_min_area_m2),
+            ">= 0, at most 4e9 cells",
         )?;
         check(
             "region_merge_area_m2",
             c.region_merge_area_m2,
-            c.region_merge_area_m2 >= 0.0,
-            ">= 0",
+            (0.0..=area_cells_max).contains(&c.region_merge_area_m2),
+            ">= 0, at most 4e9 cells",
         )?;
         check(
             "edge_max_length_m",
             c.edge_max_length_m,
-            c.edge_max_length_m >= 0.0,
-            ">= 0",
+            (0.0..=LENGTH_MAX_M).contains(&c.edge_max_length_m),
+            "0..=2e5 (the world's width)",
         )?;
         check(
             "edge_max_error_m",
@@ -214,19 +221,19 @@ impl BakeConfig {
                 limit: "3..=6",
             });
         }
-        let sample_ok =
-            c.detail_sample_distance_m == 0.0 || c.detail_sample_distance_m >= 0.9 * c.cell_size_m;
+        let sample_ok = c.detail_sample_distance_m == 0.0
+            || (0.9 * c.cell_size_m..=LENGTH_MAX_M).contains(&c.detail_sample_distance_m);
         check(
             "detail_sample_distance_m",
             c.detail_sample_distance_m,
             sample_ok,
-            "0, or >= 0.9 x cell_size_m",
+            "0, or 0.9 x cell_size_m..=2e5",
         )?;
         check(
             "detail_sample_max_error_m",
             c.detail_sample_max_error_m,
-            c.detail_sample_max_error_m >= 0.0,
-            ">= 0",
+            (0.0..=LENGTH_MAX_M).contains(&c.detail_sample_max_error_m),
+            "0..=2e5 (the world's width)",
         )?;
         if let Some(tile) = c.tile_size_cells {
             if !(16..=4096).contains(&tile) {

@@ -201,17 +201,27 @@ impl AgentParams {
     };
 
     /// The first field that makes these parameters unusable on their own, with its value:
-    /// every field must be positive and finite, and the cruising speed at most the limit.
-    /// (The crowd also checks radius and height against the mesh.)
+    /// every field must be positive, finite and within its physical limit
+    /// ([`crate::geom::limits`]), and the cruising speed at most the speed limit. (The crowd
+    /// also checks radius and height against the mesh.)
     pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
-        for (field, value) in [
-            ("radius_m", self.radius_m),
-            ("height_m", self.height_m),
-            ("max_speed_mps", self.max_speed_mps),
-            ("preferred_speed_mps", self.preferred_speed_mps),
-            ("max_acceleration_mps2", self.max_acceleration_mps2),
+        use crate::geom::limits::{ACCELERATION_MAX_MPS2, BODY_SIZE_MAX_M, SPEED_MAX_MPS};
+        for (field, value, limit) in [
+            ("radius_m", self.radius_m, BODY_SIZE_MAX_M),
+            ("height_m", self.height_m, BODY_SIZE_MAX_M),
+            ("max_speed_mps", self.max_speed_mps, SPEED_MAX_MPS),
+            (
+                "preferred_speed_mps",
+                self.preferred_speed_mps,
+                SPEED_MAX_MPS,
+            ),
+            (
+                "max_acceleration_mps2",
+                self.max_acceleration_mps2,
+                ACCELERATION_MAX_MPS2,
+            ),
         ] {
-            if !(value.is_finite() && value > 0.0) {
+            if !(value.is_finite() && value > 0.0 && value <= limit) {
                 return Some((field, value));
             }
         }

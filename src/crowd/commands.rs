@@ -23,7 +23,35 @@ use super::passes::PortalWindow;
 use super::runtime::Crowd;
 use super::scheduler::RequestId;
 use super::support::SupportMotion;
+use crate::geom::limits;
 use crate::query::{Nearest, QueryFilter, nearest_polygon};
+
+/// `Err(NotFinite)` or `Err(OutOfRange)` naming `what` when `point` is not a finite point
+/// inside the world's coordinates ([`limits::COORDINATE_MAX_M`]).
+fn check_point(what: &'static str, point: Vec3) -> Result<(), CrowdError> {
+    if !point.is_finite() {
+        return Err(CrowdError::NotFinite { what, value: point });
+    }
+    out_of_range(what, point, limits::COORDINATE_MAX_M, "1e5 m")
+}
+
+/// `Err(OutOfRange)` naming `what` and its largest component when a component of `value`
+/// exceeds `limit` in magnitude (`limit_text` the range as the error states it).
+fn out_of_range(
+    what: &'static str,
+    value: Vec3,
+    limit: f32,
+    limit_text: &'static str,
+) -> Result<(), CrowdError> {
+    if limits::within_each(value, limit) {
+        return Ok(());
+    }
+    Err(CrowdError::OutOfRange {
+        what,
+        value: value.abs().max_element(),
+        limit: limit_text,
+    })
+}
 
 impl Crowd {
     /// Adds an agent standing at `position` (snapped to the mesh). Everything the step
@@ -34,12 +62,7 @@ impl Crowd {
         position: Vec3,
         params: AgentParams,
     ) -> Result<AgentId, CrowdError> {
-        if !position.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "agent position",
-                value: position,
-            });
-        }
+        check_point("agent position", position)?;
         self.check_params(&params)?;
         let nearest = self.snap(position, FilterId::DEFAULT)?;
         // Room first, so a refusal leaves the crowd as it was.
@@ -141,16 +164,7 @@ impl Crowd {
         deadline_frame: Option<u64>,
         logged: Logged,
     ) -> Result<RequestId, CrowdError> {
-        let (slot, request) = self.admit(agent, |_, _| {
-            if target.is_finite() {
-                Ok(())
-            } else {
-                Err(CrowdError::NotFinite {
-                    what: "move target",
-                    value: target,
-                })
-            }
-        })?;
+        let (slot, request) = self.admit(agent, |_, _| check_point("move target", target))?;
         if logged == Logged::Yes {
             self.log(|| {
                 LogRecord::Command(Command::Move {
@@ -357,6 +371,7 @@ impl Crowd {
                 value: by,
             });
         }
+        out_of_range("push (m)", by, 2.0 * limits::COORDINATE_MAX_M, "2e5 m")?;
         let landing = self.lanes.position(slot) + by;
         if self.lanes.status[slot] == AgentStatus::CrossingLink {
             return self.teleport(agent, landing);
@@ -384,16 +399,13 @@ impl Crowd {
 
     /// Puts the agent at `position` (snapped to the mesh under its filter), standing still:
     /// it leaves any link it was crossing and its corridor, and an agent with a move order
-    /// plans again from where it now stands. An off-mesh or non-finite position is refused
+    /// plans again from where it now stands. A quarantined agent
+    /// ([`CrowdEvent::Quarantined`](crate::crowd::CrowdEvent::Quarantined)) leaves its
+    /// quarantine so. An off-mesh or non-finite position is refused
     /// and the agent stays where it was.
     pub fn teleport(&mut self, agent: AgentId, position: Vec3) -> Result<(), CrowdError> {
         let slot = self.slot(agent)?;
-        if !position.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "teleport position",
-                value: position,
-            });
-        }
+        check_point("teleport position", position)?;
         let nearest = self.snap(position, self.lanes.filter[slot])?;
         self.log(|| LogRecord::Command(Command::Teleport { agent, position }));
         let _ = self
@@ -453,7 +465,10 @@ impl Crowd {
             .is_ok()
         {
             self.reissue(agent);
-        } else if matches!(*status, AgentStatus::Moving | AgentStatus::CrossingLink) {
+        } else if matches!(
+            *status,
+            AgentStatus::Moving | AgentStatus::CrossingLink | AgentStatus::Quarantined
+        ) {
             *status = AgentStatus::Idle;
         }
         Ok(())
@@ -530,12 +545,7 @@ impl Crowd {
         policy: HoldPolicy,
     ) -> Result<RequestId, CrowdError> {
         let (slot, order) = self.admit(agent, |crowd, _| {
-            if !target.is_finite() {
-                return Err(CrowdError::NotFinite {
-                    what: "hold target",
-                    value: target,
-                });
-            }
+            check_point("hold target", target)?;
             HoldKeeper::new(policy)
                 .map_err(|(field, value)| CrowdError::BadParameter { field, value })?;
             crowd.check_hold_capacity(agent)
@@ -586,6 +596,12 @@ impl Crowd {
                 value: velocity,
             });
         }
+        out_of_range(
+            "support velocity (m/s)",
+            velocity,
+            limits::SPEED_MAX_MPS,
+            "1e3 m/s",
+        )?;
         let layer = support.0 as usize + 1;
         if layer > usize::from(u16::MAX) {
             return Err(CrowdError::UnknownSupport(support));
@@ -612,18 +628,19 @@ impl Crowd {
         centre: Vec3,
         angular_velocity_rad_s: f32,
     ) -> Result<(), CrowdError> {
-        if !centre.is_finite() {
-            return Err(CrowdError::NotFinite {
-                what: "turntable centre",
-                value: centre,
-            });
-        }
+        check_point("turntable centre", centre)?;
         if !angular_velocity_rad_s.is_finite() {
             return Err(CrowdError::NotFinite {
                 what: "turntable angular velocity (rad/s, in x)",
                 value: Vec3::new(angular_velocity_rad_s, 0.0, 0.0),
             });
         }
+        out_of_range(
+            "turntable angular velocity (rad/s)",
+            Vec3::new(angular_velocity_rad_s, 0.0, 0.0),
+            limits::ANGULAR_SPEED_MAX_RAD_S,
+            "100 rad/s",
+        )?;
         let layer = support.0 as usize + 1;
         if layer > usize::from(u16::MAX) {
             return Err(CrowdError::UnknownSupport(support));

@@ -109,6 +109,79 @@ pub enum CrowdEvent {
         /// How it ended.
         outcome: Outcome,
     },
+    /// The host's controller answered the agent's step with a value no body can have (a
+    /// NaN foot, a velocity past the speed limit, a support moving at 1e30 m/s): the answer
+    /// was not taken. The agent is frozen where it last stood, its neighbours neither avoid
+    /// nor push it, and every other agent steps on. It stays so, its order kept, until the
+    /// game teleports it ([`Crowd::teleport`](crate::crowd::Crowd::teleport)) or removes it.
+    Quarantined {
+        /// The agent.
+        agent: AgentId,
+        /// What was wrong.
+        fault: FeedbackFault,
+    },
+}
+
+/// The first value of a controller's answer that put its agent in quarantine
+/// ([`CrowdEvent::Quarantined`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FeedbackFault {
+    /// The field.
+    pub field: FeedbackField,
+    /// The value's bits (a vector's largest component; `f32::from_bits` gives it, NaN
+    /// included, which an `f32` field would keep from comparing equal).
+    pub value_bits: u32,
+}
+
+impl FeedbackFault {
+    /// The value.
+    pub fn value(&self) -> f32 {
+        f32::from_bits(self.value_bits)
+    }
+}
+
+/// A field of a controller's answer ([`StepFeedback`](crate::crowd::StepFeedback)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FeedbackField {
+    /// `foot`: not finite, or outside the world's coordinates.
+    Foot,
+    /// `velocity_world_end`: not finite, or past the speed limit.
+    Velocity,
+    /// `velocity_support_end`: not finite, or past the speed limit.
+    SupportVelocity,
+    /// A displacement (`displacement`, `displacement_support`, `displacement_correction`):
+    /// not finite, or longer than the world.
+    Displacement,
+    /// `dt`: outside [`STEP_RANGE_S`](crate::crowd::STEP_RANGE_S).
+    StepLength,
+}
+
+impl FeedbackField {
+    /// Every field, in declaration order (`ALL[f as usize] == f`).
+    pub(crate) const ALL: [FeedbackField; 5] = [
+        FeedbackField::Foot,
+        FeedbackField::Velocity,
+        FeedbackField::SupportVelocity,
+        FeedbackField::Displacement,
+        FeedbackField::StepLength,
+    ];
+
+    /// The field's name in [`StepFeedback`](crate::crowd::StepFeedback).
+    pub fn name(self) -> &'static str {
+        match self {
+            FeedbackField::Foot => "foot",
+            FeedbackField::Velocity => "velocity_world_end",
+            FeedbackField::SupportVelocity => "velocity_support_end",
+            FeedbackField::Displacement => "displacement",
+            FeedbackField::StepLength => "dt",
+        }
+    }
+}
+
+impl std::fmt::Display for FeedbackFault {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{} = {}", self.field.name(), self.value())
+    }
 }
 
 /// How a move order ended ([`CrowdEvent::OrderEnded`]).
@@ -186,6 +259,16 @@ pub enum CrowdError {
         what: &'static str,
         /// The value.
         value: Vec3,
+    },
+    /// A value outside its physical range ([`crate::geom::limits`]).
+    #[error("{what} {value} is outside its range ({limit})")]
+    OutOfRange {
+        /// Which input.
+        what: &'static str,
+        /// The value (a vector's largest component).
+        value: f32,
+        /// The range it must lie in.
+        limit: &'static str,
     },
     /// Agent parameters out of range.
     #[error("agent parameter {field} = {value} is invalid")]

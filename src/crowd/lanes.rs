@@ -42,12 +42,16 @@ pub enum AgentStatus {
     /// Keeping a stand pose ([`Crowd::request_hold`](crate::crowd::Crowd::request_hold)):
     /// corrected back to it after pushes, with avoidance, on no corridor.
     Holding,
+    /// Frozen after the host's controller answered its step with a value no body can have
+    /// ([`CrowdEvent::Quarantined`](crate::crowd::CrowdEvent::Quarantined)), until the game
+    /// teleports it.
+    Quarantined,
 }
 
 impl AgentStatus {
     /// Every status, in declaration order (`ALL[s as usize] == s`): a saved status byte is
     /// read back through it.
-    pub(crate) const ALL: [AgentStatus; 10] = [
+    pub(crate) const ALL: [AgentStatus; 11] = [
         AgentStatus::Idle,
         AgentStatus::WaitingForPath,
         AgentStatus::Moving,
@@ -58,6 +62,7 @@ impl AgentStatus {
         AgentStatus::Failed,
         AgentStatus::Cancelling,
         AgentStatus::Holding,
+        AgentStatus::Quarantined,
     ];
 }
 
@@ -543,7 +548,10 @@ mod tests {
 
     #[test]
     fn every_status_is_listed_at_its_own_value() {
-        assert_eq!(AgentStatus::ALL.len(), AgentStatus::Holding as usize + 1);
+        assert_eq!(
+            AgentStatus::ALL.len(),
+            AgentStatus::Quarantined as usize + 1
+        );
         for (index, status) in AgentStatus::ALL.into_iter().enumerate() {
             assert_eq!(status as usize, index);
         }

@@ -128,7 +128,8 @@ pub use controller::{
 pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
 pub use crossing::CrossingState;
 pub use events::{
-    BlockedBy, CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition, Outcome,
+    BlockedBy, CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition,
+    FeedbackFault, FeedbackField, Outcome,
 };
 pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use hold::{

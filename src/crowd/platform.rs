@@ -38,6 +38,7 @@ use glam::{Vec2, Vec3};
 
 use super::support::turn_about_up;
 use super::{ConnectionWindow, SupportMotion};
+use crate::geom::limits;
 
 /// Where a platform stands: its polygons, baked in its own frame, are placed at
 /// world = `offset` + R(`yaw_rad`) mesh, R a turn about Up (a positive angle takes +x
@@ -90,8 +91,10 @@ impl PlatformPose {
         self.place(point).distance(other.place(point))
     }
 
-    fn is_finite(&self) -> bool {
-        self.offset.is_finite() && self.yaw_rad.is_finite()
+    /// Whether the offset lies inside the world's coordinates
+    /// ([`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M)) and the turn is finite.
+    fn in_range(&self) -> bool {
+        limits::within_each(self.offset, limits::COORDINATE_MAX_M) && self.yaw_rad.is_finite()
     }
 }
 
@@ -240,8 +243,10 @@ impl Shuttle {
     }
 
     fn problem(&self) -> Option<&'static str> {
-        if !(self.from.is_finite() && self.to.is_finite()) {
-            Some("the stops must be finite")
+        if !(limits::within_each(self.from, limits::COORDINATE_MAX_M)
+            && limits::within_each(self.to, limits::COORDINATE_MAX_M))
+        {
+            Some("the stops must be finite, inside the world's coordinates (1e5 m)")
         } else if self.dwell_frames == 0 {
             Some("dwell_frames must be at least 1")
         } else if self.travel_frames == 0 {
@@ -269,8 +274,13 @@ impl PlatformMotion {
                 pose,
                 velocity,
                 yaw_rate_rad_s,
-            } => (!(pose.is_finite() && velocity.is_finite() && yaw_rate_rad_s.is_finite()))
-                .then_some("the pose, velocity and turn rate must be finite"),
+            } => (!(pose.in_range()
+                && limits::within_each(*velocity, limits::SPEED_MAX_MPS)
+                && limits::within(*yaw_rate_rad_s, limits::ANGULAR_SPEED_MAX_RAD_S)))
+            .then_some(
+                "the pose must lie inside the world's coordinates (1e5 m), the velocity \
+                 within 1e3 m/s and the turn rate within 100 rad/s",
+            ),
             PlatformMotion::Shuttle(shuttle) => shuttle.problem(),
         }
     }
@@ -347,8 +357,8 @@ pub struct LinkDock {
 impl LinkDock {
     /// Why the dock is not one (`None`: it is).
     pub fn problem(&self) -> Option<&'static str> {
-        if !self.pose.is_finite() {
-            Some("the pose must be finite")
+        if !self.pose.in_range() {
+            Some("the pose must be finite, inside the world's coordinates (1e5 m)")
         } else if !(self.tolerance_m.is_finite() && self.tolerance_m >= 0.0) {
             Some("tolerance_m must be finite and at least 0")
         } else {
@@ -576,10 +586,15 @@ mod tests {
         shuttle.to.x = f32::NAN;
         assert_eq!(
             PlatformMotion::Shuttle(shuttle).problem(),
-            Some("the stops must be finite")
+            Some("the stops must be finite, inside the world's coordinates (1e5 m)")
         );
+        shuttle = FERRY;
+        shuttle.to.z = 2e5;
+        assert!(PlatformMotion::Shuttle(shuttle).problem().is_some());
         let placed = PlatformMotion::placed_at(Vec3::ZERO, Vec3::new(f32::INFINITY, 0.0, 0.0));
         assert!(placed.problem().is_some());
+        let placed = PlatformMotion::placed_at(Vec3::ZERO, Vec3::new(0.0, 0.0, 1.1e3));
+        assert!(placed.problem().is_some(), "faster than SPEED_MAX_MPS");
         let dock = LinkDock {
             support: crate::ids::SupportId(0),
             pose: PlatformPose::IDENTITY,

@@ -15,6 +15,7 @@ use super::avoid::{
     AvoidBody, AvoidanceConfig, AvoidanceProfile, ContactModel, ProfileTable, give, passes,
     passing_through,
 };
+use super::lanes::AgentStatus;
 use super::neighbours::NeighbourGrid;
 use super::platform::{FlatFrame, PlatformFrames};
 use crate::mesh::Snapshot;
@@ -325,6 +326,9 @@ fn separation_move(
     if keeps_course(own) {
         return None; // carried along its link, or not negotiating; the others make room
     }
+    if own.status == AgentStatus::Quarantined {
+        return None; // frozen where it stood, left out of every contact
+    }
     let here = feet[index];
     let (mut push, mut contacts) = (Vec2::ZERO, 0u32);
     let ghost = passing_through(config, own);
@@ -336,7 +340,8 @@ fn separation_move(
             continue;
         }
         // A walker passing through and the agents it passes do not push each other.
-        if (ghost && passes(&bodies[other]))
+        if bodies[other].status == AgentStatus::Quarantined
+            || (ghost && passes(&bodies[other]))
             || (passing_through(config, &bodies[other]) && passes(own))
         {
             continue;

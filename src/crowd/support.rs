@@ -89,6 +89,18 @@ impl SupportMotion {
             && self.angular_velocity_rad_s.is_finite()
     }
 
+    /// Whether every value lies in its physical range ([`crate::geom::limits`]): the
+    /// velocity within the speed limit, the pivot inside the world, the turn rate within
+    /// the turn limit.
+    pub fn in_range(&self) -> bool {
+        use crate::geom::limits::{
+            ANGULAR_SPEED_MAX_RAD_S, COORDINATE_MAX_M, SPEED_MAX_MPS, within, within_each,
+        };
+        within_each(self.velocity, SPEED_MAX_MPS)
+            && within_each(self.pivot, COORDINATE_MAX_M)
+            && within(self.angular_velocity_rad_s, ANGULAR_SPEED_MAX_RAD_S)
+    }
+
     /// The support's velocity at `point` (uSupport), m/s.
     #[inline]
     pub fn velocity_at(&self, point: Vec3) -> Vec3 {

@@ -12,11 +12,13 @@
 //! - [`planar`]: exact regions in the horizontal plane (half-planes and arcs, open or
 //!   closed), convex clipping and hulls, for target projection.
 //! - [`SplitMix64`]: a seeded random generator (generated levels, random scenarios).
+//! - [`limits`]: the physical ranges every value entering waymark must lie in.
 //!
 //! Invariants: lengths are world metres; a horizontal length is measured in the (X, Z)
 //! basis of the current [`UpBasis`], which preserves lengths because it is orthonormal.
 
 mod bounds;
+pub mod limits;
 pub mod planar;
 mod random;
 pub mod transform;

@@ -62,7 +62,7 @@ pub enum ResumeError {
     },
     /// Saved under other crowd settings.
     #[error(
-        "the saved run was made under other crowd settings (fingerprint {saved:016x}; these give {now:016x}): resume with the flags it was saved with"
+        "the saved run was made under other crowd settings (its configuration, step length or level flags: fingerprint {saved:016x}; these give {now:016x}): resume with the flags it was saved with"
     )]
     OtherSettings {
         /// The saved settings' fingerprint.
@@ -99,25 +99,44 @@ pub(crate) fn plans_fingerprint(plans: &[AgentPlan]) -> u64 {
     hash.0
 }
 
-/// A fingerprint of the crowd's settings (its configuration as printed: every field, floats
-/// to the bit).
-pub(crate) fn settings_fingerprint(crowd: &Crowd) -> u64 {
+/// A [`RunOptions::settings_tag`](super::RunOptions::settings_tag) for settings described
+/// by `text` (say, a CLI's level flags as typed): its bytes' FNV-1a hash.
+pub fn settings_tag(text: &str) -> u64 {
     let mut hash = Fnv::default();
-    for byte in format!("{:?}", crowd.config()).bytes() {
+    for byte in text.bytes() {
         hash.mix(u64::from(byte));
     }
     hash.0
 }
 
+/// A fingerprint of the run's settings: the crowd's configuration as printed (every field,
+/// floats to the bit), the step length, whether agents are sent on and by which rule, and
+/// the caller's [`RunOptions::settings_tag`](super::RunOptions::settings_tag).
+pub(crate) fn settings_fingerprint(crowd: &Crowd, options: &super::RunOptions) -> u64 {
+    let mut hash = Fnv::default();
+    for byte in format!("{:?}", crowd.config()).bytes() {
+        hash.mix(u64::from(byte));
+    }
+    hash.mix(u64::from(options.dt_s.to_bits()));
+    hash.mix(u64::from(options.retarget) | u64::from(options.comparison_rule) << 1);
+    hash.mix(options.settings_tag);
+    hash.0
+}
+
 impl RunState {
     /// The run's part and the crowd's bytes, in one file.
-    pub fn to_bytes(&self, crowd: &Crowd, plans: &[AgentPlan]) -> Vec<u8> {
+    pub fn to_bytes(
+        &self,
+        crowd: &Crowd,
+        plans: &[AgentPlan],
+        options: &super::RunOptions,
+    ) -> Vec<u8> {
         let mut body = Vec::new();
         let mut put = |value: u64, bytes: usize| {
             body.extend_from_slice(&value.to_le_bytes()[..bytes]);
         };
         put(plans_fingerprint(plans), 8);
-        put(settings_fingerprint(crowd), 8);
+        put(settings_fingerprint(crowd, options), 8);
         let mut plan_of: Vec<(AgentId, usize)> =
             self.plan_of.iter().map(|(&a, &p)| (a, p)).collect();
         plan_of.sort_unstable();

@@ -62,6 +62,10 @@ pub struct RunOptions {
     /// After how many steps of this run (warm-up included) to save the run into
     /// [`RunReport::saved_state`], for [`resume_crowd`]; the run goes on.
     pub save_at_frame: Option<usize>,
+    /// A fingerprint of whatever else the run depends on that the crowd does not hold (a
+    /// CLI's level flags: a generated level's belt share), saved with the run and checked by
+    /// [`resume_crowd`] beside the crowd's settings and the step length (0: nothing else).
+    pub settings_tag: u64,
 }
 
 /// What a run measured.
@@ -275,7 +279,7 @@ pub fn resume_crowd(
 ) -> Result<(Crowd, RunReport), ResumeError> {
     let (mut state, settings, crowd_bytes) = RunState::from_bytes(saved, plans)?;
     let mut crowd = Crowd::restore(mesh, config, crowd_bytes)?;
-    let now = settings_fingerprint(&crowd);
+    let now = settings_fingerprint(&crowd, options);
     if settings != now {
         return Err(ResumeError::OtherSettings {
             saved: settings,
@@ -397,7 +401,8 @@ fn run_frames(
                 | CrowdEvent::Cancelled { .. }
                 | CrowdEvent::CancelFault { .. }
                 | CrowdEvent::RouteInvalidated { .. }
-                | CrowdEvent::StandFact { .. } => continue,
+                | CrowdEvent::StandFact { .. }
+                | CrowdEvent::Quarantined { .. } => continue,
                 CrowdEvent::OrderEnded { outcome, .. } => {
                     if measured {
                         report.outcomes.count(outcome);
@@ -449,6 +454,7 @@ fn run_frames(
             report.saved_state = Some(state_bytes(
                 crowd,
                 plans,
+                options,
                 plan_of,
                 next_target,
                 not_yet_arrived,
@@ -553,6 +559,7 @@ fn reached_by_rule(
 fn state_bytes(
     crowd: &Crowd,
     plans: &[AgentPlan],
+    options: &RunOptions,
     plan_of: &HashMap<AgentId, usize>,
     next_target: &[usize],
     not_yet_arrived: &HashSet<AgentId>,
@@ -562,7 +569,7 @@ fn state_bytes(
         next_target: next_target.to_vec(),
         not_yet_arrived: not_yet_arrived.clone(),
     }
-    .to_bytes(crowd, plans)
+    .to_bytes(crowd, plans, options)
 }
 
 /// `count` agents starting at random points of the mesh, each with `targets` random
@@ -698,28 +705,57 @@ pub enum AgentsCsvError {
     },
 }
 
-/// The first `count` agents of a CSV of `agent,sx,sy,sz,t0x,t0y,t0z,...` rows after a
-/// header (the levels' shared crowd files).
+/// The first `count` agents of a CSV of `agent,sx,sy,sz,t0x,t0y,t0z,...` rows, after a
+/// header if the first line is not numbers (the levels' shared crowd files have one).
+/// Every coordinate must be finite and within the world's
+/// ([`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M)).
 pub fn read_agents_csv(path: &Path, count: usize) -> Result<Vec<AgentPlan>, AgentsCsvError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| AgentsCsvError::Read {
-        path: name.clone(),
-        source,
-    })?;
+    let text =
+        crate::geom::limits::read_text_file(path).map_err(|source| AgentsCsvError::Read {
+            path: name.clone(),
+            source,
+        })?;
+    parse_agents_csv(&text, &name, count)
+}
+
+/// [`read_agents_csv`] on a file's text; `name` names it in errors.
+pub fn parse_agents_csv(
+    text: &str,
+    name: &str,
+    count: usize,
+) -> Result<Vec<AgentPlan>, AgentsCsvError> {
+    use crate::geom::limits::{COORDINATE_MAX_M, within};
+    let name = name.to_owned();
     let mut plans = Vec::with_capacity(count.min(1 << 20));
-    for (index, line) in text.lines().enumerate().skip(1).take(count) {
+    let numbers = |line: &str| -> Result<Vec<f32>, std::num::ParseFloatError> {
+        line.split(',')
+            .skip(1)
+            .map(|value| value.trim().parse::<f32>())
+            .collect()
+    };
+    // The first line is a header when it is not numbers; a file without one starts with
+    // its first agent, which is kept.
+    let header = text
+        .lines()
+        .next()
+        .is_some_and(|line| numbers(line).is_err());
+    for (index, line) in text
+        .lines()
+        .enumerate()
+        .skip(usize::from(header))
+        .take(count)
+    {
         let bad = || AgentsCsvError::BadRow {
             path: name.clone(),
             line: index + 1,
             text: line.to_owned(),
         };
-        let values: Vec<f32> = line
-            .split(',')
-            .skip(1)
-            .map(|value| value.trim().parse::<f32>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| bad())?;
-        if values.len() < 6 || values.len() % 3 != 0 || values.iter().any(|v| !v.is_finite()) {
+        let values = numbers(line).map_err(|_| bad())?;
+        if values.len() < 6
+            || values.len() % 3 != 0
+            || values.iter().any(|&v| !within(v, COORDINATE_MAX_M))
+        {
             return Err(bad());
         }
         let mut points = values.chunks(3).map(|c| Vec3::new(c[0], c[1], c[2]));

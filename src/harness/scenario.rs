@@ -1075,6 +1075,7 @@ pub fn run_scenario(
         stop_when_all_arrived: true,
         skip_off_mesh_starts: false,
         save_at_frame: None,
+        settings_tag: 0,
     };
     let mut followed = Followed::new(scenario.agents.len());
     let mut frames = 0;

@@ -64,6 +64,59 @@ pub struct BakeParams {
     pub padding: u32,
 }
 
+impl BakeParams {
+    /// The first setting out of its range, with its value: lengths finite, not negative
+    /// and within [`BODY_SIZE_MAX_M`](crate::geom::limits::BODY_SIZE_MAX_M) (areas within
+    /// its square), the slope below 90 degrees, counts as the baker writes them. Zero
+    /// stands for "not recorded" (a mesh built by hand), so every field may be zero; a
+    /// baked radius or height that is NaN or negative would switch off the crowd's check
+    /// that agents fit the mesh, and is refused here.
+    pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
+        use crate::geom::limits::BODY_SIZE_MAX_M;
+        let area_max = BODY_SIZE_MAX_M * BODY_SIZE_MAX_M;
+        for (field, value, limit) in [
+            ("cell_size_m", self.cell_size_m, BODY_SIZE_MAX_M),
+            ("cell_height_m", self.cell_height_m, BODY_SIZE_MAX_M),
+            ("agent_radius_m", self.agent_radius_m, BODY_SIZE_MAX_M),
+            ("agent_height_m", self.agent_height_m, BODY_SIZE_MAX_M),
+            ("agent_max_climb_m", self.agent_max_climb_m, BODY_SIZE_MAX_M),
+            ("agent_max_slope_deg", self.agent_max_slope_deg, 89.999),
+            ("region_min_area_m2", self.region_min_area_m2, area_max),
+            ("region_merge_area_m2", self.region_merge_area_m2, area_max),
+            ("edge_max_length_m", self.edge_max_length_m, f32::MAX),
+            ("edge_max_error_m", self.edge_max_error_m, f32::MAX),
+            (
+                "detail_sample_distance_m",
+                self.detail_sample_distance_m,
+                f32::MAX,
+            ),
+            (
+                "detail_sample_max_error_m",
+                self.detail_sample_max_error_m,
+                f32::MAX,
+            ),
+        ] {
+            if !(value.is_finite() && (0.0..=limit).contains(&value)) {
+                return Some((field, value));
+            }
+        }
+        for (field, value, ok) in [
+            (
+                "verts_per_poly_max",
+                self.verts_per_poly_max,
+                self.verts_per_poly_max == 0 || (3..=6).contains(&self.verts_per_poly_max),
+            ),
+            ("partition", self.partition, self.partition <= 1),
+            ("padding", self.padding, self.padding == 0),
+        ] {
+            if !ok {
+                return Some((field, value as f32));
+            }
+        }
+        None
+    }
+}
+
 /// A `.wmnav` file's content.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NavMeshFile {
@@ -206,6 +259,12 @@ impl NavMeshFile {
             });
         }
         let params: BakeParams = reader.records("bake parameters", 1)?.remove(0);
+        if let Some((field, value)) = params.invalid_field() {
+            return Err(BlobError::Malformed {
+                tile: u32::MAX,
+                problem: format!("bake parameter {field} = {value} is out of range"),
+            });
+        }
         let mut tiles = Vec::with_capacity(tile_count as usize);
         for _ in 0..tile_count {
             let header: TileHeader = reader.records("tile header", 1)?.remove(0);
@@ -287,9 +346,46 @@ impl TileData {
     /// Checks every count and index, so that no query can read out of bounds. Returns the
     /// first problem found, with its values.
     pub fn validate(&self) -> Result<(), String> {
+        use crate::geom::limits::{COORDINATE_MAX_M, within};
         let vertex_total = self.vertices.len();
-        if self.vertices.iter().flatten().any(|c| !c.is_finite()) {
-            return Err("a vertex coordinate is not finite".into());
+        let outside = |points: &[[f32; 3]]| {
+            points
+                .iter()
+                .flatten()
+                .copied()
+                .find(|&c| !within(c, COORDINATE_MAX_M))
+        };
+        if let Some(bad) = outside(&self.vertices) {
+            return Err(format!(
+                "vertex coordinate {bad} is not finite or beyond {COORDINATE_MAX_M} m"
+            ));
+        }
+        if let Some(bad) = outside(&self.detail_vertices) {
+            return Err(format!(
+                "detail vertex coordinate {bad} is not finite or beyond {COORDINATE_MAX_M} m"
+            ));
+        }
+        let header = &self.header;
+        if let Some(bad) = outside(&[header.bounds_min, header.bounds_max]) {
+            return Err(format!(
+                "bounds coordinate {bad} is not finite or beyond {COORDINATE_MAX_M} m"
+            ));
+        }
+        if (0..3).any(|axis| header.bounds_min[axis] > header.bounds_max[axis]) {
+            return Err(format!(
+                "bounds minimum {:?} is above the maximum {:?}",
+                header.bounds_min, header.bounds_max
+            ));
+        }
+        for (field, value) in [
+            ("cell_size_m", header.cell_size_m),
+            ("cell_height_m", header.cell_height_m),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!(
+                    "header {field} {value} is not finite and at least 0"
+                ));
+            }
         }
         if self.detail_meshes.len() != self.polygons.len() {
             return Err(format!(

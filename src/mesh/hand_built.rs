@@ -9,6 +9,7 @@
 //! requires, whose shared edges (same two corners, within [`WELD_M`]) are neighbours, and
 //! whose detail mesh is each polygon's own fan (heights interpolate the corners).
 
+use crate::geom::limits;
 use glam::{Vec2, Vec3};
 
 use super::tile::{DetailSubMesh, PolyFlags, TileData, TileHeader, TilePoly};
@@ -51,8 +52,12 @@ pub enum HandBuiltError {
         /// Its corner count.
         corners: usize,
     },
-    /// A corner with a NaN or infinite coordinate.
-    #[error("walkable polygon {polygon} corner {corner} is {value}: not finite")]
+    /// A corner with a NaN or infinite coordinate, or one beyond
+    /// [`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M).
+    #[error(
+        "walkable polygon {polygon} corner {corner} is {value}: not finite or beyond {} m",
+        limits::COORDINATE_MAX_M
+    )]
     NotFinite {
         /// Polygon index.
         polygon: usize,
@@ -118,7 +123,7 @@ impl TileData {
                 .corners
                 .iter()
                 .enumerate()
-                .find(|(_, c)| !c.is_finite())
+                .find(|(_, c)| !limits::within_each(**c, limits::COORDINATE_MAX_M))
             {
                 return Err(HandBuiltError::NotFinite {
                     polygon: index,

@@ -78,7 +78,7 @@ fn line_suffix(line: Option<usize>) -> String {
 /// Reads an OBJ file into a scene.
 pub fn load_obj(path: &Path, options: &ObjOptions) -> Result<Scene, ObjError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ObjError::Io {
+    let text = crate::geom::limits::read_text_file(path).map_err(|source| ObjError::Io {
         path: display.clone(),
         source,
     })?;

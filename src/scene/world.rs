@@ -7,12 +7,9 @@ use super::graph::{InstanceId, Scene};
 use crate::geom::{Aabb, transform, triangle};
 use crate::ids::{AreaId, SourceVersion, SupportId};
 
-/// Largest absolute world coordinate accepted, in metres.
-///
-/// Beyond 100 km an `f32` coordinate resolves no better than about 8 mm, too coarse for
-/// centimetre voxels and millimetre contact tolerances; a level that large must be split
-/// into origin-shifted sections before baking.
-pub const COORDINATE_LIMIT_M: f32 = 100_000.0;
+/// Largest absolute world coordinate a level's vertex may have, metres: the crate's
+/// [`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M).
+pub const COORDINATE_LIMIT_M: f32 = crate::geom::limits::COORDINATE_MAX_M;
 
 /// A world transform whose determinant magnitude is below this flattens space: its
 /// triangles have no normals to judge slope by.

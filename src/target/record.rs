@@ -1,5 +1,6 @@
 //! Target records: what "go to this slot and do this interaction" means, in world metres.
 
+use crate::geom::limits;
 use glam::{Affine3A, Vec2, Vec3};
 
 use super::TargetError;
@@ -197,8 +198,10 @@ pub struct ObjectMotion {
     pub transform_version: TransformVersion,
 }
 
+/// `Ok` when `value` is finite, within the world's coordinates (every field of a record is
+/// a length, a position or an angle) and `ok`.
 fn check(field: &'static str, value: f32, ok: bool) -> Result<(), TargetError> {
-    if value.is_finite() && ok {
+    if limits::within(value, limits::COORDINATE_MAX_M) && ok {
         Ok(())
     } else {
         Err(TargetError::BadField {
@@ -209,7 +212,7 @@ fn check(field: &'static str, value: f32, ok: bool) -> Result<(), TargetError> {
 }
 
 fn check_point(field: &'static str, value: Vec3) -> Result<(), TargetError> {
-    if value.is_finite() {
+    if limits::within_each(value, limits::COORDINATE_MAX_M) {
         Ok(())
     } else {
         Err(TargetError::BadField {
@@ -223,23 +226,32 @@ impl TargetRecord {
     /// Checks every field, naming the first bad one with its value.
     pub fn validate(&self) -> Result<(), TargetError> {
         let body = &self.body;
-        check("body.radius_m", body.radius_m, body.radius_m > 0.0)?;
+        let size = |value: f32| value <= limits::BODY_SIZE_MAX_M;
+        check(
+            "body.radius_m",
+            body.radius_m,
+            body.radius_m > 0.0 && size(body.radius_m),
+        )?;
         check(
             "body.height_m",
             body.height_m,
-            body.height_m >= 2.0 * body.radius_m,
+            body.height_m >= 2.0 * body.radius_m && size(body.height_m),
         )?;
         check(
             "body.eye_height_m",
             body.eye_height_m,
-            body.eye_height_m >= 0.0,
+            body.eye_height_m >= 0.0 && size(body.eye_height_m),
         )?;
         check(
             "body.hand_height_m",
             body.hand_height_m,
-            body.hand_height_m >= 0.0,
+            body.hand_height_m >= 0.0 && size(body.hand_height_m),
         )?;
-        check("body.hand_forward_m", body.hand_forward_m, true)?;
+        check(
+            "body.hand_forward_m",
+            body.hand_forward_m,
+            size(body.hand_forward_m.abs()),
+        )?;
         check(
             "body.clearance_tolerance_m",
             body.clearance_tolerance_m,
@@ -328,7 +340,11 @@ impl TargetRecord {
                     });
                 }
                 for (index, polygon) in polygons.iter().enumerate() {
-                    if polygon.iter().any(|c| !c.is_finite()) || !is_convex(polygon) {
+                    if polygon
+                        .iter()
+                        .any(|c| !limits::within_each(c.extend(0.0), limits::COORDINATE_MAX_M))
+                        || !is_convex(polygon)
+                    {
                         return Err(TargetError::NonConvexRegion {
                             polygon: index,
                             corners: polygon.clone(),

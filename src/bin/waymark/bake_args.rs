@@ -75,6 +75,35 @@ pub struct BakeArgs {
 }
 
 impl BakeArgs {
+    /// The flags given, as typed: a command that loads a baked `.wmnav` refuses them
+    /// rather than ignore them.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            ("--preset", self.preset.is_some()),
+            ("--agent-radius", self.agent_radius.is_some()),
+            ("--agent-height", self.agent_height.is_some()),
+            ("--max-climb", self.max_climb.is_some()),
+            ("--max-slope", self.max_slope.is_some()),
+            ("--cell-size", self.cell_size.is_some()),
+            ("--cell-height", self.cell_height.is_some()),
+            ("--tile-size", self.tile_size.is_some()),
+            ("--region-min-area", self.region_min_area.is_some()),
+            ("--region-merge-area", self.region_merge_area.is_some()),
+            ("--edge-max-length", self.edge_max_length.is_some()),
+            ("--edge-max-error", self.edge_max_error.is_some()),
+            ("--verts-per-poly", self.verts_per_poly.is_some()),
+            (
+                "--detail-sample-distance",
+                self.detail_sample_distance.is_some(),
+            ),
+            ("--detail-max-error", self.detail_max_error.is_some()),
+            ("--partition", self.partition.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+    }
+
     /// The configuration: the preset, then each explicit flag.
     pub fn config(&self) -> BakeConfig {
         let preset = match self.preset.unwrap_or(PresetArg::Guard) {

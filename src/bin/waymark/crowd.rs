@@ -207,7 +207,8 @@ fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
         Some((scene, name)) => {
             let world = scene.world_triangles()?;
             let baked = waymark::bake::bake(&world, &config)?;
-            let mut mesh = NavMesh::from_file(baked.to_file()).map_err(level::LevelError::from)?;
+            let mesh = NavMesh::from_file(baked.to_file()).map_err(level::LevelError::from)?;
+            let mut mesh = level::require_walkable(mesh, &name)?;
             // The lift's doors: links between each floor and the car's baked frame.
             let lift = match lift {
                 Some(lift) => {
@@ -297,6 +298,12 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         stop_when_all_arrived: false,
         skip_off_mesh_starts: true,
         save_at_frame: command.save_at,
+        // What the level depends on beyond the crowd's own settings: a resume under another
+        // level or belt share would continue a different run.
+        settings_tag: waymark::harness::settings_tag(&format!(
+            "level {:?}, belt share {}",
+            command.level, command.belt_share
+        )),
     };
     if let Some(frame) = command.save_at {
         let total = command.warm_up_frames + command.frames;
@@ -331,7 +338,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     };
     let (crowd, report) = match &command.resume {
         Some(path) => {
-            let saved = std::fs::read(path).map_err(|source| {
+            let saved = waymark::geom::limits::read_file(path).map_err(|source| {
                 CliError::Usage(format!("cannot read '{}': {source}", path.display()))
             })?;
             resume_crowd(

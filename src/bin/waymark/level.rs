@@ -36,6 +36,26 @@ pub enum LevelError {
     Bake(#[from] waymark::bake::BakeError),
     #[error(transparent)]
     NavMesh(#[from] waymark::mesh::NavMeshError),
+    #[error("'{path}' is already baked; bake flags ({}) apply only to level geometry (.obj)", flags.join(", "))]
+    BakeFlagsWithBaked {
+        path: String,
+        flags: Vec<&'static str>,
+    },
+    #[error(
+        "level '{0}' has no walkable polygon (nothing is walkable for this agent and these \
+         bake settings)"
+    )]
+    NothingWalkable(String),
+}
+
+/// `mesh`, or `NothingWalkable` naming `level` when it has no walkable polygon: a crowd
+/// or a query on it could only report zeros.
+pub fn require_walkable(mesh: NavMesh, level: &str) -> Result<NavMesh, LevelError> {
+    if mesh.snapshot().walkable_area_m2() > 0.0 {
+        Ok(mesh)
+    } else {
+        Err(LevelError::NothingWalkable(level.to_owned()))
+    }
 }
 
 /// A loaded level, the name to show for it, the motion of its moving supports (the
@@ -90,20 +110,27 @@ pub fn load_navmesh(
     level: &Path,
     bake: &crate::bake_args::BakeArgs,
 ) -> Result<NavMesh, LevelError> {
+    let display = level.display().to_string();
     if has_extension(level, "wmnav") {
-        let display = level.display().to_string();
-        let bytes = std::fs::read(level).map_err(|source| LevelError::Read {
+        let flags = bake.given();
+        if !flags.is_empty() {
+            return Err(LevelError::BakeFlagsWithBaked {
+                path: display,
+                flags,
+            });
+        }
+        let bytes = waymark::geom::limits::read_file(level).map_err(|source| LevelError::Read {
             path: display.clone(),
             source,
         })?;
         let file = NavMeshFile::from_bytes(&bytes).map_err(|source| LevelError::Blob {
-            path: display,
+            path: display.clone(),
             source,
         })?;
-        return Ok(NavMesh::from_file(file)?);
+        return require_walkable(NavMesh::from_file(file)?, &display);
     }
     let loaded = load(Some(level))?;
     let world = loaded.scene.world_triangles()?;
     let baked = waymark::bake::bake(&world, &bake.config())?;
-    Ok(NavMesh::from_file(baked.to_file())?)
+    require_walkable(NavMesh::from_file(baked.to_file())?, &display)
 }

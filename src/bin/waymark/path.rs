@@ -49,11 +49,12 @@ struct Answer {
     straight_points: usize,
 }
 
-fn parse_queries(path: &PathBuf) -> Result<Vec<(Vec3, Vec3)>, CliError> {
-    let text = std::fs::read_to_string(path)
+fn parse_queries(path: &std::path::Path) -> Result<Vec<(Vec3, Vec3)>, CliError> {
+    let text = waymark::geom::limits::read_text_file(path)
         .map_err(|source| CliError::Usage(format!("cannot read '{}': {source}", path.display())))?;
+    use waymark::geom::limits::{COORDINATE_MAX_M, within};
     let mut queries = Vec::new();
-    for (index, line) in text.lines().enumerate().skip(1) {
+    for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
@@ -62,15 +63,21 @@ fn parse_queries(path: &PathBuf) -> Result<Vec<(Vec3, Vec3)>, CliError> {
             .take(6)
             .map(|v| v.trim().parse::<f32>())
             .collect();
+        // The first line is a header when it is not numbers (`sx,sy,sz,ex,ey,ez`); a file
+        // without one starts with its first query, which is kept.
+        if index == 0 && values.is_err() {
+            continue;
+        }
         let bad = || {
             CliError::Usage(format!(
-                "'{}' line {}: expected six numbers sx,sy,sz,ex,ey,ez, got '{line}'",
+                "'{}' line {}: expected six numbers sx,sy,sz,ex,ey,ez, each finite and \
+                 within {COORDINATE_MAX_M} m, got '{line}'",
                 path.display(),
                 index + 1
             ))
         };
         let values = values.map_err(|_| bad())?;
-        if values.len() < 6 || values.iter().any(|v| !v.is_finite()) {
+        if values.len() < 6 || values.iter().any(|&v| !within(v, COORDINATE_MAX_M)) {
             return Err(bad());
         }
         queries.push((

@@ -358,7 +358,7 @@ struct Sim {
 }
 
 pub fn run(command: &SimCommand) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(&command.scenario).map_err(|source| {
+    let text = waymark::geom::limits::read_text_file(&command.scenario).map_err(|source| {
         CliError::Usage(format!(
             "cannot read '{}': {source}",
             command.scenario.display()
@@ -935,6 +935,11 @@ impl Sim {
             CrowdEvent::NoPath { agent, request } => {
                 ("no_path", agent, json!({ "order": identity(request) }))
             }
+            CrowdEvent::Quarantined { agent, fault } => (
+                "quarantined",
+                agent,
+                json!({ "field": fault.field.name(), "value": format!("{}", fault.value()) }),
+            ),
             CrowdEvent::StandFact {
                 agent,
                 order,

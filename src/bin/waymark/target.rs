@@ -223,7 +223,7 @@ fn usage(message: String) -> CliError {
 }
 
 fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
-    let text = std::fs::read_to_string(path)
+    let text = waymark::geom::limits::read_text_file(path)
         .map_err(|source| usage(format!("cannot read '{}': {source}", path.display())))?;
     serde_json::from_str(&text)
         .map_err(|error| usage(format!("scenario '{}': {error}", path.display())))

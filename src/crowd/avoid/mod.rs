@@ -606,7 +606,9 @@ pub(crate) fn avoid_one<F: BodyFrames>(
     let own_frame = frames.at(index);
     for &other_index in &neighbours[..count] {
         let other = &bodies[other_index as usize];
-        if ghost && passes(other) {
+        // (A quarantined agent's values are its last sane ones, but it is no party to any
+        // negotiation: it is left out, as it is of separation.)
+        if (ghost && passes(other)) || other.status == AgentStatus::Quarantined {
             continue;
         }
         let plane = &mut planes[hard_count + written];

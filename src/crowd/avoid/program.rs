@@ -203,7 +203,9 @@ fn solve_on_line(
         return false;
     };
     let (mut low, mut high) = (speed_low.max(reach_low), speed_high.min(reach_high));
-    if low > high {
+    // (Written so a NaN bound, from values no validated input gives, reads as no room
+    // rather than reaching the clamp below.)
+    if !(low <= high) {
         return false;
     }
     for earlier in &planes[..index] {
@@ -222,7 +224,7 @@ fn solve_on_line(
         } else {
             low = low.max(t);
         }
-        if low > high {
+        if !(low <= high) {
             return false;
         }
     }

@@ -439,10 +439,11 @@ impl Crowd {
         self.neighbour_grid.set_cell_sizing(Saved::read(input)?);
         let support_motions: Vec<super::SupportMotion> = Saved::read(input)?;
         if support_motions.len() > usize::from(u16::MAX) + 1
-            || support_motions.iter().any(|motion| !motion.is_finite())
+            || support_motions.iter().any(|motion| !motion.in_range())
         {
             return Err(input.malformed(format!(
-                "a table of {} support motions, or one not finite",
+                "a table of {} support motions, or one out of range (not finite, or past \
+                 the speed, turn or coordinate limits)",
                 support_motions.len()
             )));
         }
@@ -498,7 +499,7 @@ impl Crowd {
         }
         self.link_docks = link_docks;
         let last_dt_s = input.f32()?;
-        if !(last_dt_s.is_finite() && last_dt_s > 0.0) {
+        if !super::STEP_RANGE_S.contains(&last_dt_s) {
             return Err(input.malformed(format!("last step length {last_dt_s} s")));
         }
         self.last_dt_s = last_dt_s;
@@ -591,8 +592,10 @@ impl Crowd {
     }
 
     /// Refuses lanes whose values would send a pass out of range: a corridor cursor past
-    /// its corridor, a filter or profile not in the tables.
+    /// its corridor, a filter or profile not in the tables, a number outside its physical
+    /// range ([`check_lane_values`]).
     fn check_lanes(&self, input: &Reader, lanes: &AgentLanes) -> Result<(), RestoreError> {
+        check_lane_values(input, lanes)?;
         for slot in 0..lanes.len() {
             if let Some(corridor) = &lanes.corridor[slot] {
                 if lanes.cursor[slot] as usize >= corridor.len() {
@@ -934,6 +937,90 @@ fn checked_payload(bytes: &[u8]) -> Result<&[u8], RestoreError> {
         return Err(RestoreError::Checksum { stored, computed });
     }
     Ok(payload)
+}
+
+/// Refuses the first lane value outside its physical range ([`crate::geom::limits`]):
+/// places beyond the world's coordinates, velocities beyond the speed limit, sizes and
+/// limits not positive, NaN anywhere. Checksums say the bytes are the ones written, not
+/// that the writer was sane: a save edited by hand, or written by a crowd fed NaN before
+/// the crowd refused it, must not reach the passes.
+fn check_lane_values(input: &Reader, lanes: &AgentLanes) -> Result<(), RestoreError> {
+    use crate::geom::limits::{
+        ACCELERATION_MAX_MPS2, BODY_SIZE_MAX_M, COORDINATE_MAX_M, SPEED_MAX_MPS,
+    };
+    // (lane, its values, the largest magnitude, whether it must be above zero)
+    let checks: [(&str, &[f32], f32, bool); 29] = [
+        ("position_x", &lanes.position_x, COORDINATE_MAX_M, false),
+        ("position_y", &lanes.position_y, COORDINATE_MAX_M, false),
+        ("position_z", &lanes.position_z, COORDINATE_MAX_M, false),
+        ("goal_x", &lanes.goal_x, COORDINATE_MAX_M, false),
+        ("goal_y", &lanes.goal_y, COORDINATE_MAX_M, false),
+        ("goal_z", &lanes.goal_z, COORDINATE_MAX_M, false),
+        ("corner_x", &lanes.corner_x, COORDINATE_MAX_M, false),
+        ("corner_z", &lanes.corner_z, COORDINATE_MAX_M, false),
+        ("slow_x", &lanes.slow_x, COORDINATE_MAX_M, false),
+        ("slow_z", &lanes.slow_z, COORDINATE_MAX_M, false),
+        ("anchor_x", &lanes.anchor_x, COORDINATE_MAX_M, false),
+        ("anchor_z", &lanes.anchor_z, COORDINATE_MAX_M, false),
+        ("velocity_x", &lanes.velocity_x, SPEED_MAX_MPS, false),
+        ("velocity_z", &lanes.velocity_z, SPEED_MAX_MPS, false),
+        ("average_x", &lanes.average_x, SPEED_MAX_MPS, false),
+        ("average_z", &lanes.average_z, SPEED_MAX_MPS, false),
+        ("desired_x", &lanes.desired_x, SPEED_MAX_MPS, false),
+        ("desired_z", &lanes.desired_z, SPEED_MAX_MPS, false),
+        ("radius", &lanes.radius, BODY_SIZE_MAX_M, true),
+        ("max_speed", &lanes.max_speed, SPEED_MAX_MPS, true),
+        (
+            "preferred_speed",
+            &lanes.preferred_speed,
+            SPEED_MAX_MPS,
+            true,
+        ),
+        ("speed_limit", &lanes.speed_limit, SPEED_MAX_MPS, false),
+        (
+            "max_acceleration",
+            &lanes.max_acceleration,
+            ACCELERATION_MAX_MPS2,
+            true,
+        ),
+        (
+            "acceleration_limit",
+            &lanes.acceleration_limit,
+            ACCELERATION_MAX_MPS2,
+            false,
+        ),
+        ("gradient_x", &lanes.gradient_x, 1.0e3, false),
+        ("gradient_z", &lanes.gradient_z, 1.0e3, false),
+        ("stalled_s", &lanes.stalled_s, f32::MAX, false),
+        ("unprogressed_s", &lanes.unprogressed_s, f32::MAX, false),
+        ("progress_m", &lanes.progress_m, f32::MAX, false),
+    ];
+    for (lane, values, limit, positive) in checks {
+        if let Some((slot, &value)) = values.iter().enumerate().find(|&(_, &value)| {
+            !(value.is_finite() && value.abs() <= limit && (!positive || value > 0.0))
+        }) {
+            return Err(input.malformed(format!(
+                "slot {slot}: {lane} {value} is outside its range (at most {limit:e}{})",
+                if positive { ", above 0" } else { "" }
+            )));
+        }
+    }
+    // Distances along the corridor and the slow-down speed may be infinite (no corner,
+    // no slow-down ahead), never NaN or negative.
+    for (lane, values) in [
+        ("stop_distance", &lanes.stop_distance),
+        ("corner_after_m", &lanes.corner_after_m),
+        ("slow_speed", &lanes.slow_speed),
+    ] {
+        if let Some((slot, &value)) = values
+            .iter()
+            .enumerate()
+            .find(|&(_, &value)| !(value >= 0.0))
+        {
+            return Err(input.malformed(format!("slot {slot}: {lane} {value} is NaN or negative")));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

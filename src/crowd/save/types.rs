@@ -289,6 +289,12 @@ impl Saved for CrowdEvent {
                 (agent, order).write(out);
                 change.write(out);
             }
+            CrowdEvent::Quarantined { agent, fault } => {
+                out.u8(11);
+                agent.write(out);
+                out.u8(fault.field as u8);
+                out.u32(fault.value_bits);
+            }
         }
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
@@ -343,6 +349,19 @@ impl Saved for CrowdEvent {
                 order: Saved::read(input)?,
                 change: Saved::read(input)?,
             },
+            11 => {
+                let field = input.u8()?;
+                let field = *crate::crowd::events::FeedbackField::ALL
+                    .get(usize::from(field))
+                    .ok_or_else(|| input.malformed(format!("feedback field {field}")))?;
+                CrowdEvent::Quarantined {
+                    agent,
+                    fault: crate::crowd::events::FeedbackFault {
+                        field,
+                        value_bits: input.u32()?,
+                    },
+                }
+            }
             other => return Err(input.malformed(format!("event tag {other}"))),
         })
     }
@@ -361,8 +380,13 @@ impl Saved for QueryFilter {
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         let mut area_costs = [0.0; AreaId::MAX as usize + 1];
-        for cost in &mut area_costs {
+        for (area, cost) in area_costs.iter_mut().enumerate() {
             *cost = input.f32()?;
+            // As `QueryFilter::set_area_cost` admits them: a cost below one would make the
+            // search's heuristic overestimate, a NaN would order nothing.
+            if !(cost.is_finite() && *cost >= 1.0) {
+                return Err(input.malformed(format!("filter area {area} cost {cost}")));
+            }
         }
         Ok(QueryFilter {
             area_costs,

@@ -1,0 +1,261 @@
+//! Every value that enters through the library's calls or its file formats is finite and
+//! inside its physical range (`waymark::geom::limits`), or refused naming the field and the
+//! value: one test per boundary, each feeding the value a hostile input gave.
+
+mod common;
+
+use glam::Vec3;
+use waymark::bake::{BakeConfig, BakeConfigError, Preset};
+use waymark::crowd::{AgentParams, Crowd, CrowdConfig, CrowdError};
+use waymark::geom::limits::{
+    ACCELERATION_MAX_MPS2, ANGULAR_SPEED_MAX_RAD_S, BODY_SIZE_MAX_M, COORDINATE_MAX_M,
+    SPEED_MAX_MPS,
+};
+use waymark::ids::SupportId;
+use waymark::mesh::blob::{BakeParams, NavMeshFile};
+use waymark::mesh::{HandBuiltError, NavMesh, TileData, WalkablePolygon};
+
+const WALKER: AgentParams = AgentParams {
+    radius_m: 0.4,
+    height_m: 1.8,
+    max_speed_mps: 2.0,
+    preferred_speed_mps: 2.0,
+    max_acceleration_mps2: 8.0,
+};
+
+/// A 10 m square floor, nominally baked for radius 0.6 and height 2, whose polygon is
+/// support layer 1 (support 0: a belt or turntable).
+fn floor_mesh() -> NavMesh {
+    let mut square = WalkablePolygon::ground(vec![
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(10.0, 0.0, 0.0),
+        Vec3::new(10.0, 0.0, 10.0),
+        Vec3::new(0.0, 0.0, 10.0),
+    ]);
+    square.layer = 1;
+    common::mesh_of(&[square], 0.6, 2.0)
+}
+
+fn crowd() -> Crowd {
+    Crowd::new(&floor_mesh(), CrowdConfig::default()).unwrap()
+}
+
+#[test]
+fn a_turntable_turning_past_the_turn_limit_is_refused_by_value() {
+    // 1e30 rad/s once reached the avoidance's clamp as NaN and panicked.
+    let mut crowd = crowd();
+    for rate in [1e30, ANGULAR_SPEED_MAX_RAD_S * 1.01, -1e28] {
+        let error = crowd
+            .set_support_rotation(SupportId(0), Vec3::new(5.0, 0.0, 5.0), rate)
+            .unwrap_err();
+        assert!(
+            matches!(error, CrowdError::OutOfRange { value, .. } if value == rate.abs()),
+            "{error}"
+        );
+        assert!(error.to_string().contains("100 rad/s"), "{error}");
+    }
+    let error = crowd
+        .set_support_rotation(SupportId(0), Vec3::new(3e38, 0.0, 5.0), 1.0)
+        .unwrap_err();
+    assert!(matches!(error, CrowdError::OutOfRange { value, .. } if value == 3e38));
+    crowd
+        .set_support_rotation(
+            SupportId(0),
+            Vec3::new(5.0, 0.0, 5.0),
+            ANGULAR_SPEED_MAX_RAD_S,
+        )
+        .unwrap();
+}
+
+#[test]
+fn a_belt_faster_than_the_speed_limit_is_refused_by_value() {
+    let mut crowd = crowd();
+    let error = crowd
+        .set_support_velocity(SupportId(0), Vec3::new(3e38, 0.0, 0.0))
+        .unwrap_err();
+    assert!(matches!(error, CrowdError::OutOfRange { value, .. } if value == 3e38));
+    assert!(
+        crowd
+            .set_support_velocity(SupportId(0), Vec3::new(0.0, 0.0, SPEED_MAX_MPS))
+            .is_ok()
+    );
+}
+
+#[test]
+fn agent_parameters_past_their_limits_are_refused_naming_the_field() {
+    let mut crowd = crowd();
+    let cases = [
+        (
+            "max_speed_mps",
+            AgentParams {
+                max_speed_mps: SPEED_MAX_MPS * 2.0,
+                ..WALKER
+            },
+        ),
+        (
+            "max_acceleration_mps2",
+            AgentParams {
+                max_acceleration_mps2: ACCELERATION_MAX_MPS2 * 2.0,
+                ..WALKER
+            },
+        ),
+        (
+            "height_m",
+            AgentParams {
+                height_m: BODY_SIZE_MAX_M * 2.0,
+                ..WALKER
+            },
+        ),
+    ];
+    for (field, params) in cases {
+        let error = crowd
+            .add_agent(Vec3::new(5.0, 0.0, 5.0), params)
+            .unwrap_err();
+        assert!(
+            matches!(error, CrowdError::BadParameter { field: named, .. } if named == field),
+            "{field}: {error}"
+        );
+    }
+    assert_eq!(crowd.len(), 0);
+}
+
+#[test]
+fn points_beyond_the_world_are_refused_before_any_search() {
+    let mut crowd = crowd();
+    let agent = crowd.add_agent(Vec3::new(5.0, 0.0, 5.0), WALKER).unwrap();
+    let far = Vec3::new(1e20, 0.0, 5.0);
+    for (what, result) in [
+        ("move target", crowd.request_move(agent, far).map(|_| ())),
+        ("teleport position", crowd.teleport(agent, far)),
+        ("agent position", crowd.add_agent(far, WALKER).map(|_| ())),
+        (
+            "hold target",
+            crowd
+                .request_hold(agent, far, waymark::crowd::HoldPolicy::SPEC_EXAMPLE)
+                .map(|_| ()),
+        ),
+    ] {
+        let error = result.unwrap_err();
+        assert!(
+            matches!(error, CrowdError::OutOfRange { what: named, value, .. }
+                if named == what && value == 1e20),
+            "{what}: {error}"
+        );
+    }
+    let error = crowd.push(agent, Vec3::new(0.0, 0.0, 3e38)).unwrap_err();
+    assert!(matches!(
+        error,
+        CrowdError::OutOfRange {
+            what: "push (m)",
+            ..
+        }
+    ));
+    assert_eq!(crowd.position(agent).unwrap(), Vec3::new(5.0, 0.0, 5.0));
+}
+
+#[test]
+fn a_hand_built_corner_beyond_the_world_is_refused_by_value() {
+    // A walkable polygon 2e30 wide once sized the neighbour grid from its agents' spread.
+    let wide = WalkablePolygon::ground(vec![
+        Vec3::new(-1e30, 0.0, 0.0),
+        Vec3::new(1e30, 0.0, 0.0),
+        Vec3::new(0.0, 0.0, 1.0),
+    ]);
+    let error = TileData::from_walkable_polygons(&[wide]).unwrap_err();
+    assert!(matches!(
+        error,
+        HandBuiltError::NotFinite {
+            polygon: 0,
+            corner: 0,
+            value,
+        } if value.x == -1e30
+    ));
+    assert!(error.to_string().contains(&format!("{COORDINATE_MAX_M}")));
+}
+
+/// A `.wmnav` of the floor with `edit` applied to its content before writing: the
+/// checksum is valid, the values are what the test says.
+fn written_with(edit: impl FnOnce(&mut NavMeshFile)) -> Vec<u8> {
+    let square = WalkablePolygon::ground(vec![
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(10.0, 0.0, 0.0),
+        Vec3::new(10.0, 0.0, 10.0),
+        Vec3::new(0.0, 0.0, 10.0),
+    ]);
+    let mut file = NavMeshFile {
+        params: BakeParams {
+            agent_radius_m: 0.6,
+            agent_height_m: 2.0,
+            ..BakeParams::default()
+        },
+        tiles: vec![TileData::from_walkable_polygons(&[square]).unwrap()],
+    };
+    assert!(NavMeshFile::from_bytes(&file.to_bytes()).is_ok());
+    edit(&mut file);
+    file.to_bytes()
+}
+
+#[test]
+fn a_mesh_file_with_insane_settings_is_refused_though_its_checksum_holds() {
+    type Edit = fn(&mut BakeParams);
+    let cases: [(&str, Edit); 5] = [
+        ("agent_radius_m", |params| params.agent_radius_m = f32::NAN),
+        ("agent_radius_m", |params| params.agent_radius_m = -1.0),
+        ("agent_height_m", |params| {
+            params.agent_height_m = f32::INFINITY
+        }),
+        ("cell_size_m", |params| params.cell_size_m = -0.3),
+        ("agent_max_slope_deg", |params| {
+            params.agent_max_slope_deg = 90.0
+        }),
+    ];
+    for (field, edit) in cases {
+        let bytes = written_with(|file| edit(&mut file.params));
+        let error = NavMeshFile::from_bytes(&bytes).unwrap_err().to_string();
+        assert!(error.contains(field), "{field}: {error}");
+    }
+}
+
+#[test]
+fn a_mesh_file_with_vertices_or_bounds_beyond_the_world_is_refused() {
+    let bytes = written_with(|file| file.tiles[0].vertices[0][0] = 3e38);
+    let error = NavMeshFile::from_bytes(&bytes).unwrap_err().to_string();
+    assert!(error.contains("3e38") || error.contains("300000000000000000000000000000000000000"));
+    let bytes = written_with(|file| file.tiles[0].header.bounds_min[1] = f32::NAN);
+    let error = NavMeshFile::from_bytes(&bytes).unwrap_err().to_string();
+    assert!(error.contains("NaN"), "{error}");
+    let bytes = written_with(|file| {
+        let header = &mut file.tiles[0].header;
+        header.bounds_min[0] = header.bounds_max[0] + 1.0;
+    });
+    let error = NavMeshFile::from_bytes(&bytes).unwrap_err().to_string();
+    assert!(error.contains("above the maximum"), "{error}");
+}
+
+#[test]
+fn a_bake_setting_whose_cell_count_would_overflow_is_refused() {
+    // 607,400,100 m at 0.2 m cells once wrapped a squared length negative and gave 1,314
+    // polygons instead of 34.
+    let config = BakeConfig {
+        edge_max_length_m: 607_400_100.0,
+        ..BakeConfig::preset(Preset::Recast)
+    };
+    assert!(matches!(
+        config.validate(),
+        Err(BakeConfigError::OutOfRange {
+            field: "edge_max_length_m",
+            ..
+        })
+    ));
+    let config = BakeConfig {
+        region_min_area_m2: 1e12,
+        ..BakeConfig::preset(Preset::Recast)
+    };
+    assert!(matches!(
+        config.validate(),
+        Err(BakeConfigError::OutOfRange {
+            field: "region_min_area_m2",
+            ..
+        })
+    ));
+}
