@@ -147,3 +147,40 @@ fn an_edge_length_whose_square_overflows_is_refused_by_the_bake() {
     ]);
     assert!(stderr.contains("edge_max_length_m"), "{stderr}");
 }
+
+#[test]
+fn a_sim_scenario_past_the_tick_limit_or_with_absurd_values_is_refused() {
+    let fixture = format!(
+        "{}/tests/fixtures/sim_h3_belt.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let cases = [
+        (
+            text.replace("\"ticks\": 60", "\"ticks\": 1000000000000"),
+            "FRAMES_MAX",
+        ),
+        // A belt at 3e38 m/s: refused by the crowd, naming the value.
+        (
+            text.replace("\"velocity\": [1, 0, 0]", "\"velocity\": [3e38, 0, 0]"),
+            "3",
+        ),
+        // A corner 3e38 m out: refused by the mesh builder.
+        (text.replace("[10, 0, 0]", "[3e38, 0, 0]"), "corner"),
+    ];
+    for (index, (scenario, named)) in cases.iter().enumerate() {
+        assert_ne!(*scenario, text, "case {index} changed nothing");
+        let path = scratch(&format!("sim_absurd_{index}.json"));
+        std::fs::write(&path, scenario).unwrap();
+        let output = waymark(&["sim", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        // Refused outright, or the command refused and reported in the trace of outcomes.
+        assert!(
+            (!output.status.success() && stderr.contains(named))
+                || stdout.contains("outside its range"),
+            "case {index}: {stderr} {stdout}"
+        );
+    }
+}

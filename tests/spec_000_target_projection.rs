@@ -727,6 +727,13 @@ fn bad_records_name_the_field() {
     let mut record = seat.record.clone();
     record.facing.forward = Vec2::ZERO;
     assert_eq!(field_of(&record), "facing.forward");
+    // Finite but beyond any body or world: an eye 3e38 m up, a contact 1e20 m away.
+    let mut record = seat.record.clone();
+    record.body.eye_height_m = 3e38;
+    assert_eq!(field_of(&record), "body.eye_height_m");
+    let mut record = seat.record.clone();
+    record.interaction.contact.z = 1e20;
+    assert_eq!(field_of(&record), "interaction.contact");
     let mut record = seat.record.clone();
     record.interaction.probe.as_mut().unwrap().radius_m = f32::NAN;
     assert_eq!(field_of(&record), "probe.radius_m");

@@ -265,9 +265,14 @@ impl NeighbourGrid {
             .map(|kth| (kth * CELL_PER_KTH_DISTANCE).clamp(self.range_m / 8.0, self.range_m / 2.0));
         let mut cell = f64::from(from_density.unwrap_or(self.range_m / CELLS_PER_RANGE));
         // Coarser cells when the box would need too many (agents spread very far apart).
-        let needed = (width / cell + 1.0) * (depth / cell + 1.0);
-        if needed > cells_max {
-            cell *= (needed / cells_max).sqrt() * 1.01;
+        // The square root is exact for a square box; a long thin one (agents along a line)
+        // needs more, hence the loop.
+        let needed = |cell: f64| (width / cell + 1.0) * (depth / cell + 1.0);
+        if needed(cell) > cells_max {
+            cell *= (needed(cell) / cells_max).sqrt() * 1.01;
+            while needed(cell) > cells_max {
+                cell *= 1.5;
+            }
         }
         self.cell_size_m = cell as f32;
         self.cells_per_m = (1.0 / cell) as f32;
@@ -785,6 +790,27 @@ mod tests {
             z.swap(agents - 1, agents - 2);
             grid.rebuild([&x, &y, &z], 7.0, 2.0, 10);
             assert_same_as_brute_force(&grid, &x, &z);
+        }
+    }
+
+    #[test]
+    fn the_grid_sizes_itself_by_the_agent_count_not_by_their_spread() {
+        // Two agents 2e14 m apart once made the grid allocate 2.3 GB (capacity overflow
+        // from 1e18); the world's own extent, 2e5 m across, must cost no more than a
+        // crowd standing together.
+        for spread in [2e14f32, 2e5, 10.0] {
+            let x = [-spread / 2.0, spread / 2.0, spread / 2.0 - 1.0];
+            let (y, z) = ([0.0; 3], [0.0, 0.0, 0.5]);
+            let mut grid = NeighbourGrid::default();
+            grid.rebuild([&x, &y, &z], 7.0, 2.0, 2);
+            let cells = grid.cell_start.len() - 1;
+            assert!(
+                cells <= (3 * CELLS_PER_AGENT_MAX).max(CELLS_MIN),
+                "{cells} cells for agents {spread} m apart"
+            );
+            // The two close agents still find each other; the one 9 m or more away, nobody.
+            assert_eq!(grid.neighbours_of(1).collect::<Vec<_>>(), [2]);
+            assert_eq!(grid.neighbours_of(0).count(), 0);
         }
     }
 

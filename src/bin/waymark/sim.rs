@@ -366,6 +366,14 @@ pub fn run(command: &SimCommand) -> Result<(), CliError> {
     })?;
     let scenario: Scenario = serde_json::from_str(&text)
         .map_err(|error| CliError::Usage(format!("'{}': {error}", command.scenario.display())))?;
+    if scenario.ticks > crate::common::FRAMES_MAX as u64 {
+        return Err(CliError::Usage(format!(
+            "'{}': ticks {} is over the limit of {} (FRAMES_MAX)",
+            command.scenario.display(),
+            scenario.ticks,
+            crate::common::FRAMES_MAX
+        )));
+    }
     let base = command.scenario.parent().unwrap_or(Path::new("."));
     let mut sim = Sim::new(&scenario, base)?;
     for agent in &scenario.agents {
