@@ -259,3 +259,32 @@ fn a_bake_setting_whose_cell_count_would_overflow_is_refused() {
         })
     ));
 }
+
+#[test]
+fn a_level_at_the_edge_of_the_world_bakes_to_a_mesh_that_loads() {
+    // Tiles reach past their level by padding and grid alignment: a level whose floor
+    // ends at the coordinate limit once baked to tiles whose bounds (100,027 m) the mesh
+    // file's own check refused (found by the fuzzer's `obj` target).
+    use waymark::bake::bake;
+    use waymark::scene::{InstanceDesc, Scene, TriMesh};
+    let mut scene = Scene::new();
+    let floor = scene.add_mesh(TriMesh::axis_box(
+        "floor",
+        Vec3::new(COORDINATE_MAX_M - 20.0, -0.2, 0.0),
+        Vec3::new(COORDINATE_MAX_M, 0.0, 20.0),
+    ));
+    scene
+        .add_instance(InstanceDesc::new("floor", floor))
+        .unwrap();
+    let config = BakeConfig {
+        cell_size_m: 0.5,
+        cell_height_m: 0.2,
+        tile_size_cells: Some(64),
+        ..BakeConfig::preset(Preset::Guard)
+    };
+    let baked = bake(&scene.world_triangles().unwrap(), &config).unwrap();
+    let bytes = baked.to_file().to_bytes();
+    let file = NavMeshFile::from_bytes(&bytes).unwrap();
+    let mesh = NavMesh::from_file(file).unwrap();
+    assert!(mesh.snapshot().walkable_area_m2() > 100.0);
+}

@@ -347,28 +347,32 @@ impl TileData {
     /// first problem found, with its values.
     pub fn validate(&self) -> Result<(), String> {
         use crate::geom::limits::{COORDINATE_MAX_M, within};
+        // A baked tile reaches past its level's coordinates by its padding and grid
+        // alignment (a level at the limit has tiles whose bounds end a few metres beyond
+        // it): twice the limit still keeps every later product finite.
+        const TILE_COORDINATE_MAX_M: f32 = 2.0 * COORDINATE_MAX_M;
         let vertex_total = self.vertices.len();
         let outside = |points: &[[f32; 3]]| {
             points
                 .iter()
                 .flatten()
                 .copied()
-                .find(|&c| !within(c, COORDINATE_MAX_M))
+                .find(|&c| !within(c, TILE_COORDINATE_MAX_M))
         };
         if let Some(bad) = outside(&self.vertices) {
             return Err(format!(
-                "vertex coordinate {bad} is not finite or beyond {COORDINATE_MAX_M} m"
+                "vertex coordinate {bad} is not finite or beyond {TILE_COORDINATE_MAX_M} m"
             ));
         }
         if let Some(bad) = outside(&self.detail_vertices) {
             return Err(format!(
-                "detail vertex coordinate {bad} is not finite or beyond {COORDINATE_MAX_M} m"
+                "detail vertex coordinate {bad} is not finite or beyond {TILE_COORDINATE_MAX_M} m"
             ));
         }
         let header = &self.header;
         if let Some(bad) = outside(&[header.bounds_min, header.bounds_max]) {
             return Err(format!(
-                "bounds coordinate {bad} is not finite or beyond {COORDINATE_MAX_M} m"
+                "bounds coordinate {bad} is not finite or beyond {TILE_COORDINATE_MAX_M} m"
             ));
         }
         if (0..3).any(|axis| header.bounds_min[axis] > header.bounds_max[axis]) {
