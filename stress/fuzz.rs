@@ -1,21 +1,31 @@
-//! The long fuzz run: every target (or those named) for EXECS executions each, on the
-//! seeded mutation engine of `fuzz_targets.rs`, printing per target the executions, the
-//! findings (each with the seed that regenerates its input), the slowest execution and the
-//! largest allocation peak.
+//! The long fuzz run: every library target (or those named) for EXECS executions each, on
+//! the engine of `fuzz_targets.rs`, printing per target the executions, the findings, the
+//! slowest execution, the largest allocation peak, and in a build with coverage counters
+//! (`stress/fuzz.sh`) the edges reached and the corpus grown. Each finding's input is
+//! written to `target/fuzz/findings/<target>/<seed>`.
 //!
 //! `cargo run --release --example fuzz -- [EXECS] [SEED] [TARGET...]` (defaults: 1,000,000
 //! executions, seed 1, every target). Exits 1 if anything was found.
 //! `cargo run --release --example fuzz -- --dump TARGET SEED FILE` writes the input a
-//! finding's seed regenerates.
+//! finding's seed regenerates (in a build without coverage counters).
+//! `--blind` as the first argument keeps the corpus as it started (coverage is still
+//! counted): what guidance adds is the difference in edges reached.
 
 #[path = "fuzz_targets.rs"]
+#[allow(dead_code)] // the test suite's entry points
 mod fuzz_targets;
 
 #[global_allocator]
 static ALLOCATOR: fuzz_targets::CountingAllocator = fuzz_targets::CountingAllocator;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let guidance = if args.first().map(String::as_str) == Some("--blind") {
+        args.remove(0);
+        fuzz_targets::Guidance::Blind
+    } else {
+        fuzz_targets::Guidance::Coverage
+    };
     if args.first().map(String::as_str) == Some("--dump") {
         // `--dump TARGET SEED FILE`: writes the input a finding's seed names.
         let target = fuzz_targets::targets()
@@ -33,25 +43,19 @@ fn main() {
     let seed: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1);
     let wanted: Vec<&str> = args.iter().skip(2).map(String::as_str).collect();
     let mut found = false;
-    println!("target,executions,findings,slowest_ms,peak_mib,seconds");
+    println!("{}", fuzz_targets::REPORT_HEADER);
     for target in fuzz_targets::targets() {
         if !wanted.is_empty() && !wanted.contains(&target.name) {
             continue;
         }
         let clock = std::time::Instant::now();
-        let findings = fuzz_targets::fuzz(&target, executions, seed);
+        let findings = fuzz_targets::fuzz_with(&target, executions, seed, guidance);
+        let seconds = clock.elapsed().as_secs_f64();
         println!(
-            "{},{},{},{:.1},{:.1},{:.0}",
-            target.name,
-            findings.executions,
-            findings.failures.len(),
-            findings.slowest.as_secs_f64() * 1e3,
-            findings.peak_bytes as f64 / (1 << 20) as f64,
-            clock.elapsed().as_secs_f64()
+            "{}",
+            fuzz_targets::report_line(target.name, &findings, seconds)
         );
-        for (input_seed, failure) in findings.failures.iter().take(10) {
-            eprintln!("{}: seed {input_seed}: {failure}", target.name);
-        }
+        fuzz_targets::write_findings(target.name, &findings);
         found |= !findings.failures.is_empty();
     }
     std::process::exit(i32::from(found));

@@ -20,6 +20,16 @@
 //! Invariants checked besides "no panic": a restored or stepped crowd's agents stand at
 //! finite points inside the world and move within the speed limit; a mesh that loads
 //! answers queries with finite points.
+//!
+//! Coverage guidance, on the stable toolchain: built with LLVM's SanitizerCoverage inline
+//! 8-bit counters (`stress/fuzz.sh` sets the flags), every edge of waymark's code counts
+//! its passes, and the module registers its counters through
+//! `__sanitizer_cov_8bit_counters_init`, defined here. After each execution the engine reads
+//! the counters, buckets each count as AFL does (1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+),
+//! and an input that reached a bucket no earlier input reached joins the corpus that later
+//! executions mutate (half of them; the other half mutate the starting corpus). In a build without the flags no counter registers and the engine is
+//! the seeded mutation alone, where a finding's seed regenerates its input; a guided run's
+//! input depends on the corpus it grew, so findings carry their inputs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::panic::AssertUnwindSafe;
@@ -65,6 +75,103 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 }
 
+/// The coverage counters of an instrumented build (see the module doc).
+pub mod coverage {
+    use std::sync::Mutex;
+
+    /// Each instrumented module's counters: start and end addresses.
+    static REGIONS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+    /// Called by each instrumented module's constructor with its counter array.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, stop: *mut u8) {
+        if let Ok(mut regions) = REGIONS.lock() {
+            regions.push((start as usize, stop as usize));
+        }
+    }
+
+    /// The counters as one slice per module.
+    fn counters() -> Vec<&'static mut [u8]> {
+        let regions = REGIONS
+            .lock()
+            .map(|regions| regions.clone())
+            .unwrap_or_default();
+        regions
+            .into_iter()
+            .filter(|&(start, stop)| stop > start)
+            // SAFETY: the instrumentation hands over each module's counter array, live
+            // for the whole program, once; only the fuzz engine's thread reads or clears
+            // them between executions (an execution's worker threads have finished;
+            // a stray increment racing the clear loses one count, as in libFuzzer).
+            .map(|(start, stop)| unsafe {
+                std::slice::from_raw_parts_mut(start as *mut u8, stop - start)
+            })
+            .collect()
+    }
+
+    /// The edges an instrumented build counts (0 without instrumentation).
+    pub fn edges() -> usize {
+        counters().iter().map(|counters| counters.len()).sum()
+    }
+
+    /// AFL's hit-count bucket of a counter, as one bit.
+    fn bucket(count: u8) -> u8 {
+        match count {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            3 => 4,
+            4..=7 => 8,
+            8..=15 => 16,
+            16..=31 => 32,
+            32..=127 => 64,
+            128.. => 128,
+        }
+    }
+
+    /// The (edge, bucket) pairs reached so far.
+    #[derive(Default)]
+    pub struct Map {
+        reached: Vec<u8>,
+    }
+
+    impl Map {
+        /// Clears the counters (before an execution).
+        pub fn clear(&self) {
+            for counters in counters() {
+                counters.fill(0);
+            }
+        }
+
+        /// Folds the counters of the execution that just ended into the map and clears
+        /// them; returns how many (edge, bucket) pairs were new.
+        pub fn absorb(&mut self) -> usize {
+            let mut new = 0;
+            let mut index = 0;
+            for counters in counters() {
+                if self.reached.len() < index + counters.len() {
+                    self.reached.resize(index + counters.len(), 0);
+                }
+                for (count, reached) in counters.iter_mut().zip(&mut self.reached[index..]) {
+                    let bit = bucket(*count);
+                    if bit & !*reached != 0 {
+                        *reached |= bit;
+                        new += 1;
+                    }
+                    *count = 0;
+                }
+                index += counters.len();
+            }
+            new
+        }
+
+        /// Edges reached at least once.
+        pub fn edges_reached(&self) -> usize {
+            self.reached.iter().filter(|&&bits| bits != 0).count()
+        }
+    }
+}
+
 /// Starts a new peak from the bytes live now.
 fn reset_peak() {
     PEAK_BYTES.store(LIVE_BYTES.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -72,6 +179,9 @@ fn reset_peak() {
 
 /// The most an execution may allocate above what was live when it began, bytes.
 pub const ALLOCATION_MAX_BYTES: usize = 1 << 30;
+
+/// How often a run reports its progress on standard error, executions.
+const PROGRESS_EVERY: u64 = 100_000;
 
 /// The longest an execution may take.
 pub const EXECUTION_MAX: Duration = Duration::from_secs(1);
@@ -81,11 +191,11 @@ pub struct Target {
     /// Name, also the corpus folder under `tests/fuzz_corpus/`.
     pub name: &'static str,
     /// Whether inputs are text (mutated by numbers and lines as well as bytes).
-    text: bool,
+    pub text: bool,
     /// Runs one input; `Err` is an invariant broken without a panic.
-    run: fn(&[u8]) -> Result<(), String>,
+    pub run: fn(&[u8]) -> Result<(), String>,
     /// Inputs built here from real data, beside the corpus files.
-    seeds: fn() -> Vec<Vec<u8>>,
+    pub seeds: fn() -> Vec<Vec<u8>>,
 }
 
 /// Every target.
@@ -137,12 +247,29 @@ pub fn targets() -> Vec<Target> {
 pub struct Findings {
     /// Executions run.
     pub executions: u64,
-    /// Each finding: the seed that regenerates the input, and what went wrong.
-    pub failures: Vec<(u64, String)>,
+    /// Each finding: its input, the seed that mutated it, and what went wrong.
+    pub failures: Vec<Failure>,
     /// The slowest execution.
     pub slowest: Duration,
     /// The largest allocation peak of one execution, bytes.
     pub peak_bytes: usize,
+    /// Edges of the instrumented code reached (0 in a build without coverage counters).
+    pub edges_reached: usize,
+    /// Inputs in the corpus at the end: the starting corpus and those that reached new
+    /// coverage.
+    pub corpus_size: usize,
+}
+
+/// One finding.
+#[derive(Debug)]
+pub struct Failure {
+    /// The mutation seed; in a build without coverage it regenerates `input`
+    /// ([`input_of`]).
+    pub seed: u64,
+    /// The input.
+    pub input: Vec<u8>,
+    /// What went wrong.
+    pub what: String,
 }
 
 /// The corpus of `target`: its files in `tests/fuzz_corpus/<name>/` and its built seeds.
@@ -161,16 +288,43 @@ fn corpus(target: &Target) -> Vec<Vec<u8>> {
     inputs
 }
 
-/// Runs `target` for `executions` inputs from the generator seeded with `seed`.
+/// Whether inputs that reach new coverage join the corpus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guidance {
+    /// They do (where the build counts coverage).
+    Coverage,
+    /// The corpus stays as it started; coverage is only counted (to measure what guidance
+    /// adds).
+    Blind,
+}
+
+/// Runs `target` for `executions` inputs from the generator seeded with `seed`, guided by
+/// coverage where the build counts it.
 pub fn fuzz(target: &Target, executions: u64, seed: u64) -> Findings {
-    let corpus = corpus(target);
+    fuzz_with(target, executions, seed, Guidance::Coverage)
+}
+
+/// [`fuzz`] with the guidance chosen.
+pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance) -> Findings {
+    let mut corpus = corpus(target);
+    let starting = corpus.len();
+    let mut map = coverage::Map::default();
     let mut findings = Findings::default();
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     for execution in 0..executions {
         let input_seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ execution;
-        let input = mutated(&corpus, target.text, input_seed);
+        // Half the parents come from the starting corpus: the inputs that reached new
+        // coverage are mostly broken early (a new refusal is new coverage), and breeding
+        // only from them starves the deep paths the real inputs reach.
+        let parents = if (input_seed >> 17) & 1 == 0 {
+            &corpus[..starting]
+        } else {
+            &corpus[..]
+        };
+        let input = mutated(parents, target.text, input_seed);
         reset_peak();
+        map.clear();
         let base = LIVE_BYTES.load(Ordering::Relaxed);
         let clock = Instant::now();
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (target.run)(&input)));
@@ -179,19 +333,94 @@ pub fn fuzz(target: &Target, executions: u64, seed: u64) -> Findings {
         findings.executions += 1;
         findings.slowest = findings.slowest.max(took);
         findings.peak_bytes = findings.peak_bytes.max(peak);
-        let failure = match outcome {
+        let what = match outcome {
             Err(panic) => Some(format!("panic: {}", panic_text(&panic))),
             Ok(Err(broken)) => Some(broken),
             Ok(Ok(())) if took > EXECUTION_MAX => Some(format!("took {took:?}")),
             Ok(Ok(())) if peak > ALLOCATION_MAX_BYTES => Some(format!("allocated {peak} bytes")),
             Ok(Ok(())) => None,
         };
-        if let Some(failure) = failure {
-            findings.failures.push((input_seed, failure));
+        let new_coverage = map.absorb() > 0;
+        if (execution + 1) % PROGRESS_EVERY == 0 {
+            eprintln!(
+                "{}: {} executions, {} findings, {} edges reached, corpus {}",
+                target.name,
+                execution + 1,
+                findings.failures.len(),
+                map.edges_reached(),
+                corpus.len()
+            );
+        }
+        match what {
+            Some(what) => findings.failures.push(Failure {
+                seed: input_seed,
+                input,
+                what,
+            }),
+            // An input that failed is reported, not bred from.
+            None if new_coverage && guidance == Guidance::Coverage => corpus.push(input),
+            None => {}
         }
     }
     std::panic::set_hook(previous_hook);
+    findings.edges_reached = map.edges_reached();
+    findings.corpus_size = corpus.len();
     findings
+}
+
+/// Panics naming the first target of `targets` that has a finding in `executions`
+/// executions from `seed` (the test suite's short run).
+pub fn assert_each_survives(targets: &[Target], executions: u64, seed: u64) {
+    for target in targets {
+        let findings = fuzz(target, executions, seed);
+        assert_eq!(findings.executions, executions);
+        if let Some(first) = findings.failures.first() {
+            panic!(
+                "{}: {} findings, the first (seed {}): {}",
+                target.name,
+                findings.failures.len(),
+                first.seed,
+                first.what
+            );
+        }
+    }
+}
+
+/// The CSV header of [`report_line`].
+pub const REPORT_HEADER: &str =
+    "target,executions,findings,slowest_ms,peak_mib,edges_reached,edges,corpus,seconds";
+
+/// One line of a long run's report: `findings` of the target `name` after `seconds`.
+pub fn report_line(name: &str, findings: &Findings, seconds: f64) -> String {
+    format!(
+        "{name},{},{},{:.1},{:.1},{},{},{},{seconds:.0}",
+        findings.executions,
+        findings.failures.len(),
+        findings.slowest.as_secs_f64() * 1e3,
+        findings.peak_bytes as f64 / (1 << 20) as f64,
+        findings.edges_reached,
+        coverage::edges(),
+        findings.corpus_size,
+    )
+}
+
+/// Writes each finding's input to `target/fuzz/findings/<name>/<seed>` and names it on
+/// standard error with what went wrong.
+pub fn write_findings(name: &str, findings: &Findings) {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/fuzz/findings")
+        .join(name);
+    for failure in &findings.failures {
+        let path = folder.join(failure.seed.to_string());
+        let written = std::fs::create_dir_all(&folder)
+            .and_then(|()| std::fs::write(&path, &failure.input))
+            .map(|()| path.display().to_string())
+            .unwrap_or_else(|error| format!("not written: {error}"));
+        eprintln!(
+            "{name}: seed {}: {} ({written})",
+            failure.seed, failure.what
+        );
+    }
 }
 
 /// The input of `target` an execution seeded with `seed` runs (a finding's seed).
@@ -482,11 +711,12 @@ fn run_obj(input: &[u8]) -> Result<(), String> {
     if world.len() > 20_000 {
         return Ok(()); // a level, not a fuzz input: its bake is measured elsewhere
     }
-    // A level over a square kilometre takes its seconds to bake, as it should (tiled, a
-    // 100 km sliver 20 m wide: 8 s), so it is not baked here: the bake's time is no
-    // finding, and a level that size is a benchmark's input, not a fuzzer's.
+    // A bake's time follows its level's area (at the targets' half-metre cells, a square
+    // kilometre takes about a second; tiled, a 100 km sliver 20 m wide: 8 s), as it
+    // should, so levels over a tenth of a square kilometre are not baked here: their time
+    // is no finding, and a level that size is a benchmark's input, not a fuzzer's.
     let extent = world.bounds.max - world.bounds.min;
-    if extent.x * extent.z > 1e6 {
+    if extent.x * extent.z > 1e5 {
         return Ok(());
     }
     if let Ok(baked) = bake(&world, &fuzz_bake_config()) {

@@ -607,6 +607,41 @@ fn a_run_saved_halfway_and_resumed_ends_in_the_same_state_on_the_city() {
 }
 
 #[test]
+fn a_city_run_saved_with_belts_resumed_without_them_is_refused() {
+    // The belt share shapes the level (which floors move), not the crowd: a resume without
+    // it would continue the saved agents on still floors.
+    let state = std::env::temp_dir().join(format!("waymark_belts_{}.state", std::process::id()));
+    let state = state.to_str().unwrap();
+    let common = [
+        "crowd",
+        "city",
+        "--agents",
+        "200",
+        "--skip-quality",
+        "--json",
+    ];
+    let mut saving = common.to_vec();
+    saving.extend_from_slice(&["--belt-share", "0.2", "--frames", "20", "--save-at", "10"]);
+    saving.extend_from_slice(&["--state-out", state]);
+    assert!(waymark(&saving).status.success());
+    for belts in [None, Some("0.1")] {
+        let mut resuming = common.to_vec();
+        resuming.extend_from_slice(&["--frames", "10", "--resume", state]);
+        if let Some(share) = belts {
+            resuming.extend_from_slice(&["--belt-share", share]);
+        }
+        let refused = waymark(&resuming);
+        assert_eq!(refused.status.code(), Some(1), "belt share {belts:?}");
+        let message = String::from_utf8_lossy(&refused.stderr);
+        assert!(message.contains("other crowd settings"), "{message}");
+    }
+    let mut resuming = common.to_vec();
+    resuming.extend_from_slice(&["--belt-share", "0.2", "--frames", "10", "--resume", state]);
+    assert!(waymark(&resuming).status.success());
+    std::fs::remove_file(state).unwrap();
+}
+
+#[test]
 fn a_save_frame_outside_the_run_and_a_state_file_that_is_not_one_are_refused() {
     let output = waymark(&[
         "crowd",

@@ -288,3 +288,112 @@ fn a_level_at_the_edge_of_the_world_bakes_to_a_mesh_that_loads() {
     let mesh = NavMesh::from_file(file).unwrap();
     assert!(mesh.snapshot().walkable_area_m2() > 100.0);
 }
+
+#[test]
+fn an_obj_declaring_more_triangles_than_the_limit_is_refused_before_parsing() {
+    use waymark::geom::limits::TRIANGLES_MAX;
+    use waymark::scene::obj::{ObjError, ObjOptions, parse_obj};
+    // One face of TRIANGLES_MAX + 3 corners fans into one triangle past the limit; the
+    // refusal names the count, not a bad index (the file has no vertices: parsed, it fails).
+    let mut text = String::with_capacity(2 * TRIANGLES_MAX + 16);
+    text.push('f');
+    for _ in 0..TRIANGLES_MAX + 3 {
+        text.push_str(" 1");
+    }
+    let error = parse_obj(text.as_bytes(), "fan.obj", &ObjOptions::default()).unwrap_err();
+    assert!(
+        matches!(error, ObjError::TooLarge { what: "triangles", count, .. }
+            if count == TRIANGLES_MAX as u64 + 1),
+        "{error}"
+    );
+    assert!(error.to_string().contains("TRIANGLES_MAX"), "{error}");
+}
+
+#[test]
+fn an_obj_declaring_more_vertices_than_the_limit_is_refused_before_parsing() {
+    use waymark::geom::limits::OBJ_VERTICES_MAX;
+    use waymark::scene::obj::{ObjError, ObjOptions, parse_obj};
+    let text = "v\n".repeat(OBJ_VERTICES_MAX + 1);
+    let error = parse_obj(text.as_bytes(), "cloud.obj", &ObjOptions::default()).unwrap_err();
+    assert!(
+        matches!(error, ObjError::TooLarge { what: "vertices", count, .. }
+            if count == OBJ_VERTICES_MAX as u64 + 1),
+        "{error}"
+    );
+    assert!(error.to_string().contains("OBJ_VERTICES_MAX"), "{error}");
+}
+
+#[test]
+fn an_obj_stream_longer_than_the_input_limit_is_read_to_it_and_refused() {
+    use std::io::Read;
+    use waymark::geom::limits::INPUT_FILE_BYTES_MAX;
+    use waymark::scene::obj::{ObjError, ObjOptions, parse_obj};
+    // An endless stream of spaces: read to one byte past the limit, then refused.
+    let endless = std::io::BufReader::new(std::io::repeat(b' ').take(u64::MAX));
+    let error = parse_obj(endless, "stream.obj", &ObjOptions::default()).unwrap_err();
+    assert!(
+        matches!(error, ObjError::TooLarge { what: "bytes", count, limit, .. }
+            if count == INPUT_FILE_BYTES_MAX + 1 && limit == INPUT_FILE_BYTES_MAX),
+        "{error}"
+    );
+}
+
+#[test]
+fn instances_that_multiply_a_mesh_past_the_triangle_limit_are_refused_at_the_one_that_passes() {
+    use waymark::geom::limits::TRIANGLES_MAX;
+    use waymark::scene::{GeometryError, InstanceDesc, Scene, TriMesh};
+    // A mesh of half the limit in zero-area triangles (dropped, so counting costs no
+    // memory): two instances reach the limit exactly, the third passes it.
+    let mut scene = Scene::new();
+    let positions = vec![Vec3::ZERO; 3];
+    let mesh = scene.add_mesh(TriMesh::new(
+        "half",
+        positions,
+        vec![[0, 1, 2]; TRIANGLES_MAX / 2],
+    ));
+    for name in ["first", "second", "third"] {
+        scene.add_instance(InstanceDesc::new(name, mesh)).unwrap();
+    }
+    let error = scene.world_triangles().unwrap_err();
+    assert!(
+        matches!(&error, GeometryError::TooManyTriangles { instance, triangles, limit }
+            if instance == "third" && *triangles == TRIANGLES_MAX / 2 * 3 && *limit == TRIANGLES_MAX),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_mesh_takes_links_up_to_the_limit_and_refuses_the_next_by_count() {
+    use waymark::mesh::{LINKS_MAX, LinkDesc, LinkKind, NavMeshError};
+    let mut mesh = floor_mesh();
+    let jump = LinkDesc {
+        kind: LinkKind::Jump,
+        start: Vec3::new(1.0, 0.0, 1.0),
+        end: Vec3::new(9.0, 0.0, 9.0),
+        bidirectional: false,
+        radius_m: 0.5,
+        open: true,
+    };
+    let ids = mesh.add_links(&vec![jump; LINKS_MAX]).unwrap();
+    assert_eq!(ids.len(), LINKS_MAX);
+    let error = mesh.add_link(jump).unwrap_err();
+    assert!(
+        matches!(error, NavMeshError::TooManyLinks { links, adding: 1 } if links == LINKS_MAX),
+        "{error}"
+    );
+    assert!(error.to_string().contains("LINKS_MAX"), "{error}");
+    // A link past the world or wider than a body is refused by value.
+    for bad in [
+        LinkDesc {
+            start: Vec3::new(2e5, 0.0, 1.0),
+            ..jump
+        },
+        LinkDesc {
+            radius_m: 1e9,
+            ..jump
+        },
+    ] {
+        let error = floor_mesh().add_link(bad).unwrap_err();
+        assert!(matches!(error, NavMeshError::BadLink(_)), "{error}");
+    }
+}

@@ -37,6 +37,13 @@ use crate::mesh::{
 };
 use crate::query::{PathResult, QueryFilter, ReadSet, Validity, portal, portal_in};
 
+/// Most polygons a corridor holds: 65,536. A search's path is shorter than its node pool
+/// ([`NODE_POOL_DEFAULT`](crate::query::NODE_POOL_DEFAULT) in the crowd); a corridor grows
+/// only by reconnection, which prefixes a short path, and a reconnection past the limit is
+/// refused (the agent re-plans instead). A saved corridor past it is refused on restore
+/// before its polygons are read.
+pub const CORRIDOR_POLYGONS_MAX: usize = 1 << 16;
+
 /// A path's polygons and the off-mesh links it crosses.
 #[derive(Debug, PartialEq)]
 pub struct Corridor {
@@ -54,7 +61,7 @@ impl Corridor {
     /// Builds the corridor of a search result; `None` if a portal or a link the path
     /// crosses no longer exists (the mesh changed between the search and now).
     pub fn from_path(snapshot: &Snapshot, result: &PathResult) -> Option<Corridor> {
-        if result.steps.is_empty() {
+        if result.steps.is_empty() || result.steps.len() > CORRIDOR_POLYGONS_MAX {
             return None;
         }
         let polygons: Vec<u32> = result
@@ -101,8 +108,12 @@ impl Corridor {
     /// corridor from `join` on. Links behind `join` are dropped, those after it renumbered;
     /// the reads are both reads together (see [`CorridorReads::joined`]: the caller has
     /// checked this corridor still valid). Keeps whether the corridor reaches its goal.
-    pub fn reconnected(&self, path: &PathResult, join: usize) -> Corridor {
-        let prefix = path.steps.len() - 1;
+    /// `None` if the joined corridor would be longer than [`CORRIDOR_POLYGONS_MAX`].
+    pub fn reconnected(&self, path: &PathResult, join: usize) -> Option<Corridor> {
+        let prefix = path.steps.len().checked_sub(1)?;
+        if prefix + self.polygons.len().saturating_sub(join) > CORRIDOR_POLYGONS_MAX {
+            return None;
+        }
         let mut polygons = Vec::with_capacity(prefix + self.polygons.len() - join);
         polygons.extend(
             path.steps[..prefix]
@@ -119,12 +130,12 @@ impl Corridor {
                 ..*link
             })
             .collect();
-        Corridor {
+        Some(Corridor {
             polygons,
             links,
             complete: self.complete,
             reads: self.reads.joined(&path.read_set),
-        }
+        })
     }
 
     /// What this corridor holds in memory, by part (capacities times element sizes, plus
@@ -716,7 +727,8 @@ impl Saved for Corridor {
         self.reads.write(out);
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        let polygons: Vec<u32> = read_deltas(input)?;
+        let polygons: Vec<u32> =
+            read_deltas(input, CORRIDOR_POLYGONS_MAX, "CORRIDOR_POLYGONS_MAX")?;
         if polygons.is_empty() {
             return Err(input.malformed("a corridor without polygons"));
         }
@@ -766,7 +778,7 @@ impl Saved for CorridorReads {
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         let newest_generation = Saved::read(input)?;
-        let slots: Vec<u16> = read_deltas(input)?;
+        let slots: Vec<u16> = read_deltas(input, usize::from(u16::MAX) + 1, "tile slots")?;
         Ok(CorridorReads {
             newest_generation,
             slots: slots.into_iter().map(TileSlot).collect(),
@@ -777,9 +789,19 @@ impl Saved for CorridorReads {
     }
 }
 
-/// Reads what [`Writer::deltas`] wrote, each value checked to fit `T`.
-fn read_deltas<T: TryFrom<i64>>(input: &mut Reader) -> Result<Vec<T>, RestoreError> {
+/// Reads what [`Writer::deltas`] wrote, at most `limit` values (named `limit_name` in the
+/// error), each checked to fit `T`.
+fn read_deltas<T: TryFrom<i64>>(
+    input: &mut Reader,
+    limit: usize,
+    limit_name: &str,
+) -> Result<Vec<T>, RestoreError> {
     let count = input.len(1)?;
+    if count > limit {
+        return Err(input.malformed(format!(
+            "{count} values in a corridor, over the limit of {limit} ({limit_name})"
+        )));
+    }
     let mut values = Vec::with_capacity(count);
     let mut value = 0i64;
     for _ in 0..count {
@@ -888,6 +910,33 @@ mod tests {
         };
         let corridor = Corridor::new(&[reference], Vec::new(), true, &ReadSet::default());
         (key, Arc::new(corridor.unwrap()))
+    }
+
+    #[test]
+    fn a_saved_corridor_past_the_polygon_limit_is_refused_and_one_at_it_restores() {
+        let reference = PolyRef::new(TileGeneration(1), TileSlot(0), 7).unwrap();
+        let table = crate::crowd::save::codec::CorridorTable::of_lanes(&[], 0);
+        for (polygons, restores) in [
+            (CORRIDOR_POLYGONS_MAX, true),
+            (CORRIDOR_POLYGONS_MAX + 1, false),
+        ] {
+            let path = vec![reference; polygons];
+            let corridor = Corridor::new(&path, Vec::new(), true, &ReadSet::default()).unwrap();
+            let mut out = Writer::new(&table);
+            corridor.write(&mut out);
+            let restored = Corridor::read(&mut Reader::new(&out.bytes));
+            match restored {
+                Ok(read) => {
+                    assert!(restores, "{polygons} polygons restored");
+                    assert_eq!(read, corridor);
+                }
+                Err(error) => {
+                    assert!(!restores, "{polygons} polygons refused: {error}");
+                    let text = error.to_string();
+                    assert!(text.contains("65537") && text.contains("CORRIDOR_POLYGONS_MAX"));
+                }
+            }
+        }
     }
 
     #[test]

@@ -125,7 +125,9 @@ pub use controller::{
     BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
     move_foot,
 };
-pub use corridor::{Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads};
+pub use corridor::{
+    CORRIDOR_POLYGONS_MAX, Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads,
+};
 pub use crossing::CrossingState;
 pub use events::{
     BlockedBy, CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition,

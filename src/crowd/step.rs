@@ -909,7 +909,10 @@ impl Crowd {
         let (Ok(Some(path)), Some(join)) = (found, join) else {
             return false;
         };
-        self.lanes.corridor[slot] = Some(Arc::new(corridor.reconnected(&path, join)));
+        let Some(joined) = corridor.reconnected(&path, join) else {
+            return false;
+        };
+        self.lanes.corridor[slot] = Some(Arc::new(joined));
         self.lanes.cursor[slot] = 0;
         self.lanes.cursor_polygon[slot] = self.lanes.polygon[slot];
         // The kept corner belongs to the old corridor: the funnel runs next step.

@@ -39,6 +39,16 @@ pub const DURATION_MAX_S: f32 = 86_400.0;
 /// until memory runs out.
 pub const INPUT_FILE_BYTES_MAX: u64 = 256 << 20;
 
+/// Most vertices an OBJ file may declare (`v` lines): 16.7 million, which is 64 bytes of
+/// parsed and transformed data each, about 1 GiB; real levels hold well under a million.
+pub const OBJ_VERTICES_MAX: usize = 1 << 24;
+
+/// Most triangles a scene may hand to the bake, read from files and multiplied by
+/// instancing: 16.7 million (the reference levels have 10-50 thousand). Instancing is how a
+/// small file asks for unbounded work (a million instances of a large mesh), so the count
+/// is checked before each instance's triangles are written out.
+pub const TRIANGLES_MAX: usize = 1 << 24;
+
 /// The whole content of the file at `path`, refused with an `InvalidData` error naming the
 /// limit when it is longer than [`INPUT_FILE_BYTES_MAX`] (a regular file by its length,
 /// before reading; a stream once that much has been read).

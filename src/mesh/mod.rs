@@ -18,7 +18,8 @@ pub mod tile;
 pub use borders::{BorderPortal, BorderPortals};
 pub use hand_built::{HandBuiltError, WalkablePolygon};
 pub use navmesh::{
-    Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState, Snapshot,
+    LINKS_MAX, Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState,
+    Snapshot,
 };
 pub use poly_ref::{PolyRef, TileGeneration, TileSlot};
 pub use runtime_tile::{Adjacent, RuntimeTile, Wall};

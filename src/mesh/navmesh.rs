@@ -391,7 +391,21 @@ pub enum NavMeshError {
     /// A link description with a bad value.
     #[error("link: {0}")]
     BadLink(String),
+    /// The links would be more than [`LINKS_MAX`].
+    #[error(
+        "the mesh holds {links} links; {adding} more would pass the limit of {LINKS_MAX} (LINKS_MAX)"
+    )]
+    TooManyLinks {
+        /// Links in the mesh.
+        links: usize,
+        /// Links being added.
+        adding: usize,
+    },
 }
+
+/// Most off-mesh links a mesh holds: 65,536, ten times a large level's doors, ladders and
+/// jumps (link ids are dense indices into one table that every snapshot copies).
+pub const LINKS_MAX: usize = 1 << 16;
 
 /// The mutable navigation mesh; queries run on its [`Snapshot`]s.
 #[derive(Debug)]
@@ -520,27 +534,53 @@ impl NavMesh {
         Ok(self.add_tiles(vec![tile])?[0])
     }
 
-    /// Adds an off-mesh link.
+    /// Adds an off-mesh link. Its endpoints lie within
+    /// [`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M) of the origin on each
+    /// axis, its radius in (0, [`BODY_SIZE_MAX_M`](crate::geom::limits::BODY_SIZE_MAX_M)];
+    /// a mesh holds at most [`LINKS_MAX`] links. Each call publishes a snapshot that
+    /// attaches every link anew: add many at once with [`NavMesh::add_links`].
     pub fn add_link(&mut self, desc: LinkDesc) -> Result<LinkId, NavMeshError> {
-        let finite = desc.start.is_finite() && desc.end.is_finite();
-        if !(finite && desc.radius_m > 0.0 && desc.radius_m.is_finite()) {
-            return Err(NavMeshError::BadLink(format!(
-                "start {} end {} radius {}: endpoints must be finite and the radius positive",
-                desc.start, desc.end, desc.radius_m
-            )));
+        Ok(self.add_links(&[desc])?[0])
+    }
+
+    /// Adds off-mesh links, all or none, in one snapshot; their ids in order. Each is
+    /// checked as [`NavMesh::add_link`] checks it, the first bad one named.
+    pub fn add_links(&mut self, descs: &[LinkDesc]) -> Result<Vec<LinkId>, NavMeshError> {
+        use crate::geom::limits::{BODY_SIZE_MAX_M, COORDINATE_MAX_M, within_each};
+        for desc in descs {
+            let inside = within_each(desc.start, COORDINATE_MAX_M)
+                && within_each(desc.end, COORDINATE_MAX_M);
+            if !(inside && desc.radius_m > 0.0 && desc.radius_m <= BODY_SIZE_MAX_M) {
+                return Err(NavMeshError::BadLink(format!(
+                    "start {} end {} radius {}: endpoints must be finite and within \
+                     {COORDINATE_MAX_M} m (COORDINATE_MAX_M), the radius in (0, \
+                     {BODY_SIZE_MAX_M}] m (BODY_SIZE_MAX_M)",
+                    desc.start, desc.end, desc.radius_m
+                )));
+            }
+        }
+        let links = self.current.links.len();
+        if links.saturating_add(descs.len()) > LINKS_MAX {
+            return Err(NavMeshError::TooManyLinks {
+                links,
+                adding: descs.len(),
+            });
         }
         let mut data = self.copy_data();
-        let id = LinkId(data.links.len() as u32);
-        data.links.push(Link {
-            id,
-            desc,
-            open: desc.open,
-            version: LinkVersion(1),
-            start_polygon: None,
-            end_polygon: None,
-        });
+        let ids: Vec<LinkId> = (links..links + descs.len())
+            .map(|index| LinkId(index as u32))
+            .collect();
+        data.links
+            .extend(descs.iter().zip(&ids).map(|(&desc, &id)| Link {
+                id,
+                desc,
+                open: desc.open,
+                version: LinkVersion(1),
+                start_polygon: None,
+                end_polygon: None,
+            }));
         self.publish(data);
-        Ok(id)
+        Ok(ids)
     }
 
     /// Opens or closes a link; returns its new version (unchanged if the state was already so).

@@ -62,6 +62,18 @@ pub enum GeometryError {
         /// Vertices in the mesh.
         vertex_count: usize,
     },
+    /// The scene holds more triangles than the bake takes.
+    #[error(
+        "instance '{instance}' brings the scene to {triangles} triangles, over the limit of {limit} (TRIANGLES_MAX)"
+    )]
+    TooManyTriangles {
+        /// The instance that went past the limit.
+        instance: String,
+        /// Triangles with that instance's counted.
+        triangles: usize,
+        /// The limit, [`crate::geom::limits::TRIANGLES_MAX`].
+        limit: usize,
+    },
     /// A mesh's per-triangle area list does not match its triangle count.
     #[error("mesh '{mesh}': {areas} area tags for {triangles} triangles")]
     AreaCountMismatch {

@@ -13,7 +13,7 @@
 //! normals and texture coordinates are ignored. Coordinates are in asset units scaled by
 //! [`ObjOptions::unit_scale_m`].
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use glam::Vec3;
@@ -58,6 +58,21 @@ pub enum ObjError {
         /// The first line that shows the problem, 1-based, when it could be found.
         line: Option<usize>,
     },
+    /// The file is larger than a level may be: more bytes, vertices or triangles than
+    /// the named limit.
+    #[error("OBJ '{path}': {count} {what}, over the limit of {limit} ({limit_name})")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// What was counted: `bytes`, `vertices` or `triangles`.
+        what: &'static str,
+        /// How many the file holds (for bytes: at least this many).
+        count: u64,
+        /// The limit.
+        limit: u64,
+        /// The limit's name in [`crate::geom::limits`].
+        limit_name: &'static str,
+    },
     /// A name tag could not be understood.
     #[error("OBJ '{path}': group '{group}': {reason}")]
     BadTag {
@@ -85,19 +100,69 @@ pub fn load_obj(path: &Path, options: &ObjOptions) -> Result<Scene, ObjError> {
     parse_obj(text.as_bytes(), &display, options)
 }
 
-/// Reads OBJ text into a scene; `source_name` names it in errors.
+/// The vertices (`v` lines) and triangles (`f` lines, fanned) an OBJ text declares.
+fn declared_counts(text: &str) -> (usize, usize) {
+    let mut vertices = 0usize;
+    let mut triangles = 0usize;
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("v") => vertices += 1,
+            Some("f") => triangles += words.count().saturating_sub(2),
+            _ => {}
+        }
+    }
+    (vertices, triangles)
+}
+
+/// Reads OBJ text into a scene; `source_name` names it in errors. At most
+/// [`INPUT_FILE_BYTES_MAX`](crate::geom::limits::INPUT_FILE_BYTES_MAX) bytes are read from
+/// `reader`, and a text declaring more than
+/// [`OBJ_VERTICES_MAX`](crate::geom::limits::OBJ_VERTICES_MAX) vertices or
+/// [`TRIANGLES_MAX`](crate::geom::limits::TRIANGLES_MAX) triangles is refused before it is
+/// parsed.
 pub fn parse_obj(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     source_name: &str,
     options: &ObjOptions,
 ) -> Result<Scene, ObjError> {
+    use crate::geom::limits::{INPUT_FILE_BYTES_MAX, OBJ_VERTICES_MAX, TRIANGLES_MAX};
+    let too_large = |what, count: u64, limit: u64, limit_name| ObjError::TooLarge {
+        path: source_name.to_owned(),
+        what,
+        count,
+        limit,
+        limit_name,
+    };
     let mut text = String::new();
+    // One byte past the limit is read, to tell a file at the limit from a longer one.
     reader
+        .take(INPUT_FILE_BYTES_MAX + 1)
         .read_to_string(&mut text)
         .map_err(|source| ObjError::Io {
             path: source_name.to_owned(),
             source,
         })?;
+    if text.len() as u64 > INPUT_FILE_BYTES_MAX {
+        let count = text.len() as u64;
+        return Err(too_large(
+            "bytes",
+            count,
+            INPUT_FILE_BYTES_MAX,
+            "INPUT_FILE_BYTES_MAX",
+        ));
+    }
+    // Counted before `tobj` allocates for them: a face of n corners fans into n - 2
+    // triangles.
+    let (vertices, triangles) = declared_counts(&text);
+    if vertices > OBJ_VERTICES_MAX {
+        let (count, limit) = (vertices as u64, OBJ_VERTICES_MAX as u64);
+        return Err(too_large("vertices", count, limit, "OBJ_VERTICES_MAX"));
+    }
+    if triangles > TRIANGLES_MAX {
+        let (count, limit) = (triangles as u64, TRIANGLES_MAX as u64);
+        return Err(too_large("triangles", count, limit, "TRIANGLES_MAX"));
+    }
     // A byte-order mark (editors on Windows write one) is no part of the first line: left
     // in, the first `v` is not read as a vertex and every face points past the vertices.
     if let Some(rest) = text.strip_prefix('\u{feff}') {

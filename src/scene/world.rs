@@ -143,6 +143,14 @@ impl Scene {
         let mesh = self
             .mesh(desc.mesh)
             .expect("instance meshes are checked on insertion");
+        let triangles = world.triangles_read.saturating_add(mesh.triangles.len());
+        if triangles > crate::geom::limits::TRIANGLES_MAX {
+            return Err(GeometryError::TooManyTriangles {
+                instance: desc.name.clone(),
+                triangles,
+                limit: crate::geom::limits::TRIANGLES_MAX,
+            });
+        }
         let world_transform = self.checked_world_transform(id, mesh)?;
         let mirrored = transform::mirrors(&world_transform);
 

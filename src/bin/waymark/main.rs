@@ -9,6 +9,8 @@ mod bake_args;
 mod common;
 mod crowd;
 mod export;
+#[cfg(test)]
+mod fuzz;
 mod info;
 mod level;
 mod path;

@@ -42,16 +42,24 @@ struct PathReport {
     mean_length_complete: f64,
 }
 
-struct Answer {
+pub(crate) struct Answer {
     complete: bool,
-    length: f32,
+    pub(crate) length: f32,
     path_polys: usize,
     straight_points: usize,
 }
 
-fn parse_queries(path: &std::path::Path) -> Result<Vec<(Vec3, Vec3)>, CliError> {
+fn read_queries(path: &std::path::Path) -> Result<Vec<(Vec3, Vec3)>, CliError> {
     let text = waymark::geom::limits::read_text_file(path)
         .map_err(|source| CliError::Usage(format!("cannot read '{}': {source}", path.display())))?;
+    parse_queries(&text, path)
+}
+
+/// The queries of a CSV file's `text` (`path` names it in errors).
+pub(crate) fn parse_queries(
+    text: &str,
+    path: &std::path::Path,
+) -> Result<Vec<(Vec3, Vec3)>, CliError> {
     use waymark::geom::limits::{COORDINATE_MAX_M, within};
     let mut queries = Vec::new();
     for (index, line) in text.lines().enumerate() {
@@ -90,7 +98,7 @@ fn parse_queries(path: &std::path::Path) -> Result<Vec<(Vec3, Vec3)>, CliError> 
 
 pub fn run(command: &PathCommand) -> Result<(), CliError> {
     let mesh = level::load_navmesh(&command.level, &command.bake)?;
-    let queries = parse_queries(&command.queries)?;
+    let queries = read_queries(&command.queries)?;
     let snapshot = mesh.snapshot();
     let filter = QueryFilter::new();
     let mut pool = NodePool::new(NODE_POOL_DEFAULT);
@@ -142,7 +150,7 @@ pub fn run(command: &PathCommand) -> Result<(), CliError> {
     Ok(())
 }
 
-fn answer(
+pub(crate) fn answer(
     snapshot: &waymark::mesh::Snapshot,
     filter: &QueryFilter,
     pool: &mut NodePool,

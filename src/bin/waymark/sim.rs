@@ -44,6 +44,18 @@ pub struct SimCommand {
     json: bool,
 }
 
+#[cfg(test)]
+impl SimCommand {
+    /// The command a fuzz target runs: the JSON report of the scenario at `scenario`.
+    pub(crate) fn json_report(scenario: PathBuf) -> SimCommand {
+        SimCommand {
+            scenario,
+            trace: None,
+            json: true,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Scenario {
@@ -364,7 +376,17 @@ pub fn run(command: &SimCommand) -> Result<(), CliError> {
             command.scenario.display()
         ))
     })?;
-    let scenario: Scenario = serde_json::from_str(&text)
+    run_text(command, &text, &mut std::io::stdout().lock())
+}
+
+/// Runs the scenario `text` (read from `command.scenario`, whose folder its level file is
+/// found from), writing the report to `out`.
+pub(crate) fn run_text(
+    command: &SimCommand,
+    text: &str,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let scenario: Scenario = serde_json::from_str(text)
         .map_err(|error| CliError::Usage(format!("'{}': {error}", command.scenario.display())))?;
     if scenario.ticks > crate::common::FRAMES_MAX as u64 {
         return Err(CliError::Usage(format!(
@@ -424,7 +446,7 @@ pub fn run(command: &SimCommand) -> Result<(), CliError> {
     if let Some(out) = trace.as_mut() {
         out.flush()?;
     }
-    sim.report(command, &scenario)
+    sim.report(command, &scenario, out)
 }
 
 /// Refuses commands out of tick order or past the run, naming them.
@@ -1003,7 +1025,12 @@ impl Sim {
         changed
     }
 
-    fn report(&self, command: &SimCommand, scenario: &Scenario) -> Result<(), CliError> {
+    fn report(
+        &self,
+        command: &SimCommand,
+        scenario: &Scenario,
+        out: &mut dyn Write,
+    ) -> Result<(), CliError> {
         let mut counts: HashMap<&'static str, usize> = HashMap::new();
         for (_, _, _, outcome) in &self.ended {
             *counts.entry(outcome_name(*outcome)).or_default() += 1;
@@ -1018,8 +1045,6 @@ impl Sim {
             })
             .collect();
         let hash = waymark::harness::state_hash(&self.crowd);
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
         if command.json {
             let summary = json!({
                 "scenario": command.scenario.display().to_string(),

@@ -33,6 +33,18 @@ pub struct TargetCommand {
     svg: Option<PathBuf>,
 }
 
+#[cfg(test)]
+impl TargetCommand {
+    /// The command a fuzz target runs: the JSON report of the scenario at `scenario`.
+    pub(crate) fn json_report(scenario: PathBuf) -> TargetCommand {
+        TargetCommand {
+            scenario,
+            svg: None,
+            json: true,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Scenario {
@@ -222,10 +234,8 @@ fn usage(message: String) -> CliError {
     CliError::Usage(message)
 }
 
-fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
-    let text = waymark::geom::limits::read_text_file(path)
-        .map_err(|source| usage(format!("cannot read '{}': {source}", path.display())))?;
-    serde_json::from_str(&text)
+fn parse_scenario(text: &str, path: &Path) -> Result<Scenario, CliError> {
+    serde_json::from_str(text)
         .map_err(|error| usage(format!("scenario '{}': {error}", path.display())))
 }
 
@@ -494,7 +504,19 @@ fn start_json(
 }
 
 pub fn run(command: &TargetCommand) -> Result<(), CliError> {
-    let scenario = read_scenario(&command.scenario)?;
+    let path = &command.scenario;
+    let text = waymark::geom::limits::read_text_file(path)
+        .map_err(|source| usage(format!("cannot read '{}': {source}", path.display())))?;
+    run_text(command, &text, &mut std::io::stdout().lock())
+}
+
+/// Runs the scenario `text` (read from `command.scenario`), writing the report to `out`.
+pub(crate) fn run_text(
+    command: &TargetCommand,
+    text: &str,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let scenario = parse_scenario(text, &command.scenario)?;
     let world = build_world(&scenario)?;
     let record = build_record(&scenario, &world)?;
     let mesh = build_mesh(&scenario)?;
@@ -558,7 +580,6 @@ pub fn run(command: &TargetCommand) -> Result<(), CliError> {
             source,
         })?;
     }
-    let mut out = std::io::stdout().lock();
     if command.json {
         let report = json!({
             "verdict": verdict,
