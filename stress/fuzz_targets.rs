@@ -144,9 +144,11 @@ pub mod coverage {
         }
 
         /// Folds the counters of the execution that just ended into the map and clears
-        /// them; returns how many (edge, bucket) pairs were new.
-        pub fn absorb(&mut self) -> usize {
+        /// them; returns how many (edge, bucket) pairs were new and how many edges the
+        /// execution passed.
+        pub fn absorb(&mut self) -> (usize, usize) {
             let mut new = 0;
+            let mut passed = 0;
             let mut index = 0;
             for counters in counters() {
                 if self.reached.len() < index + counters.len() {
@@ -154,6 +156,7 @@ pub mod coverage {
                 }
                 for (count, reached) in counters.iter_mut().zip(&mut self.reached[index..]) {
                     let bit = bucket(*count);
+                    passed += usize::from(bit != 0);
                     if bit & !*reached != 0 {
                         *reached |= bit;
                         new += 1;
@@ -162,7 +165,7 @@ pub mod coverage {
                 }
                 index += counters.len();
             }
-            new
+            (new, passed)
         }
 
         /// Edges reached at least once.
@@ -307,6 +310,9 @@ pub fn fuzz(target: &Target, executions: u64, seed: u64) -> Findings {
 /// [`fuzz`] with the guidance chosen.
 pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance) -> Findings {
     let mut corpus = corpus(target);
+    // How deep each input went: the edges its own execution passed (the starting inputs'
+    // are learnt as they run).
+    let mut depth = vec![0usize; corpus.len()];
     let starting = corpus.len();
     let mut map = coverage::Map::default();
     let mut findings = Findings::default();
@@ -314,15 +320,27 @@ pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance
     std::panic::set_hook(Box::new(|_| {}));
     for execution in 0..executions {
         let input_seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ execution;
-        // Half the parents come from the starting corpus: the inputs that reached new
-        // coverage are mostly broken early (a new refusal is new coverage), and breeding
-        // only from them starves the deep paths the real inputs reach.
-        let parents = if (input_seed >> 17) & 1 == 0 {
-            &corpus[..starting]
+        // Parents: half from the starting corpus, half the deeper of two drawn from
+        // everything kept. Most inputs that reached new coverage were refused early (a new
+        // refusal is new coverage); breeding from them evenly starves the deep paths the
+        // real inputs reach.
+        // Until something is kept (always, in a build without counters), the parent is
+        // the one `mutated` draws, so a finding's seed regenerates its input.
+        let mut draw = SplitMix64::new(input_seed ^ 0x5EED_F00D);
+        let mut index = |bound: usize| (draw.next_u64() % bound as u64) as usize;
+        let parent = if corpus.len() == starting {
+            (SplitMix64::new(input_seed).next_u64() % starting as u64) as usize
+        } else if index(2) == 0 {
+            index(starting)
         } else {
-            &corpus[..]
+            let (first, second) = (index(corpus.len()), index(corpus.len()));
+            if depth[second] > depth[first] {
+                second
+            } else {
+                first
+            }
         };
-        let input = mutated(parents, target.text, input_seed);
+        let input = mutated_from(&corpus, parent, target.text, input_seed);
         reset_peak();
         map.clear();
         let base = LIVE_BYTES.load(Ordering::Relaxed);
@@ -340,7 +358,11 @@ pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance
             Ok(Ok(())) if peak > ALLOCATION_MAX_BYTES => Some(format!("allocated {peak} bytes")),
             Ok(Ok(())) => None,
         };
-        let new_coverage = map.absorb() > 0;
+        let (new_edges, passed) = map.absorb();
+        let new_coverage = new_edges > 0;
+        if parent < starting {
+            depth[parent] = depth[parent].max(passed);
+        }
         if (execution + 1) % PROGRESS_EVERY == 0 {
             eprintln!(
                 "{}: {} executions, {} findings, {} edges reached, corpus {}",
@@ -358,7 +380,10 @@ pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance
                 what,
             }),
             // An input that failed is reported, not bred from.
-            None if new_coverage && guidance == Guidance::Coverage => corpus.push(input),
+            None if new_coverage && guidance == Guidance::Coverage => {
+                corpus.push(input);
+                depth.push(passed);
+            }
             None => {}
         }
     }
@@ -430,9 +455,19 @@ pub fn input_of(target: &Target, seed: u64) -> Vec<u8> {
 
 /// The input an execution seeded with `seed` runs (the same seed, the same input).
 pub fn mutated(corpus: &[Vec<u8>], text: bool, seed: u64) -> Vec<u8> {
+    let parent = (SplitMix64::new(seed).next_u64() % corpus.len().max(1) as u64) as usize;
+    mutated_from(corpus, parent, text, seed)
+}
+
+/// The input an execution seeded with `seed` runs when it mutates `corpus[parent]` (other
+/// corpus inputs may be spliced in).
+pub fn mutated_from(corpus: &[Vec<u8>], parent: usize, text: bool, seed: u64) -> Vec<u8> {
     let mut random = SplitMix64::new(seed);
     let mut pick = |bound: usize| (random.next_u64() % bound.max(1) as u64) as usize;
-    let mut input = corpus[pick(corpus.len())].clone();
+    // The draw `mutated` spent on the parent, so a seed's mutations do not depend on how
+    // its parent was chosen.
+    let _ = pick(corpus.len());
+    let mut input = corpus[parent].clone();
     for _ in 0..1 + pick(4) {
         let kind = pick(if text { 9 } else { 7 });
         let at = pick(input.len());

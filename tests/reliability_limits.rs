@@ -397,3 +397,33 @@ fn a_mesh_takes_links_up_to_the_limit_and_refuses_the_next_by_count() {
         assert!(matches!(error, NavMeshError::BadLink(_)), "{error}");
     }
 }
+
+#[test]
+fn a_solo_bake_longer_than_its_vertex_coordinates_reach_is_refused_not_emptied() {
+    // A 20 m x 40 km strip at half-metre cells is 80,000 cells long: a solo bake once gave
+    // an empty mesh (its vertices wrapped their 16-bit cell coordinates); refused now,
+    // naming the side and the limit.
+    use waymark::bake::{BakeError, bake, config::GRID_SIDE_MAX};
+    use waymark::scene::{InstanceDesc, Scene, TriMesh};
+    let mut scene = Scene::new();
+    let strip = scene.add_mesh(TriMesh::axis_box(
+        "strip",
+        Vec3::new(0.0, -0.2, 0.0),
+        Vec3::new(40_000.0, 0.0, 20.0),
+    ));
+    scene
+        .add_instance(InstanceDesc::new("strip", strip))
+        .unwrap();
+    let config = BakeConfig {
+        cell_size_m: 0.5,
+        cell_height_m: 0.2,
+        ..BakeConfig::preset(Preset::Guard)
+    };
+    let error = bake(&scene.world_triangles().unwrap(), &config).unwrap_err();
+    assert!(
+        matches!(error, BakeError::GridSideTooLong { axis: 'x', cells, limit }
+            if cells == 80_000 && limit == GRID_SIDE_MAX),
+        "{error}"
+    );
+    assert!(error.to_string().contains("GRID_SIDE_MAX"), "{error}");
+}

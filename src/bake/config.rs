@@ -14,6 +14,11 @@ pub const ROUNDING_SLACK: f32 = 1.0e-4;
 /// at 1 m cells or a 410 m square at 0.1 m cells. A larger level must be tiled.
 pub const GRID_COLUMNS_MAX: u64 = 1 << 24;
 
+/// Most cells along either side of one voxel grid: a tile's vertices are stored as 16-bit
+/// cell coordinates, so a solo bake 100 km long at half-metre cells (200,000 cells) must
+/// be tiled.
+pub const GRID_SIDE_MAX: u64 = u16::MAX as u64;
+
 /// The longest length a setting may give, metres: the world's width (twice
 /// [`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M)).
 pub const LENGTH_MAX_M: f32 = 2.0 * crate::geom::limits::COORDINATE_MAX_M;

@@ -11,8 +11,8 @@
 //! collected in tile order: the result is bit-identical at any thread count.
 //!
 //! Limits are checked before anything is allocated: grid columns per tile
-//! ([`GRID_COLUMNS_MAX`]), tiles ([`TILE_COUNT_MAX`]), height range ([`SPAN_HEIGHT_MAX`]
-//! cell heights).
+//! ([`GRID_COLUMNS_MAX`]), cells along a solo grid's side ([`GRID_SIDE_MAX`]), tiles
+//! ([`TILE_COUNT_MAX`]), height range ([`SPAN_HEIGHT_MAX`] cell heights).
 
 pub mod areas;
 pub mod compact;
@@ -34,7 +34,7 @@ use rayon::prelude::*;
 
 pub use areas::{AreaVolume, AreaVolumeError};
 pub use config::{BakeConfig, BakeConfigError, Partition, Preset, ValidBakeConfig};
-use config::{GRID_COLUMNS_MAX, SPAN_HEIGHT_MAX, TILE_COUNT_MAX};
+use config::{GRID_COLUMNS_MAX, GRID_SIDE_MAX, SPAN_HEIGHT_MAX, TILE_COUNT_MAX};
 pub use tile_builder::{STAGE_NAMES, Stage, StageTimes, TileJob};
 
 use crate::mesh::TileData;
@@ -61,6 +61,18 @@ pub enum BakeError {
         depth: u64,
         /// Their product.
         columns: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// One grid would be longer than [`GRID_SIDE_MAX`] cells along a side.
+    #[error(
+        "the voxel grid would be {cells} cells along {axis}, over the limit of {limit} (GRID_SIDE_MAX: a tile's vertices are 16-bit cell coordinates); set a tile size or raise cell_size_m"
+    )]
+    GridSideTooLong {
+        /// `x` or `z`.
+        axis: char,
+        /// Cells along that side.
+        cells: u64,
         /// The limit.
         limit: u64,
     },
@@ -160,8 +172,20 @@ pub fn plan_tiles(
     let width = u64::from(((size.x / cell_size).ceil() as u32).max(1));
     let depth = u64::from(((size.z / cell_size).ceil() as u32).max(1));
     let border = u64::from(config.border_cells);
+    let side_check = |axis: char, cells: u64| {
+        if cells > GRID_SIDE_MAX {
+            return Err(BakeError::GridSideTooLong {
+                axis,
+                cells,
+                limit: GRID_SIDE_MAX,
+            });
+        }
+        Ok(())
+    };
     let layout = match config.config.tile_size_cells {
         None => {
+            side_check('x', width)?;
+            side_check('z', depth)?;
             if width * depth > GRID_COLUMNS_MAX {
                 return Err(BakeError::GridTooLarge {
                     width,

@@ -104,65 +104,68 @@ fn intersect(a: Point, b: Point, c: Point, d: Point) -> bool {
     between(a, b, c) || between(a, b, d) || between(c, d, a) || between(c, d, b)
 }
 
+/// Whether the diagonal from `points[remaining[i]]` to `points[remaining[j]]` lies inside
+/// the polygon `remaining` (in the cone at `i`) and crosses none of its edges.
+fn diagonal_is_clear(points: &[Point], remaining: &[usize], i: usize, j: usize) -> bool {
+    let count = remaining.len();
+    let p = |k: usize| points[remaining[k % count]];
+    let (a, b) = (p(i), p(j));
+    let (previous, next) = (p(i + count - 1), p(i + 1));
+    let in_cone = if left_on(previous, a, next) {
+        left(a, b, previous) && left(b, a, next)
+    } else {
+        !(left_on(a, b, next) && left_on(b, a, previous))
+    };
+    in_cone
+        && (0..count).all(|k| {
+            let k_next = (k + 1) % count;
+            let (c, d) = (p(k), p(k_next));
+            // Edges at either end of the diagonal cannot cross it.
+            [k, k_next].iter().any(|&x| x == i || x == j)
+                || c == a
+                || c == b
+                || d == a
+                || d == b
+                || !intersect(a, b, c, d)
+        })
+}
+
 /// Ear clipping over `points` (a simple polygon, possibly touching itself at bridge
 /// vertices). Returns triangles as index triples into `points`; an empty result means the
 /// polygon could not be triangulated.
 fn triangulate(points: &[Point]) -> Vec<[usize; 3]> {
     let mut remaining: Vec<usize> = (0..points.len()).collect();
     let mut triangles = Vec::with_capacity(points.len().saturating_sub(2));
-    // Is the diagonal from remaining[i] to remaining[j] inside the polygon and clear of its
-    // edges?
-    let diagonal = |remaining: &[usize], i: usize, j: usize| -> bool {
-        let count = remaining.len();
-        let p = |k: usize| points[remaining[k % count]];
-        let (a, b) = (p(i), p(j));
-        // In cone at i.
-        let (previous, next) = (p(i + count - 1), p(i + 1));
-        let in_cone = if left_on(previous, a, next) {
-            left(a, b, previous) && left(b, a, next)
-        } else {
-            !(left_on(a, b, next) && left_on(b, a, previous))
-        };
-        if !in_cone {
-            return false;
-        }
-        for k in 0..count {
-            let k_next = (k + 1) % count;
-            if k == i || k_next == i || k == j || k_next == j {
-                continue;
-            }
-            let (c, d) = (p(k), p(k_next));
-            if c == a || c == b || d == a || d == b {
-                continue;
-            }
-            if intersect(a, b, c, d) {
-                return false;
-            }
-        }
-        true
-    };
+    let diagonal =
+        |remaining: &[usize], i: usize, j: usize| diagonal_is_clear(points, remaining, i, j);
+    // Convex corners by the length of the diagonal that would cut them off, shortest first.
+    let mut candidates: Vec<(i64, usize)> = Vec::with_capacity(points.len());
     while remaining.len() > 3 {
         let count = remaining.len();
-        let mut best: Option<(usize, i64)> = None;
+        // The ear is the convex corner with the shortest clear diagonal (the first by index
+        // among equals). Clearance costs a pass over every edge, so the corners are tried
+        // shortest first and the first clear one is taken: a long contour triangulates in
+        // a few clearance tests a corner instead of one for every corner.
+        candidates.clear();
         for i in 0..count {
-            let (previous, next) = ((i + count - 1) % count, (i + 1) % count);
             let (a, b, c) = (
-                points[remaining[previous]],
+                points[remaining[(i + count - 1) % count]],
                 points[remaining[i]],
-                points[remaining[next]],
+                points[remaining[(i + 1) % count]],
             );
-            if !left(a, b, c) {
-                continue;
-            }
-            if !diagonal(&remaining, previous, next) {
-                continue;
-            }
-            let length = (c.0 - a.0).pow(2) + (c.1 - a.1).pow(2);
-            if best.is_none_or(|(_, best_length)| length < best_length) {
-                best = Some((i, length));
+            if left(a, b, c) {
+                candidates.push(((c.0 - a.0).pow(2) + (c.1 - a.1).pow(2), i));
             }
         }
-        let Some((ear, _)) = best else {
+        let clear =
+            |&(_, i): &(i64, usize)| diagonal(&remaining, (i + count - 1) % count, (i + 1) % count);
+        // Most often the shortest is clear: found by one scan, the sort is skipped.
+        let shortest = candidates.iter().copied().min().filter(clear);
+        let best = shortest.or_else(|| {
+            candidates.sort_unstable();
+            candidates.iter().copied().find(clear)
+        });
+        let Some((_, ear)) = best else {
             // Degenerate input (collinear runs, overlapping bridges): clip any convex-or-flat
             // vertex whose removal keeps the rest valid rather than lose the region.
             let fallback = (0..count).find(|&i| {
@@ -302,14 +305,38 @@ fn merge_polygons(polygons: &mut Vec<Vec<u16>>, vertices: &[[u16; 3]], nvp: usiz
         let v = vertices[index as usize];
         (i64::from(v[0]), i64::from(v[2]))
     };
+    // Only polygons that share an edge can merge: each round pairs them through a sorted
+    // list of (edge, polygon), so a round costs the edges' count, not the polygons' square
+    // (a contour 100 km long once took minutes here).
+    let mut edges: Vec<((u16, u16), u32)> = Vec::new();
     loop {
+        edges.clear();
+        for (index, polygon) in polygons.iter().enumerate() {
+            for (corner, &start) in polygon.iter().enumerate() {
+                let end = polygon[(corner + 1) % polygon.len()];
+                edges.push(((start.min(end), start.max(end)), index as u32));
+            }
+        }
+        edges.sort_unstable();
+        // The longest shared edge wins; among equals, the first pair (a, b) in index
+        // order, as a scan of every pair would find it.
         let mut best: Option<(usize, usize, usize, usize, i64)> = None;
-        for a in 0..polygons.len() {
-            for b in a + 1..polygons.len() {
-                if let Some((edge_a, edge_b, length)) =
-                    merge_value(&polygons[a], &polygons[b], nvp, &point)
-                {
-                    if best.is_none_or(|(_, _, _, _, best_length)| length > best_length) {
+        for run in edges.chunk_by(|x, y| x.0 == y.0) {
+            for (first, &(_, a)) in run.iter().enumerate() {
+                for &(_, b) in &run[first + 1..] {
+                    let (a, b) = (a as usize, b as usize);
+                    if a == b {
+                        continue;
+                    }
+                    let Some((edge_a, edge_b, length)) =
+                        merge_value(&polygons[a], &polygons[b], nvp, &point)
+                    else {
+                        continue;
+                    };
+                    let better = best.is_none_or(|(best_a, best_b, _, _, best_length)| {
+                        length > best_length || (length == best_length && (a, b) < (best_a, best_b))
+                    });
+                    if better {
                         best = Some((a, b, edge_a, edge_b, length));
                     }
                 }
@@ -424,6 +451,136 @@ fn build_adjacency(mesh: &mut PolyMesh, params: &PolyParams) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geom::SplitMix64;
+
+    /// The ear choice by its definition: every convex corner's diagonal tested, the
+    /// shortest clear one taken (the first among equals). `triangulate`, which tests the
+    /// shortest first and stops at the first clear one, must agree.
+    fn shortest_clear_ear_by_testing_all(points: &[Point], remaining: &[usize]) -> Option<usize> {
+        let count = remaining.len();
+        let p = |k: usize| points[remaining[k % count]];
+        let clear = |i: usize, j: usize| diagonal_is_clear(points, remaining, i, j);
+        let mut best: Option<(usize, i64)> = None;
+        for i in 0..count {
+            let (previous, next) = ((i + count - 1) % count, (i + 1) % count);
+            let (a, b, c) = (p(previous), p(i), p(next));
+            if !left(a, b, c) || !clear(previous, next) {
+                continue;
+            }
+            let length = (c.0 - a.0).pow(2) + (c.1 - a.1).pow(2);
+            if best.is_none_or(|(_, best_length)| length < best_length) {
+                best = Some((i, length));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// Merging by its definition: every pair of polygons tested each round.
+    fn merge_by_testing_every_pair(
+        polygons: &mut Vec<Vec<u16>>,
+        vertices: &[[u16; 3]],
+        nvp: usize,
+    ) {
+        let point = |index: u16| -> Point {
+            let v = vertices[index as usize];
+            (i64::from(v[0]), i64::from(v[2]))
+        };
+        loop {
+            let mut best: Option<(usize, usize, usize, usize, i64)> = None;
+            for a in 0..polygons.len() {
+                for b in a + 1..polygons.len() {
+                    if let Some((edge_a, edge_b, length)) =
+                        merge_value(&polygons[a], &polygons[b], nvp, &point)
+                    {
+                        if best.is_none_or(|(_, _, _, _, best_length)| length > best_length) {
+                            best = Some((a, b, edge_a, edge_b, length));
+                        }
+                    }
+                }
+            }
+            let Some((a, b, edge_a, edge_b, _)) = best else {
+                break;
+            };
+            let (pa, pb) = (&polygons[a], &polygons[b]);
+            let (na, nb) = (pa.len(), pb.len());
+            let mut merged: Vec<u16> = (0..na - 1).map(|o| pa[(edge_a + 1 + o) % na]).collect();
+            merged.extend((0..nb - 1).map(|o| pb[(edge_b + 1 + o) % nb]));
+            polygons[a] = merged;
+            polygons.swap_remove(b);
+        }
+    }
+
+    /// A star-shaped polygon about (500, 500) with `corners` corners at seeded radii, or a
+    /// long thin strip with seeded bumps (the shape whose contour once took minutes); wound
+    /// as contours are (a positive `turn` at convex corners).
+    fn polygon(seed: u64, corners: usize, strip: bool) -> Vec<Point> {
+        let mut random = SplitMix64::new(seed);
+        let mut next = |bound: u64| (random.next_u64() % bound) as i64;
+        if strip {
+            // Every other strip has bumps of one unit on alternate corners only: its
+            // edges are of a few lengths, so merges tie and the tie-break decides.
+            let bump = |i: usize, next: &mut dyn FnMut(u64) -> i64| match seed % 4 {
+                1 => (i % 2) as i64,
+                _ => next(3),
+            };
+            let half = corners / 2;
+            let mut points: Vec<Point> = (0..half)
+                .map(|i| (i as i64 * 4, bump(i, &mut next)))
+                .collect();
+            points.extend(
+                (0..half)
+                    .rev()
+                    .map(|i| (i as i64 * 4, 40 - bump(i, &mut next))),
+            );
+            points.reverse();
+            return points;
+        }
+        (0..corners)
+            .rev()
+            .map(|i| {
+                let angle = i as f64 / corners as f64 * std::f64::consts::TAU;
+                let radius = 100.0 + next(300) as f64;
+                (
+                    500 + (radius * angle.cos()) as i64,
+                    500 + (radius * angle.sin()) as i64,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn triangulation_and_merging_take_what_testing_every_candidate_takes() {
+        for seed in 0..40 {
+            let strip = seed % 2 == 1;
+            let points = polygon(seed, 8 + (seed as usize * 7) % 120, strip);
+            // The ears chosen one by one, against the definition.
+            let triangles = triangulate(&points);
+            assert_eq!(triangles.len(), points.len() - 2, "seed {seed}");
+            let mut remaining: Vec<usize> = (0..points.len()).collect();
+            for triangle in &triangles[..triangles.len().saturating_sub(1)] {
+                let ear = shortest_clear_ear_by_testing_all(&points, &remaining)
+                    .expect("a simple polygon has an ear");
+                assert_eq!(remaining[ear], triangle[1], "seed {seed}");
+                remaining.remove(ear);
+            }
+            // Merged into convex polygons of up to six corners, against every pair tested.
+            let vertices: Vec<[u16; 3]> = points
+                .iter()
+                .map(|&(x, z)| [x as u16, 0, z as u16])
+                .collect();
+            let as_polygons = || -> Vec<Vec<u16>> {
+                triangles
+                    .iter()
+                    .map(|t| t.iter().map(|&i| i as u16).collect())
+                    .collect()
+            };
+            let (mut fast, mut reference) = (as_polygons(), as_polygons());
+            merge_polygons(&mut fast, &vertices, 6);
+            merge_by_testing_every_pair(&mut reference, &vertices, 6);
+            assert_eq!(fast, reference, "seed {seed}");
+            assert!(fast.len() < triangles.len(), "seed {seed}: nothing merged");
+        }
+    }
 
     #[test]
     fn l_shape_triangulates_into_its_area() {
