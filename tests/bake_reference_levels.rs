@@ -401,7 +401,7 @@ fn two_phase_tiled_bake_equals_rasterizing_each_bordered_grid_directly() {
         let jobs = tile_jobs(world, &valid, &plan_tiles(world, &valid).unwrap());
         let direct: Vec<_> = jobs
             .iter()
-            .map(|job| build_tile(world, job, &valid, &[]).0)
+            .map(|job| build_tile(world, job, &valid, &[]).unwrap().0)
             .collect();
         assert_eq!(direct.len(), output.tiles.len());
         for (index, (one, other)) in direct.iter().zip(&output.tiles).enumerate() {

@@ -427,3 +427,58 @@ fn a_solo_bake_longer_than_its_vertex_coordinates_reach_is_refused_not_emptied()
     );
     assert!(error.to_string().contains("GRID_SIDE_MAX"), "{error}");
 }
+
+#[test]
+fn a_tile_with_more_vertices_than_its_indices_hold_is_refused_not_cut_short() {
+    // 129 x 129 separate two-metre platforms need 66,564 polygon vertices in one solo
+    // tile, past the 16-bit indices' 65,534: the bake once dropped every contour after the
+    // limit without a word; refused now, naming the tile, the count and the limit.
+    use waymark::bake::polymesh::MESH_VERTICES_MAX;
+    use waymark::bake::{BakeError, bake};
+    use waymark::scene::{InstanceDesc, Scene, TriMesh};
+    const SIDE: usize = 129;
+    let mut positions = Vec::with_capacity(SIDE * SIDE * 4);
+    let mut triangles = Vec::with_capacity(SIDE * SIDE * 2);
+    for row in 0..SIDE {
+        for column in 0..SIDE {
+            // Two metres wide: the ledge filter drops each platform's rim cells.
+            let (x, z) = (column as f32 * 3.0, row as f32 * 3.0);
+            let first = positions.len() as u32;
+            positions.extend([
+                Vec3::new(x, 0.0, z),
+                Vec3::new(x + 2.0, 0.0, z),
+                Vec3::new(x + 2.0, 0.0, z + 2.0),
+                Vec3::new(x, 0.0, z + 2.0),
+            ]);
+            triangles.push([first, first + 2, first + 1]);
+            triangles.push([first, first + 3, first + 2]);
+        }
+    }
+    let mut scene = Scene::new();
+    let platforms = scene.add_mesh(TriMesh::new("platforms", positions, triangles));
+    scene
+        .add_instance(InstanceDesc::new("platforms", platforms))
+        .unwrap();
+    let config = BakeConfig {
+        cell_size_m: 0.5,
+        cell_height_m: 0.2,
+        agent_radius_m: 0.0,
+        region_min_area_m2: 0.0,
+        region_merge_area_m2: 0.0,
+        ..BakeConfig::preset(Preset::Guard)
+    };
+    let error = bake(&scene.world_triangles().unwrap(), &config).unwrap_err();
+    assert!(
+        matches!(error, BakeError::TileTooDetailed { tile_x: 0, tile_z: 0, what: "vertices", count, limit }
+            if count > limit && limit == MESH_VERTICES_MAX),
+        "{error}"
+    );
+    // Tiled, each tile holds a few dozen platforms and the bake keeps every one (a
+    // platform a tile border crosses is two polygons).
+    let tiled = BakeConfig {
+        tile_size_cells: Some(64),
+        ..config
+    };
+    let baked = bake(&scene.world_triangles().unwrap(), &tiled).unwrap();
+    assert!(baked.stats.polygons >= SIDE * SIDE, "{:?}", baked.stats);
+}

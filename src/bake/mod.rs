@@ -76,6 +76,23 @@ pub enum BakeError {
         /// The limit.
         limit: u64,
     },
+    /// A tile's polygon mesh would need more vertices or polygons than its 16-bit indices
+    /// hold ([`polymesh::MESH_VERTICES_MAX`], [`polymesh::TILE_POLYGONS_MAX`]).
+    #[error(
+        "tile ({tile_x}, {tile_z}) would have {count} {what}, over the limit of {limit} (16-bit indices); set a smaller tile size"
+    )]
+    TileTooDetailed {
+        /// The tile's column.
+        tile_x: i32,
+        /// The tile's row.
+        tile_z: i32,
+        /// `vertices` or `polygons`.
+        what: &'static str,
+        /// How many it needed (for vertices: at least this many).
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// More tiles than [`TILE_COUNT_MAX`].
     #[error("the bake would have {tiles} tiles, over the limit of {limit}; raise tile_size_cells")]
     TooManyTiles {
@@ -184,8 +201,6 @@ pub fn plan_tiles(
     };
     let layout = match config.config.tile_size_cells {
         None => {
-            side_check('x', width)?;
-            side_check('z', depth)?;
             if width * depth > GRID_COLUMNS_MAX {
                 return Err(BakeError::GridTooLarge {
                     width,
@@ -194,6 +209,8 @@ pub fn plan_tiles(
                     limit: GRID_COLUMNS_MAX,
                 });
             }
+            side_check('x', width)?;
+            side_check('z', depth)?;
             TileLayout {
                 origin: bounds.min,
                 tiles_x: 1,
@@ -332,11 +349,10 @@ pub fn rebuild_tiles(
     let valid = config.validate()?;
     let layout = plan_tiles(world, &valid)?;
     let jobs = tile_jobs(world, &valid, &layout);
-    Ok(jobs
-        .par_iter()
+    jobs.par_iter()
         .filter(|job| tiles.contains(&(job.tile_x, job.tile_z)))
-        .map(|job| tile_builder::build_tile(world, job, &valid, &[]).0)
-        .collect())
+        .map(|job| Ok(tile_builder::build_tile(world, job, &valid, &[])?.0))
+        .collect()
 }
 
 /// Tiles per band of rows a tiled bake builds at once (see [`bake_with`]): enough to keep
@@ -387,13 +403,13 @@ pub fn bake_with(
                 report(job);
                 result
             })
-            .collect()
+            .collect::<Result<_, _>>()?
     } else {
         let tile_count = (layout.tiles_x * layout.tiles_z) as usize;
         let (mut results, interior_times) = if tile_count <= BAND_TILES {
-            bake_all_at_once(world, &valid, volumes, &layout, &jobs, &report)
+            bake_all_at_once(world, &valid, volumes, &layout, &jobs, &report)?
         } else {
-            bake_in_bands(world, &valid, volumes, &layout, &jobs, &report)
+            bake_in_bands(world, &valid, volumes, &layout, &jobs, &report)?
         };
         if let Some((_, times)) = results.first_mut() {
             times.add(&interior_times);
@@ -477,7 +493,7 @@ fn bake_all_at_once(
     layout: &TileLayout,
     jobs: &[TileJob],
     report: &(dyn Fn(&TileJob) + Sync),
-) -> Assembled {
+) -> Result<Assembled, BakeError> {
     let valid = *valid;
     // Phase 1: interiors, indexed by tile for the assembly below.
     let interior_jobs = bin_triangles(world, &valid, layout, 0);
@@ -510,8 +526,8 @@ fn bake_all_at_once(
             report(job);
             built
         })
-        .collect();
-    (results, interior_times)
+        .collect::<Result<_, _>>()?;
+    Ok((results, interior_times))
 }
 
 /// The tiled bake for a larger level (see [`BAND_TILES`]).
@@ -522,7 +538,7 @@ fn bake_in_bands(
     layout: &TileLayout,
     jobs: &[TileJob],
     report: &(dyn Fn(&TileJob) + Sync),
-) -> Assembled {
+) -> Result<Assembled, BakeError> {
     let valid = *valid;
     // Interiors are rasterized a tile row at a time, just ahead of the rows that need
     // them, and dropped once no later row reaches them: memory holds a few rows of
@@ -589,10 +605,10 @@ fn bake_in_bands(
                 report(job);
                 built
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         results.extend(built);
     }
-    (results, interior_times)
+    Ok((results, interior_times))
 }
 
 /// Assembles one tile's bordered grid from the interiors `reach` tiles around it (given by
@@ -606,7 +622,7 @@ fn assemble_tile<'a>(
     layout: &TileLayout,
     reach: i32,
     interior: impl Fn(i32, i32) -> Option<&'a heightfield::Heightfield>,
-) -> (TileData, StageTimes) {
+) -> Result<(TileData, StageTimes), BakeError> {
     let clock = Instant::now();
     let mut field = heightfield::Heightfield::in_frame(
         job.grid_width,
@@ -629,7 +645,7 @@ fn assemble_tile<'a>(
     }
     let assembly_seconds = clock.elapsed().as_secs_f64();
     let (tile, mut times, _) =
-        tile_builder::build_tile_from_field(world, job, field, valid, volumes);
+        tile_builder::build_tile_from_field(world, job, field, valid, volumes)?;
     times.0[0] += assembly_seconds;
-    (tile, times)
+    Ok((tile, times))
 }

@@ -234,8 +234,27 @@ impl VertexTable {
 /// "no vertex" marker).
 pub const MESH_VERTICES_MAX: usize = NO_VERTEX as usize - 1;
 
-/// Builds the polygon mesh of a contour set.
-pub fn build_poly_mesh(contours: &ContourSet, params: &PolyParams) -> PolyMesh {
+/// Most polygons one tile's mesh may have: a neighbour link is a polygon index whose top
+/// bit marks a tile-border edge ([`TILE_EDGE`]), so indices stop below it.
+pub const TILE_POLYGONS_MAX: usize = TILE_EDGE as usize - 1;
+
+/// A tile whose polygon mesh would need more vertices or polygons than its 16-bit indices
+/// hold: the tile must be smaller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolyMeshOverflow {
+    /// `vertices` or `polygons`.
+    pub what: &'static str,
+    /// How many the mesh needed (for vertices: at least this many).
+    pub count: usize,
+    /// [`MESH_VERTICES_MAX`] or [`TILE_POLYGONS_MAX`].
+    pub limit: usize,
+}
+
+/// Builds the polygon mesh of a contour set; refused when it would overflow its indices.
+pub fn build_poly_mesh(
+    contours: &ContourSet,
+    params: &PolyParams,
+) -> Result<PolyMesh, PolyMeshOverflow> {
     let nvp = params.verts_per_poly_max.clamp(3, POLY_VERTICES_MAX);
     let border = params.border as i32;
     let mut table = VertexTable {
@@ -270,7 +289,11 @@ pub fn build_poly_mesh(contours: &ContourSet, params: &PolyParams) -> PolyMesh {
             continue;
         }
         if table.vertices.len() + shifted.len() > MESH_VERTICES_MAX {
-            break;
+            return Err(PolyMeshOverflow {
+                what: "vertices",
+                count: table.vertices.len() + shifted.len(),
+                limit: MESH_VERTICES_MAX,
+            });
         }
         let indices: Vec<u16> = shifted
             .iter()
@@ -290,9 +313,16 @@ pub fn build_poly_mesh(contours: &ContourSet, params: &PolyParams) -> PolyMesh {
             mesh.regions.push(contour.region);
         }
     }
+    if mesh.polygons.len() > TILE_POLYGONS_MAX {
+        return Err(PolyMeshOverflow {
+            what: "polygons",
+            count: mesh.polygons.len(),
+            limit: TILE_POLYGONS_MAX,
+        });
+    }
     mesh.vertices = table.vertices;
     build_adjacency(&mut mesh, params);
-    mesh
+    Ok(mesh)
 }
 
 /// Merges polygons pairwise while a merge keeps them convex and within `nvp` vertices,

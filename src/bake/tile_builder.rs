@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 
+use super::BakeError;
 use super::areas::{self, AreaVolume};
 use super::compact::CompactHeightfield;
 use super::config::ValidBakeConfig;
@@ -197,9 +198,9 @@ pub fn build_tile(
     job: &TileJob,
     config: &ValidBakeConfig,
     volumes: &[AreaVolume],
-) -> (TileData, StageTimes) {
-    let (tile, times, _) = build_tile_stages(world, job, config, volumes);
-    (tile, times)
+) -> Result<(TileData, StageTimes), BakeError> {
+    let (tile, times, _) = build_tile_stages(world, job, config, volumes)?;
+    Ok((tile, times))
 }
 
 /// Runs every stage for one tile and keeps the intermediate results.
@@ -208,12 +209,12 @@ pub fn build_tile_stages(
     job: &TileJob,
     config: &ValidBakeConfig,
     volumes: &[AreaVolume],
-) -> (TileData, StageTimes, TileStages) {
+) -> Result<(TileData, StageTimes, TileStages), BakeError> {
     // Stage::Rasterize (and the per-column filters of Stage::Filter): rasterize into solid spans.
     let (field, rasterize_times) = rasterize_job(world, job, config);
-    let (tile, mut times, stages) = build_tile_from_field(world, job, field, config, volumes);
+    let (tile, mut times, stages) = build_tile_from_field(world, job, field, config, volumes)?;
     times.add(&rasterize_times);
-    (tile, times, stages)
+    Ok((tile, times, stages))
 }
 
 /// Runs the stages from [`Stage::Filter`] on a tile's rasterized grid (its border included), whose columns
@@ -224,7 +225,7 @@ pub fn build_tile_from_field(
     mut field: Heightfield,
     config: &ValidBakeConfig,
     volumes: &[AreaVolume],
-) -> (TileData, StageTimes, TileStages) {
+) -> Result<(TileData, StageTimes, TileStages), BakeError> {
     let mut times = StageTimes::default();
     let mut clock = Instant::now();
     let mut lap = |stage: Stage, clock: &mut Instant| {
@@ -296,7 +297,15 @@ pub fn build_tile_from_field(
         tile_width,
         tile_depth,
     };
-    let poly_mesh = build_poly_mesh(&contours, &poly_params);
+    let poly_mesh = build_poly_mesh(&contours, &poly_params).map_err(|overflow| {
+        BakeError::TileTooDetailed {
+            tile_x: job.tile_x,
+            tile_z: job.tile_z,
+            what: overflow.what,
+            count: overflow.count,
+            limit: overflow.limit,
+        }
+    })?;
     lap(Stage::PolygonMesh, &mut clock);
 
     // Stage::Detail: detail mesh, and the tile in world metres.
@@ -305,7 +314,7 @@ pub fn build_tile_from_field(
     let tile = assemble_tile(world, job, config, &poly_mesh, &compact, tile_origin);
     lap(Stage::Detail, &mut clock);
 
-    (
+    Ok((
         tile,
         times,
         TileStages {
@@ -313,7 +322,7 @@ pub fn build_tile_from_field(
             contours,
             poly_mesh,
         },
-    )
+    ))
 }
 
 fn assemble_tile(
