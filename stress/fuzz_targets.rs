@@ -310,6 +310,7 @@ pub fn fuzz(target: &Target, executions: u64, seed: u64) -> Findings {
 /// [`fuzz`] with the guidance chosen.
 pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance) -> Findings {
     let mut corpus = corpus(target);
+    let length_max = input_length_max(&corpus);
     // How deep each input went: the edges its own execution passed (the starting inputs'
     // are learnt as they run).
     let mut depth = vec![0usize; corpus.len()];
@@ -340,7 +341,8 @@ pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance
                 first
             }
         };
-        let input = mutated_from(&corpus, parent, target.text, input_seed);
+        let mut input = mutated_from(&corpus, parent, target.text, input_seed);
+        input.truncate(length_max);
         reset_peak();
         map.clear();
         let base = LIVE_BYTES.load(Ordering::Relaxed);
@@ -450,7 +452,18 @@ pub fn write_findings(name: &str, findings: &Findings) {
 
 /// The input of `target` an execution seeded with `seed` runs (a finding's seed).
 pub fn input_of(target: &Target, seed: u64) -> Vec<u8> {
-    mutated(&corpus(target), target.text, seed)
+    let corpus = corpus(target);
+    let mut input = mutated(&corpus, target.text, seed);
+    input.truncate(input_length_max(&corpus));
+    input
+}
+
+/// The longest input an execution runs: four times the longest of the starting corpus.
+/// Without a bound, coverage guidance breeds ever longer inputs (a repeated chunk is new
+/// coverage whenever a counter reaches its next bucket), and an execution's time grows
+/// with its input while what it reaches does not.
+fn input_length_max(starting: &[Vec<u8>]) -> usize {
+    4 * starting.iter().map(Vec::len).max().unwrap_or(0)
 }
 
 /// The input an execution seeded with `seed` runs (the same seed, the same input).
@@ -766,7 +779,7 @@ fn run_wmnav(input: &[u8]) -> Result<(), String> {
     let mut bytes = input.to_vec();
     if bytes.len() > 8 {
         let body = bytes.len() - 8;
-        let checksum = fnv1a64(&bytes[..body]);
+        let checksum = waymark::mesh::blob::fnv1a64(&bytes[..body]);
         bytes[body..].copy_from_slice(&checksum.to_le_bytes());
     }
     let Ok(file) = NavMeshFile::from_bytes(&bytes) else {
@@ -807,12 +820,6 @@ fn run_wmnav(input: &[u8]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 fn run_save(input: &[u8]) -> Result<(), String> {

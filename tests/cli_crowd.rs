@@ -599,6 +599,41 @@ fn a_run_saved_halfway_and_resumed_ends_in_the_same_state_on_the_dungeon() {
 }
 
 #[test]
+fn a_run_resumed_on_the_same_level_baked_with_other_settings_is_refused() {
+    // Same file, same agents, one tile either way: only the baked content differs, and the
+    // saved agents would go on over polygons that are not the ones they were saved on.
+    let dungeon = asset("dungeon.obj");
+    let agents = asset("dungeon_crowd_agents.csv");
+    let state = std::env::temp_dir().join(format!("waymark_rebake_{}.state", std::process::id()));
+    let state = state.to_str().unwrap();
+    let common = [
+        "crowd",
+        dungeon.as_str(),
+        "--preset",
+        "recast",
+        "--agents-csv",
+        &agents,
+        "--agents",
+        "100",
+        "--skip-quality",
+        "--json",
+    ];
+    let mut saving = common.to_vec();
+    saving.extend_from_slice(&["--frames", "20", "--save-at", "10", "--state-out", state]);
+    assert!(waymark(&saving).status.success());
+    let mut resuming = common.to_vec();
+    resuming.extend_from_slice(&["--frames", "10", "--resume", state, "--cell-size", "0.25"]);
+    let refused = waymark(&resuming);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("other crowd settings"), "{message}");
+    let mut resuming = common.to_vec();
+    resuming.extend_from_slice(&["--frames", "10", "--resume", state]);
+    assert!(waymark(&resuming).status.success());
+    std::fs::remove_file(state).unwrap();
+}
+
+#[test]
 fn a_run_saved_halfway_and_resumed_ends_in_the_same_state_on_the_city() {
     // 2,000 agents here to keep the test quick; docs/benchmarks.md has the 10,000.
     let flags = ["city", "--agents", "2000"];

@@ -62,7 +62,7 @@ pub enum ResumeError {
     },
     /// Saved under other crowd settings.
     #[error(
-        "the saved run was made under other crowd settings (its configuration, step length or level flags: fingerprint {saved:016x}; these give {now:016x}): resume with the flags it was saved with"
+        "the saved run was made under other crowd settings (its configuration, step length or level as baked: fingerprint {saved:016x}; these give {now:016x}): resume with the flags it was saved with"
     )]
     OtherSettings {
         /// The saved settings' fingerprint.

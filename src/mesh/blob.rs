@@ -181,7 +181,15 @@ pub enum BlobError {
 
 /// FNV-1a, 64 bits: small, dependency-free, and enough to catch damage (not an attack).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a64_continued(FNV1A64_OFFSET, bytes)
+}
+
+/// The FNV-1a hash of nothing, where [`fnv1a64_continued`] starts.
+pub const FNV1A64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The FNV-1a hash of what `hash` hashed followed by `bytes` (so pieces hash as their
+/// concatenation would).
+pub fn fnv1a64_continued(mut hash: u64, bytes: &[u8]) -> u64 {
     for &byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);

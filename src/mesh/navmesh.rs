@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
-use super::blob::BakeParams;
+use super::blob::{BakeParams, FNV1A64_OFFSET, fnv1a64_continued};
 use super::borders::{BorderPortals, border_tables};
 use super::poly_ref::{PolyRef, TileGeneration, TileSlot};
 use super::runtime_tile::RuntimeTile;
@@ -265,6 +265,48 @@ impl Snapshot {
                 _ => None,
             })
             .sum()
+    }
+
+    /// A fingerprint of what was baked: the bake settings and every live tile's data, by
+    /// slot (FNV-1a). Two meshes with the same fingerprint hold the same tiles, so a host
+    /// can tell that a level was rebuilt with other settings or geometry (a saved crowd's
+    /// own check compares tile generations, which count changes, not content). Links and
+    /// their states are not part of it.
+    pub fn content_fingerprint(&self) -> u64 {
+        let mut hash = fnv1a64_continued(FNV1A64_OFFSET, bytemuck::bytes_of(&self.0.params));
+        for view in &self.0.slots {
+            let SlotState::Live(tile) = &view.state else {
+                hash = fnv1a64_continued(hash, &[0]);
+                continue;
+            };
+            let data = &tile.data;
+            hash = fnv1a64_continued(hash, &[1]);
+            hash = fnv1a64_continued(hash, bytemuck::bytes_of(&data.header));
+            for (count, bytes) in [
+                (
+                    data.vertices.len(),
+                    bytemuck::cast_slice::<_, u8>(&data.vertices),
+                ),
+                (data.polygons.len(), bytemuck::cast_slice(&data.polygons)),
+                (
+                    data.detail_meshes.len(),
+                    bytemuck::cast_slice(&data.detail_meshes),
+                ),
+                (
+                    data.detail_vertices.len(),
+                    bytemuck::cast_slice(&data.detail_vertices),
+                ),
+                (
+                    data.detail_triangles.len(),
+                    bytemuck::cast_slice(&data.detail_triangles),
+                ),
+                (data.sources.len(), bytemuck::cast_slice(&data.sources)),
+            ] {
+                hash = fnv1a64_continued(hash, &(count as u64).to_le_bytes());
+                hash = fnv1a64_continued(hash, bytes);
+            }
+        }
+        hash
     }
 
     /// The live tile in a slot with its generation.

@@ -298,11 +298,13 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         stop_when_all_arrived: false,
         skip_off_mesh_starts: true,
         save_at_frame: command.save_at,
-        // What the level depends on beyond the crowd's own settings: a resume under another
-        // level or belt share would continue a different run.
+        // What the run depends on beyond the crowd's own settings: a resume on a level
+        // baked otherwise (another file, bake flag, seed or agent count of a generated
+        // level) or under another belt share would continue a different run.
         settings_tag: waymark::harness::settings_tag(&format!(
-            "level {:?}, belt share {}",
-            command.level, command.belt_share
+            "mesh {:016x}, belt share {:08x}",
+            mesh.snapshot().content_fingerprint(),
+            command.belt_share.to_bits()
         )),
     };
     if let Some(frame) = command.save_at {
