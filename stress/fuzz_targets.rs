@@ -376,11 +376,15 @@ pub fn fuzz_with(target: &Target, executions: u64, seed: u64, guidance: Guidance
             );
         }
         match what {
-            Some(what) => findings.failures.push(Failure {
-                seed: input_seed,
-                input,
-                what,
-            }),
+            Some(what) => {
+                let failure = Failure {
+                    seed: input_seed,
+                    input,
+                    what,
+                };
+                write_finding(target.name, &failure);
+                findings.failures.push(failure);
+            }
             // An input that failed is reported, not bred from.
             None if new_coverage && guidance == Guidance::Coverage => {
                 corpus.push(input);
@@ -431,23 +435,22 @@ pub fn report_line(name: &str, findings: &Findings, seconds: f64) -> String {
     )
 }
 
-/// Writes each finding's input to `target/fuzz/findings/<name>/<seed>` and names it on
-/// standard error with what went wrong.
-pub fn write_findings(name: &str, findings: &Findings) {
+/// Writes a finding's input to `target/fuzz/findings/<name>/<seed>` and names it on
+/// standard error with what went wrong, as soon as it is found: a long run stopped early
+/// keeps what it found, and a guided run's inputs cannot be regenerated from their seeds.
+fn write_finding(name: &str, failure: &Failure) {
     let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/fuzz/findings")
         .join(name);
-    for failure in &findings.failures {
-        let path = folder.join(failure.seed.to_string());
-        let written = std::fs::create_dir_all(&folder)
-            .and_then(|()| std::fs::write(&path, &failure.input))
-            .map(|()| path.display().to_string())
-            .unwrap_or_else(|error| format!("not written: {error}"));
-        eprintln!(
-            "{name}: seed {}: {} ({written})",
-            failure.seed, failure.what
-        );
-    }
+    let path = folder.join(failure.seed.to_string());
+    let written = std::fs::create_dir_all(&folder)
+        .and_then(|()| std::fs::write(&path, &failure.input))
+        .map(|()| path.display().to_string())
+        .unwrap_or_else(|error| format!("not written: {error}"));
+    eprintln!(
+        "{name}: seed {}: {} ({written})",
+        failure.seed, failure.what
+    );
 }
 
 /// The input of `target` an execution seeded with `seed` runs (a finding's seed).

@@ -543,7 +543,10 @@ fn whole_and_resumed(
         args.extend_from_slice(flags);
         args.extend_from_slice(&["--json", "--skip-quality", "--threads", threads]);
         args.extend_from_slice(extra);
-        json_of(&args)["state_hash"].as_str().unwrap().to_owned()
+        let report = json_of(&args);
+        // Run on the threads asked for, and says so.
+        assert_eq!(report["threads"].to_string(), threads, "{report}");
+        report["state_hash"].as_str().unwrap().to_owned()
     };
     let (frames_text, save_text, rest_text) = (
         frames.to_string(),

@@ -511,7 +511,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "frames": run.report.frames,
             "warm_up_frames": command.warm_up_frames,
             "dt": command.dt,
-            "threads": rayon::current_num_threads(),
+            "threads": command.threads.unwrap_or_else(rayon::current_num_threads),
             "ms_per_frame_median": median_ms,
             "ms_per_frame_max": max_ms,
             "slowest_frame": slowest_frame,

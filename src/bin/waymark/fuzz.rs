@@ -176,7 +176,6 @@ fn fuzz_long() {
             "{}",
             fuzz_targets::report_line(target.name, &findings, seconds)
         );
-        fuzz_targets::write_findings(target.name, &findings);
         found += findings.failures.len();
     }
     assert_eq!(found, 0, "findings: see target/fuzz/findings/");
