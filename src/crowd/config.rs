@@ -91,7 +91,7 @@ impl Default for CrowdConfig {
             stop_speed_mps: 0.05,
             snap_half_extents: Vec3::new(2.0, 4.0, 2.0),
             // Weighted A*: on grid-like levels far fewer expansions than optimal A* for
-            // paths barely longer (docs/benchmarks.md).
+            // paths barely longer.
             heuristic_weight: 1.5,
             avoidance: AvoidanceConfig::default(),
             use_links: true,

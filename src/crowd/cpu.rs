@@ -6,8 +6,7 @@
 //!
 //! Why: the default x86-64 target allows SSE2 only, and the avoid pass's scalar
 //! arithmetic (half-planes, the velocity program) runs a few per cent faster when the
-//! compiler may use the three-operand VEX forms (docs/benchmarks.md, "Speed against
-//! 3d8bc85"). A game ships one binary, so the choice is made at run time, once per chunk,
+//! compiler may use the three-operand VEX forms (docs/benchmarks.md, "Crowd speed"). A game ships one binary, so the choice is made at run time, once per chunk,
 //! from a feature test the standard library caches.
 //!
 //! Invariant: both copies give bit-identical results. Rust never contracts a multiply and

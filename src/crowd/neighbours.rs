@@ -46,14 +46,15 @@ const CELLS_PER_RANGE: f32 = 3.0;
 /// Cell size as a fraction of the typical distance to the K-th nearest neighbour: small
 /// enough that a query reads few agents beyond its K, large enough that it reads few cells,
 /// in a street crowd (1 agent per 10 m²) and a packed dungeon (0.6 per m²) alike
-/// (docs/benchmarks.md).
+/// (`cargo bench --bench crowd -- neighbour_grid` and the city's neighbours pass).
 const CELL_PER_KTH_DISTANCE: f32 = 0.64;
 
 /// The first look's bound: the last K-th distance grown by this factor and margin, which
 /// covers a frame's walk at crowd speeds (the K-th neighbour can come closer or move away
 /// by two steps). Tight, because a crowd's K-th distances change little from frame to
 /// frame: every candidate in the square of cells around the disc is read, and a missed
-/// bound costs only a second look (docs/benchmarks.md).
+/// bound costs only a second look (a looser bound read more candidates on the city than
+/// the second looks it saved).
 const HINT_GROWTH: f32 = 1.02;
 const HINT_MARGIN_M: f32 = 0.15;
 

@@ -28,7 +28,7 @@ const SEPARATION_SLACK_M: f32 = 1e-3;
 /// which is where they settle crushes. What a step leaves, the next step's avoidance (its
 /// case for bodies already in contact) and separation take up: on the flow suite's
 /// subset, four rounds cost a third less than eight on the packed dungeon, for 1% more
-/// overlapping pairs and as many complete arrivals or more (docs/benchmarks.md, Flow).
+/// overlapping pairs and as many complete arrivals or more.
 const SEPARATION_ROUNDS: usize = 4;
 
 /// A separation round looking at fewer agents than this runs on the calling thread.

@@ -318,13 +318,13 @@ fn crossing(agents: usize) -> Scenario {
 }
 
 /// The slow turn of the circle scenario, radians: enough that the crush at the centre
-/// circulates instead of standing (docs/benchmarks.md has the settings compared).
+/// circulates instead of standing.
 pub const CIRCLE_SLOW_TURN_RAD: f32 = 0.7;
 
 /// RVO2's example scaled: ring radius 0.8 m per agent (800 m for 1,000), radius 1.5,
 /// preferred speed 1, max speed 2, neighbour distance 15, K 10, horizon 10, step 0.25 s.
 /// Open ground, so the crowd runs with inelastic contacts and the slow turn (0.7 rad): the
-/// crush at the centre neither sinks in nor stalls (docs/benchmarks.md has both settings).
+/// crush at the centre neither sinks in nor stalls.
 fn circle(agents: usize) -> Scenario {
     let ring_m = 0.8 * agents as f32;
     let half = ring_m + 20.0;

@@ -147,7 +147,7 @@ impl Default for AvoidanceConfig {
             contact: ContactModel::Slide,
             slow_turn_rad: 0.0,
             // Plain reciprocity: a larger share flows better in corridors at the cost of
-            // deeper overlap in dense crowds (docs/benchmarks.md).
+            // deeper overlap in dense crowds.
             yield_share: 0.5,
             overlap_allowance: 0.0,
             contact_relax_per_s: 3.0,
