@@ -4,13 +4,13 @@
 # step returns), then their median, their largest and the largest's ratio to the median.
 # Wall-clock frame times on a shared machine carry its stalls (a core taken for a
 # millisecond stretches one frame); instruction counts show whether the step itself ever
-# does twice a usual frame's work (issue 5: the first frame with every request fresh
+# does twice a usual frame's work (the first frame with every request fresh
 # included). Instructions are not time (cache misses are not counted), so this complements
 # `cargo run --release --example frame_times`, it does not replace it.
 #
 #   stress/frame_instructions.sh [N=10000] [FRAMES=300] [CROWD_ARGS...]
 #
-# CROWD_ARGS default to `--avoidance off` (issue 5's speed item). About a minute per
+# CROWD_ARGS default to `--avoidance off` (the crowd without avoidance). About a minute per
 # hundred frames at 10,000 agents. Needs valgrind.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,4 +1,4 @@
-//! Interaction orders at scale (issue 24's stress): N agents on the generated city cycling
+//! Interaction orders at scale: N agents on the generated city cycling
 //! interact -> hold -> release at seeded targets, against the same agents walking, stepped in
 //! alternate frames in one process.
 //!
@@ -12,7 +12,7 @@
 //! cancelling the hold by its id, and takes the next slot once the hold has ended.
 //! Frames alternate between the crowds (this machine's speed drifts from minute to minute;
 //! neighbouring frames see the same machine). Prints each crowd's median frame and
-//! agents/ms, their ratio (issue 24 asks the interacting crowd for at least half the
+//! agents/ms, their ratio (the interacting crowd is asked for at least half the
 //! walking crowd's), what the interactions came to, and whether every order issued ended
 //! at most once (those still under way at the end are counted apart). Then, untimed, it
 //! winds the interacting crowd down (held poses released and their holds cancelled by id,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Moving supports at scale (issue 23): the 10,000-agent city with a tenth of its walkable
+# Moving supports at scale: the 10,000-agent city with a tenth of its walkable
 # area on moving floors (open squares as belts at 0.5 m/s, about a tenth of the agents
 # standing on them over the run) against the static city, paired runs of one binary
 # alternating, the median of the per-round agents/ms ratios.

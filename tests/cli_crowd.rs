@@ -478,8 +478,8 @@ fn ordered_agents_start_walking_within_frames_and_every_first_path_comes() {
     assert_eq!(report["head_starts"], 2048);
     // Walkers keep their corner between funnel runs, also when pushed beside their
     // corridors: every corner is found again once it is 30 frames old (a floor of one in
-    // 31 walkers a frame), and few more often (127 a frame at 21bc92e; 211 when walkers
-    // beside their corridor found theirs every frame).
+    // 31 walkers a frame), and few more often (211 a frame when walkers beside their
+    // corridor found theirs every frame).
     let funnel_runs = report["funnel_runs_per_frame"].as_f64().unwrap();
     assert!(
         (3000.0 / 31.0..3000.0 / 20.0).contains(&funnel_runs),

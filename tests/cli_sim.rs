@@ -1,4 +1,4 @@
-//! `waymark sim` (issue 22 item 8): the spec's h1, h2 and h5 cases as scenario files in
+//! `waymark sim`: the spec's h1, h2 and h5 cases as scenario files in
 //! `tests/fixtures/`, run through the tool, checked from the trace and the summary; bad
 //! scenarios are one error line naming the value.
 

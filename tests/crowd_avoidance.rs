@@ -71,7 +71,7 @@ fn bottleneck_everyone_passes_in_a_time_that_grows_linearly() {
 
 #[test]
 fn the_bottleneck_passes_people_at_a_human_flow_or_better() {
-    // Issue 20: 200 walkers of radius 0.4 through a 2 m door, at least 1.5 agents a second
+    // 200 walkers of radius 0.4 through a 2 m door, at least 1.5 agents a second
     // in the steady part of the run (people manage 1.6-2.0 per metre per second, about
     // 2 through 2 m). Measured 5.1 per second, two and a half times what people do: held
     // walkers pass through the queue at the door. Without passing through 0.74 (272.7 s
@@ -153,7 +153,7 @@ fn walkers_held_for_a_second_pass_through_and_a_two_way_corridor_clears_sooner()
 
 #[test]
 fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_way() {
-    // Issue 20: two groups of 200 swap rooms through a corridor four bodies wide, meeting
+    // Two groups of 200 swap rooms through a corridor four bodies wide, meeting
     // head-on; everyone through, in at most twice the time one group alone takes, nobody
     // stuck. Measured 135.5 s both ways against 71.7 s one way (1.89x).
     let both = run(ScenarioKind::CorridorSwap, 400);

@@ -1,4 +1,4 @@
-//! Holds in the crowd (spec 001's station keeping, issue 24 item 2): `request_hold` takes
+//! Holds in the crowd (spec 001's station keeping): `request_hold` takes
 //! the mover; each step judges the stand fact where the agent stands and walks it back;
 //! a 3 cm push recovers in 9 steps of 0.1 s with a new generation, as in h4; a hold that
 //! cannot recover fails once, through braking; a newer order or a cancel ends it; it is

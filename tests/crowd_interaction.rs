@@ -1,4 +1,4 @@
-//! Interaction orders in the crowd (issue 24 item 1): a target riding a moving object is
+//! Interaction orders in the crowd: a target riding a moving object is
 //! followed and its pose held; a teleported, replaced or vanished object ends the order
 //! with the reason; an order under way survives save and restore, and replays from the
 //! ordered log with the host's world. (The seat of spec 000, t10 and t11 end to end, is

@@ -1,4 +1,4 @@
-//! The ordered log and its replay (spec 001, issue 22 item 2): every accepted command,
+//! The ordered log and its replay (spec 001): every accepted command,
 //! every result at the commit point with its decision, and every outcome is logged in
 //! order; a replay reads the results from the log instead of searching, reproduces the
 //! run (also one whose searches raced the clock), and stops, naming the entry, where the

@@ -1,5 +1,5 @@
 //! Every move order ends exactly once, in one of Success, Failure { condition } or
-//! Cancelled (spec 001, issue 22 item 5), whatever ends it: arrival, an unreachable or
+//! Cancelled (spec 001), whatever ends it: arrival, an unreachable or
 //! unsnappable target, a cancel, a newer order, a velocity order, the agent's removal, a
 //! deadline, a block past the crowd's policy. Blocked is a status with what holds the
 //! agent and a policy (wait, re-plan, fail after a time).

@@ -1,4 +1,4 @@
-//! Platforms: supports whose footprint moves (issue 23, spec 002's platform geometry, spec
+//! Platforms: supports whose footprint moves (spec 002's platform geometry, spec
 //! 004's carried body). A platform's polygons are baked in its own frame, in a tile of
 //! their own; the crowd places them by the platform's offset, agents on it keep their
 //! corridors in its frame, and links join it to the ground only while it is docked.

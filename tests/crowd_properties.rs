@@ -1,5 +1,5 @@
-//! Properties of the action handoff over 1,000 seeded random command sequences (spec 001,
-//! issue 22): moves (some with deadlines, some to unreachable or unsnappable targets),
+//! Properties of the action handoff over 1,000 seeded random command sequences (spec 001):
+//! moves (some with deadlines, some to unreachable or unsnappable targets),
 //! cancels, velocity orders, holds, teleports, removals and additions, a door opened and closed,
 //! and saves restored in place. After every step:
 //! - every move order ends exactly once (`OrderEnded`), and one that has not ended is

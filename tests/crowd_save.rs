@@ -1,4 +1,4 @@
-//! Saving and restoring a crowd (spec 001, issue 22 item 6): a restored crowd continues
+//! Saving and restoring a crowd (spec 001): a restored crowd continues
 //! exactly as the uninterrupted one, under a new epoch; bad or stale saves are refused by
 //! value.
 

@@ -1,5 +1,5 @@
 //! Queries on Recast's levels compared with Detour's answers, pair by pair: nearest polygon
-//! (half extents 2, 4, 2) for both ends, path, straight path. Acceptance (issue 4): the
+//! (half extents 2, 4, 2) for both ends, path, straight path. Acceptance: the
 //! complete/incomplete verdict agrees on >= 98% of pairs; where both are complete, our
 //! straight-path length is within 2% of Detour's for >= 95% of pairs and our mean is no
 //! longer than Detour's mean + 1%. Every query is asked twice, the second time through

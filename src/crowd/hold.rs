@@ -39,7 +39,7 @@
 //! and whose moving target gives its velocity), on static ground or on a surface-velocity
 //! support (a belt, `Crowd::set_support_velocity`: the support's velocity is subtracted,
 //! the body's world velocity is its relative one plus the belt's). Rotating and
-//! translating platforms are issue 23's. Spec 001's h3 and h4 are tested on the law with
+//! translating platforms carry the hold too (`crowd_platforms`). Spec 001's h3 and h4 are tested on the law with
 //! the spec's continuous step curve (`tests/spec_001_hold.rs`) and in the crowd
 //! (`tests/crowd_hold.rs`, h3 on a belt).
 //!

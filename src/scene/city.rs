@@ -79,7 +79,7 @@ pub fn city(agents: usize, seed: u64) -> City {
 /// moving floors (belts at [`BELT_SPEED_MPS`], along +x and -x in turn, each its own
 /// support) until they cover `belt_share` of the walkable area: the same blocks as
 /// [`city`]'s (the draw is the same), so a crowd spread over its floor has about that
-/// share of its agents on moving supports. The stress case of issue 23.
+/// share of its agents on moving supports: the stress case for supports at scale.
 pub fn city_with_belts(agents: usize, seed: u64, belt_share: f32) -> City {
     let wanted = agents.max(1) as f32 * AREA_PER_AGENT_M2;
     // Mean walkable area per block over the draw's odds, for sizing.

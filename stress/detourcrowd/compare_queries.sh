@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # waymark's path queries against native Detour on the shared query sets, run back to back
-# so both see the machine in the same state: issue 4's speed item (mean time per query,
+# so both see the machine in the same state: the query speed gate (mean time per query,
 # nearest polygon for both ends + path + straight path, at most half of Detour's), measured
 # like for like instead of against the levels README's figures from another machine.
 #
