@@ -8,7 +8,8 @@
 //!    produce the same points and the surface has no cracks;
 //! 2. the boundary is triangulated (shortest diagonal first) and made Delaunay by flips;
 //! 3. interior samples on a grid of the same spacing are inserted one at a time, the worst
-//!    first, while any strays more than the error from the surface.
+//!    first, while any strays more than the error from the surface; after each, the edges
+//!    round the new point are flipped until the triangulation is Delaunay again.
 //!
 //! Heights come from the compact heightfield: in each sampled column, the open span whose
 //! floor is nearest the polygon's current surface there.
@@ -268,24 +269,43 @@ fn triangulate_boundary(vertices: &[Vec3], boundary: &[usize]) -> Vec<[usize; 3]
     triangles
 }
 
-/// Whether `point` lies strictly inside the circumcircle of counter-clockwise `a b c`.
+/// Whether `point` lies inside the circumcircle of counter-clockwise `a b c`, by more than
+/// the rounding of the test: four points on one circle (grid samples often are) are not
+/// inside, whichever diagonal joins them.
+///
+/// The differences are taken in `f64`, where the difference of two `f32` is exact, so the
+/// test answers the same for the same four points whatever their order; with the
+/// differences rounded in `f32` a nearly square quad could call both of its diagonals
+/// illegal and the flips never ended (a fuzzed level spent 11 s flipping one polygon's).
 fn in_circumcircle(a: Vec3, b: Vec3, c: Vec3, point: Vec3) -> bool {
-    let (ax, az) = (f64::from(a.x - point.x), f64::from(a.z - point.z));
-    let (bx, bz) = (f64::from(b.x - point.x), f64::from(b.z - point.z));
-    let (cx, cz) = (f64::from(c.x - point.x), f64::from(c.z - point.z));
-    let determinant = (ax * ax + az * az) * (bx * cz - cx * bz)
-        - (bx * bx + bz * bz) * (ax * cz - cx * az)
-        + (cx * cx + cz * cz) * (ax * bz - bx * az);
+    let relative = |v: Vec3| {
+        (
+            f64::from(v.x) - f64::from(point.x),
+            f64::from(v.z) - f64::from(point.z),
+        )
+    };
+    let ((ax, az), (bx, bz), (cx, cz)) = (relative(a), relative(b), relative(c));
+    let terms = [
+        (ax * ax + az * az) * (bx * cz - cx * bz),
+        -(bx * bx + bz * bz) * (ax * cz - cx * az),
+        (cx * cx + cz * cz) * (ax * bz - bx * az),
+    ];
+    let determinant: f64 = terms.iter().sum();
+    let scale: f64 = terms.iter().map(|term| term.abs()).sum();
     // Counter-clockwise seen from above is clockwise in the (x, z) plane's own orientation.
-    determinant < -1e-12
+    determinant < -CIRCLE_TOLERANCE * scale
 }
 
-/// Flips every non-Delaunay interior edge until none is left (bounded).
+/// The in-circle test's margin, relative to the size of its terms: far above their
+/// rounding (about 1e-16), far below any shape a flip improves.
+const CIRCLE_TOLERANCE: f64 = 1e-9;
+
+/// Flips every non-Delaunay interior edge until none is left (bounded); returns the flips.
 fn legalize_all(
     vertices: &[Vec3],
     triangles: &mut [[usize; 3]],
     is_boundary: &dyn Fn(usize, usize) -> bool,
-) {
+) -> usize {
     let flips_max = triangles.len() * triangles.len() + 8;
     let mut flips = 0;
     let mut changed = true;
@@ -297,43 +317,83 @@ fn legalize_all(
                 if is_boundary(a, b) {
                     continue;
                 }
-                if flip_if_illegal(vertices, triangles, t, k) {
+                if flip_if_illegal(vertices, triangles, t, k).is_some() {
                     changed = true;
                     flips += 1;
                 }
             }
         }
     }
+    flips
+}
+
+/// Restores the Delaunay property after vertex `new` went into a Delaunay triangulation
+/// (Lawson's flips): only the edges facing `new` can have become illegal, and each flip
+/// makes the two edges beyond it face `new` in turn. Bounded like [`legalize_all`].
+fn legalize_around(
+    vertices: &[Vec3],
+    triangles: &mut [[usize; 3]],
+    new: usize,
+    is_boundary: &dyn Fn(usize, usize) -> bool,
+) {
+    // (triangle, edge): the edge from corner `edge` to the next, opposite `new`.
+    let mut facing: Vec<(usize, usize)> = triangles
+        .iter()
+        .enumerate()
+        .filter_map(|(index, t)| (0..3).find(|&k| t[k] == new).map(|k| (index, (k + 1) % 3)))
+        .collect();
+    let mut flips_left = 4 * triangles.len() + 8;
+    while let Some((t, k)) = facing.pop() {
+        let (a, b) = (triangles[t][k], triangles[t][(k + 1) % 3]);
+        if triangles[t][(k + 2) % 3] != new || is_boundary(a, b) {
+            continue;
+        }
+        let Some(other) = flip_if_illegal(vertices, triangles, t, k) else {
+            continue;
+        };
+        // Now (a, d, new) and (d, b, new): their edges a-d and d-b face `new`.
+        facing.push((t, 0));
+        facing.push((other, 0));
+        flips_left -= 1;
+        if flips_left == 0 {
+            break;
+        }
+    }
 }
 
 /// Flips edge `k` of triangle `t` if the opposite vertex of its neighbour lies in `t`'s
-/// circumcircle and the quad is convex. Returns whether it flipped.
-fn flip_if_illegal(vertices: &[Vec3], triangles: &mut [[usize; 3]], t: usize, k: usize) -> bool {
+/// circumcircle and the quad is convex. Returns the neighbour it flipped with: `t` becomes
+/// `(a, d, c)` and the neighbour `(d, b, c)`, where `a b` was the edge, `c` its opposite
+/// corner in `t` and `d` in the neighbour.
+fn flip_if_illegal(
+    vertices: &[Vec3],
+    triangles: &mut [[usize; 3]],
+    t: usize,
+    k: usize,
+) -> Option<usize> {
     let (a, b, c) = (
         triangles[t][k],
         triangles[t][(k + 1) % 3],
         triangles[t][(k + 2) % 3],
     );
-    let Some((other, other_k)) = triangles.iter().enumerate().find_map(|(index, tri)| {
+    let (other, other_k) = triangles.iter().enumerate().find_map(|(index, tri)| {
         (0..3)
             .find(|&j| tri[j] == b && tri[(j + 1) % 3] == a)
             .map(|j| (index, j))
-    }) else {
-        return false;
-    };
+    })?;
     let d = triangles[other][(other_k + 2) % 3];
     if !in_circumcircle(vertices[a], vertices[b], vertices[c], vertices[d]) {
-        return false;
+        return None;
     }
     // The new triangles (a, d, c) and (d, b, c) must both be counter-clockwise.
     if turn(vertices[a], vertices[d], vertices[c]) <= 1e-9
         || turn(vertices[d], vertices[b], vertices[c]) <= 1e-9
     {
-        return false;
+        return None;
     }
     triangles[t] = [a, d, c];
     triangles[other] = [d, b, c];
-    true
+    Some(other)
 }
 
 /// Where a point falls in the triangulation: the triangle, its barycentric weights and the
@@ -475,6 +535,101 @@ fn add_interior_samples(
         let new_index = vertices.len();
         vertices.push(point);
         insert_vertex(triangles, &location, new_index);
-        legalize_all(vertices, triangles, is_boundary);
+        legalize_around(vertices, triangles, new_index, is_boundary);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` points on a circle of `radius_m` round `centre`, counter-clockwise seen from
+    /// above, each rounded to `f32` (so four of them are on one circle only nearly).
+    fn circle(centre: Vec3, radius_m: f32, count: usize) -> Vec<Vec3> {
+        (0..count)
+            .map(|i| {
+                let angle = -std::f64::consts::TAU * i as f64 / count as f64;
+                Vec3::new(
+                    (f64::from(centre.x) + f64::from(radius_m) * angle.cos()) as f32,
+                    centre.y,
+                    (f64::from(centre.z) + f64::from(radius_m) * angle.sin()) as f32,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_quad_on_one_circle_never_calls_both_diagonals_illegal() {
+        // Far from the origin, large: where the in-circle test's terms are large and its
+        // rounding with them.
+        for (centre, radius_m) in [
+            (Vec3::new(45.0, 1.8, 16.0), 15.0),
+            (Vec3::new(-3_000.5, 0.0, 7_001.25), 30.0),
+            (Vec3::new(0.3, 0.0, 0.7), 0.9),
+        ] {
+            let points = circle(centre, radius_m, 97);
+            for i in 0..points.len() {
+                let [a, b, c, d] = [0, 13, 41, 70].map(|k| points[(i + k) % points.len()]);
+                assert!(turn(a, b, c) > 0.0 && turn(a, c, d) > 0.0);
+                // Diagonal a-c: is d inside (a, b, c)? Diagonal b-d: is a inside (b, c, d)?
+                let first = in_circumcircle(a, b, c, d);
+                let second = in_circumcircle(b, c, d, a);
+                assert!(
+                    !(first && second),
+                    "both diagonals of {a} {b} {c} {d} illegal"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn flips_round_each_inserted_point_leave_the_whole_triangulation_delaunay() {
+        // A 30 m square far from the origin and 200 scattered points put in one at a time,
+        // each followed by Lawson's flips round it alone: no edge anywhere is left to flip.
+        let corner = Vec3::new(1_024.0, 3.0, -512.0);
+        let mut vertices = vec![
+            corner,
+            corner + Vec3::new(0.0, 0.0, 30.0),
+            corner + Vec3::new(30.0, 0.0, 30.0),
+            corner + Vec3::new(30.0, 0.0, 0.0),
+        ];
+        assert!(turn(vertices[0], vertices[1], vertices[2]) > 0.0);
+        let mut triangles = vec![[0, 1, 2], [0, 2, 3]];
+        let on_boundary = |a: usize, b: usize| a < 4 && b < 4 && a.abs_diff(b) != 2;
+        let mut state = 0x9e37_79b9_u32;
+        let mut unit = || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as f32 / u32::MAX as f32
+        };
+        for _ in 0..200 {
+            let point = corner + Vec3::new(0.5 + 29.0 * unit(), 0.0, 0.5 + 29.0 * unit());
+            let location = locate(&vertices, &triangles, horizontal(point)).unwrap();
+            let new = vertices.len();
+            vertices.push(point);
+            insert_vertex(&mut triangles, &location, new);
+            legalize_around(&vertices, &mut triangles, new, &on_boundary);
+        }
+        assert_eq!(triangles.len(), 2 * vertices.len() - 4 - 2);
+        assert_eq!(legalize_all(&vertices, &mut triangles, &on_boundary), 0);
+    }
+
+    #[test]
+    fn flips_end_on_a_fan_of_nearly_cocircular_points() {
+        // The polygon a fuzzed level produced had 113 detail vertices and its flips ran to
+        // the bound (201,021 of them, 11 s): points on one circle, fanned from the first,
+        // are Delaunay whichever way their quads are split, so legalizing flips few edges
+        // and a second pass none.
+        let points = circle(Vec3::new(45.0, 1.8, 16.0), 15.0, 60);
+        let mut triangles: Vec<[usize; 3]> = (1..points.len() - 1).map(|i| [0, i, i + 1]).collect();
+        let count = points.len();
+        let on_boundary = |a: usize, b: usize| a.abs_diff(b) == 1 || a.abs_diff(b) == count - 1;
+        let flips = legalize_all(&points, &mut triangles, &on_boundary);
+        assert!(flips < 2 * count, "{flips} flips for {count} points");
+        assert_eq!(legalize_all(&points, &mut triangles, &on_boundary), 0);
+        for t in &triangles {
+            assert!(turn(points[t[0]], points[t[1]], points[t[2]]) > 0.0);
+        }
     }
 }
