@@ -14,14 +14,17 @@
 //! | runtime | [`query`] | nearest polygon, sliced A*, straight paths, rays, surface moves, routes, read sets |
 //! | runtime | [`crowd`] | agents as entities plus struct-of-arrays lanes, budgeted path scheduling, corridor following, slope limits, controller feedback |
 //! | runtime | [`target`] | target projection: legal stand regions, pose validation against a collision world, start projection |
-//! | build time | [`scene`] | input geometry: meshes, transform nodes, instances, OBJ import, versions |
-//! | build time | [`bake`] | the voxel pipeline: world triangles to tiles |
-//! | top | [`harness`] | standard crowd scenarios and the measures of a run: overlaps, completion, flow |
+//! | build time (feature `bake`) | `scene` | input geometry: meshes, transform nodes, instances, OBJ import, versions |
+//! | build time (feature `bake`) | `bake` | the voxel pipeline: world triangles to tiles |
+//! | top (feature `harness`) | `harness` | standard crowd scenarios and the measures of a run: overlaps, completion, flow |
 //! | top | [`debug`] | debug drawing: a draw trait and an SVG backend |
 //!
 //! Build-time modules (`scene` and the baker that follows it) sit behind the `bake` cargo
 //! feature, so a game that ships baked tiles can compile the runtime alone (debug drawing
-//! of tiles, targets and crowds included; drawing the input triangles needs `bake`).
+//! of tiles, targets and crowds included; drawing the input triangles needs `bake`). The
+//! scenario harness and the generated levels (`scene::city`, `scene::hills`,
+//! `scene::flow_levels`, `scene::proving_ground`) sit behind the `harness` feature, which
+//! the command line turns on: they are how this crate measures itself, not part of a game.
 //!
 //! # Example
 //! Build a scene, get its world triangles, bake them, and write a `.wmnav` file's bytes:
@@ -53,6 +56,7 @@
 
 pub mod crowd;
 pub mod geom;
+#[cfg(feature = "harness")]
 pub mod harness;
 pub mod ids;
 pub mod mesh;

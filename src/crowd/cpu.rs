@@ -22,6 +22,7 @@ static BASELINE_ONLY: AtomicBool = AtomicBool::new(false);
 /// Makes every later chunk run the copy compiled for the build's own target (`true`), or
 /// the one the CPU allows (`false`, the default): for comparing the two copies' speed in one
 /// binary, and for the test that they agree. Process-wide; a step reads it once per chunk.
+#[cfg(feature = "harness")]
 pub fn use_baseline_only(baseline_only: bool) {
     BASELINE_ONLY.store(baseline_only, Ordering::Relaxed);
 }

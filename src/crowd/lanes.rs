@@ -304,7 +304,7 @@ macro_rules! lane_view {
 
         impl<'a> $name<'a> {
             /// The view over every slot of `lanes`.
-            pub fn new(lanes: &'a mut $crate::crowd::internals::AgentLanes) -> Self {
+            pub fn new(lanes: &'a mut $crate::crowd::lanes::AgentLanes) -> Self {
                 let len = lanes.len();
                 $name {
                     first: 0,

@@ -97,7 +97,9 @@ mod step;
 mod support;
 
 /// The crowd's passes and lanes, for the crate's benchmarks, stress runs and white-box
-/// tests: not part of the API, and changed without notice.
+/// tests: not part of the API, changed without notice, and compiled only with the
+/// `harness` feature (a game leaves it off).
+#[cfg(feature = "harness")]
 #[doc(hidden)]
 pub mod internals {
     pub use super::avoid::{
@@ -141,6 +143,7 @@ pub use interaction::{
     HostWorld, InteractionFailure, InteractionPhase, InteractionView, InteractionWorld, ObjectState,
 };
 pub use lanes::AgentStatus;
+#[cfg(feature = "harness")]
 pub(crate) use log::Fnv;
 pub use log::{
     Command, Decision, LogEntry, LogRecord, LoggedAnswer, LoggedResult, Rejection, Replay,

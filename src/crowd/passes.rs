@@ -73,6 +73,7 @@ pub const CORNER_REFRESH_FRAMES: u8 = 30;
 /// Horizontal distance needed to stop from speed `speed` (m/s) with the horizontal braking
 /// budget `acceleration` (m/s²), after a reaction step of `reaction_s` at that speed:
 /// `v * t + v^2 / (2 A)`. It consumes the end velocity of the last step (spec 004, m4).
+#[cfg(feature = "harness")]
 pub fn stopping_distance(speed: f32, acceleration: f32, reaction_s: f32) -> f32 {
     speed * reaction_s + speed * speed / (2.0 * acceleration)
 }
@@ -158,6 +159,7 @@ impl FollowOutput {
 /// when pushed back), pulls the string through the next [`LOOKAHEAD_PORTALS`] portals (up
 /// to the next off-mesh link), and requests a velocity towards the first corner with a
 /// speed that can stop at the goal or at the link's entry.
+#[cfg(feature = "harness")]
 #[allow(clippy::too_many_arguments)]
 pub fn follow_one(
     snapshot: &Snapshot,

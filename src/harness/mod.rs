@@ -6,14 +6,12 @@
 //! Inputs: a scenario kind and an agent count. Outputs: the scenario (mesh, agents,
 //! targets) and, run, its [`ScenarioReport`]: overlaps, completion, flow.
 
-#[cfg(feature = "bake")]
 mod lift;
 mod part_the_crowd;
 mod resume;
 mod run;
 mod scenario;
 
-#[cfg(feature = "bake")]
 pub use lift::{add_lift_doors, lift_shuttle, run_lift};
 pub use part_the_crowd::{
     GROUP_COVERAGE, PartTheCrowdReport, QUIET_DISTANCE_M, SETTLE_S, run_part_the_crowd,

@@ -282,7 +282,7 @@ fn for_each_candidate_where<S>(
     }
 }
 
-#[cfg(all(test, feature = "bake"))]
+#[cfg(all(test, feature = "harness"))]
 mod tests {
     use super::*;
     use crate::bake::{BakeConfig, Preset, bake};

@@ -641,7 +641,7 @@ pub fn find_path_with(
     Ok(result)
 }
 
-#[cfg(all(test, feature = "bake"))]
+#[cfg(all(test, feature = "harness"))]
 mod tests {
     use super::*;
     use crate::bake::{BakeConfig, Preset, bake};

@@ -162,6 +162,7 @@ impl Scene {
     /// Adds `mesh` and one instance of it at the world root, named after the mesh: how the
     /// generated levels place their pieces (each already in world metres). The instance
     /// cannot be refused: its mesh was just added and it has no parent.
+    #[cfg(feature = "harness")]
     pub(crate) fn add_placed(&mut self, mesh: TriMesh) -> InstanceId {
         let name = mesh.name.clone();
         let id = self.add_mesh(mesh);

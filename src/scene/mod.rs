@@ -17,13 +17,17 @@
 //! - an instance's source version changes exactly when its mesh, its local transform or an
 //!   ancestor transform changes.
 
+#[cfg(feature = "harness")]
 pub mod city;
 mod error;
+#[cfg(feature = "harness")]
 pub mod flow_levels;
 mod graph;
+#[cfg(feature = "harness")]
 pub mod hills;
 mod mesh;
 pub mod obj;
+#[cfg(feature = "harness")]
 pub mod proving_ground;
 mod world;
 

@@ -7,11 +7,13 @@
 
 use glam::Vec2;
 
+#[cfg(feature = "harness")]
 use super::config::NEIGHBOURS_CAPACITY;
 use super::program::{HalfPlane, WALLS_CAPACITY};
 use crate::mesh::Wall;
 
 /// One agent's neighbours, relative to it, as lanes (first `count` used).
+#[cfg(feature = "harness")]
 #[derive(Clone, Copy, Debug)]
 pub struct NeighbourBatch {
     /// Neighbours in the batch.
@@ -30,6 +32,7 @@ pub struct NeighbourBatch {
     pub share: [f32; NEIGHBOURS_CAPACITY],
 }
 
+#[cfg(feature = "harness")]
 impl Default for NeighbourBatch {
     fn default() -> Self {
         NeighbourBatch {
@@ -45,6 +48,7 @@ impl Default for NeighbourBatch {
 }
 
 /// The half-planes of a batch, as lanes.
+#[cfg(feature = "harness")]
 #[derive(Clone, Copy, Debug)]
 pub struct ConstraintLanes {
     /// Boundary point, x, m/s.
@@ -57,6 +61,7 @@ pub struct ConstraintLanes {
     pub direction_z: [f32; NEIGHBOURS_CAPACITY],
 }
 
+#[cfg(feature = "harness")]
 impl Default for ConstraintLanes {
     fn default() -> Self {
         ConstraintLanes {
@@ -74,6 +79,7 @@ const LENGTH_FLOOR: f32 = 1e-6;
 /// The ORCA half-plane of each neighbour in `batch`, one at a time. `inverse_horizon` is
 /// 1 / time horizon, `inverse_dt` 1 / step (used when two agents already overlap: resolve
 /// within this step).
+#[cfg(feature = "harness")]
 pub fn orca_constraints_scalar(
     velocity: Vec2,
     inverse_horizon: f32,

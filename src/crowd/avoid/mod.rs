@@ -65,7 +65,10 @@ mod program;
 pub(crate) use config::ProfileTable;
 pub use config::{AvoidanceConfig, AvoidanceProfile, ContactModel, NEIGHBOURS_CAPACITY};
 pub(crate) use constraints::orca_half_plane;
-pub use constraints::{ConstraintLanes, NeighbourBatch, orca_constraints_scalar, wall_constraints};
+pub use constraints::wall_constraints;
+// The lanes form of the half-planes, for the benchmarks and the circle model.
+#[cfg(feature = "harness")]
+pub use constraints::{ConstraintLanes, NeighbourBatch, orca_constraints_scalar};
 use program::EPSILON;
 pub use program::{HalfPlane, Solved, VelocityBounds, WALLS_CAPACITY, solve_velocity};
 
