@@ -5,10 +5,10 @@
 mod common;
 
 use glam::Vec3;
+use waymark::crowd::internals::{CANCEL_CONFIRM_S, TABLE_ENTRIES_MAX};
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, AvoidanceProfile, CANCEL_CONFIRM_S, Crowd, CrowdConfig,
-    CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, ProfileId,
-    STEP_RANGE_S, TABLE_ENTRIES_MAX,
+    AgentId, AgentParams, AgentStatus, AvoidanceProfile, Crowd, CrowdConfig, CrowdError,
+    CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, ProfileId, STEP_RANGE_S,
 };
 use waymark::ids::AreaId;
 use waymark::mesh::{NavMesh, WalkablePolygon};

@@ -8,10 +8,11 @@ mod common;
 
 use common::{Game, proving_ground_mesh, rooms, rooms_door, turntable_crowd};
 use glam::Vec3;
+use waymark::crowd::internals::mesh_fingerprint;
 use waymark::crowd::{
     AgentParams, AgentView, Command, ConnectionWindow, Crowd, CrowdConfig, CrowdEvent, Decision,
     FrameBudget, KinematicController, LogEntry, LogRecord, LoggedAnswer, Rejection, Replay,
-    ReplayError, mesh_fingerprint,
+    ReplayError,
 };
 use waymark::harness::random_plans;
 use waymark::mesh::{LinkId, NavMesh};

@@ -10,10 +10,11 @@ use waymark::crowd::internals::{
     AvoidBody, NeighbourGrid, STALL_S, avoid_pass, follow_one, gather_carried, patch_gradient,
     profile_speed, slope_limits_scalar, slope_limits_simd, stopping_distance, track_progress,
 };
+use waymark::crowd::internals::{PlatformFrames, integrate_velocity, turn_about_up};
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AvoidanceConfig, Controller, Corridor, Crowd, CrowdConfig,
     CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, StepFeedback,
-    StepRequest, SupportMotion, integrate_velocity, turn_about_up,
+    StepRequest, SupportMotion,
 };
 use waymark::harness::{RunOptions, read_agents_csv, run_crowd};
 use waymark::ids::AreaId;
@@ -1043,7 +1044,7 @@ fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
         crowd.lanes(),
         &grid,
         &[SupportMotion::STILL, SupportMotion::STILL],
-        &waymark::crowd::PlatformFrames::default(),
+        &PlatformFrames::default(),
         &mut gathered,
     );
     assert!(gathered.is_empty());
@@ -1751,7 +1752,7 @@ fn strip_crowd_with(head_starts: u32, node_expansions: u32) -> (NavMesh, Crowd, 
 fn agents_walk_a_head_start_while_their_paths_are_searched() {
     let (_mesh, mut crowd, agents) = strip_crowd(64);
     let mut controller = KinematicController;
-    let mut meter = waymark::crowd::FlowMeter::new();
+    let mut meter = waymark::harness::FlowMeter::new();
     for &agent in &agents {
         meter.ordered(agent);
     }

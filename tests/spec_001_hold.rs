@@ -6,10 +6,8 @@
 //! the world displacement of a constant acceleration over the step.
 
 use glam::{Vec2, Vec3};
-use waymark::crowd::{
-    FactChange, FilterId, HoldFailure, HoldKeeper, HoldObservation, HoldPhase, HoldPolicy,
-    StepRequest, integrate_velocity,
-};
+use waymark::crowd::internals::{HoldKeeper, HoldObservation, integrate_velocity};
+use waymark::crowd::{FactChange, FilterId, HoldFailure, HoldPhase, HoldPolicy, StepRequest};
 use waymark::mesh::{PolyRef, TileGeneration, TileSlot};
 
 const DT: f32 = 0.1;

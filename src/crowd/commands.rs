@@ -215,8 +215,7 @@ impl Crowd {
     /// first); once it stands, a
     /// [`CrowdEvent::Cancelled`](crate::crowd::CrowdEvent::Cancelled) carries the record
     /// back and the agent is idle, its mover free. Until then it takes no new order, and
-    /// asking again returns the same record. Not stopped within
-    /// [`CANCEL_CONFIRM_S`](crate::crowd::CANCEL_CONFIRM_S): a
+    /// asking again returns the same record. Not stopped within two seconds: a
     /// [`CrowdEvent::CancelFault`](crate::crowd::CrowdEvent::CancelFault), once, and it
     /// stays cancelling.
     pub fn cancel(&mut self, agent: AgentId) -> Result<CancelRecord, CrowdError> {

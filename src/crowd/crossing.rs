@@ -142,7 +142,7 @@ impl Crowd {
         &mut self,
         feedback: &mut [super::controller::StepFeedback],
         dt: f32,
-        platforms_end: &super::PlatformFrames,
+        platforms_end: &super::platform::PlatformFrames,
         events: &mut Vec<CrowdEvent>,
     ) {
         for (slot, step) in feedback.iter_mut().enumerate() {

@@ -193,9 +193,14 @@ enum FeedbackMark {
     HeadStartEnd,
 }
 
+/// Along-corridor progress that counts as "still moving", metres: a body jostled in place,
+/// or creeping up on a neighbour it cannot pass, makes less than this toward its goal in
+/// the stuck rule's window (three seconds).
+pub const PROGRESS_STEP_M: f32 = 0.5;
+
 /// Adds a step's progress along the corridor (`along_m`, negative for a step back) to the
 /// agent's count; returns the new (progress, seconds without progress): both start over
-/// when the count reaches [`PROGRESS_STEP_M`](super::flow::PROGRESS_STEP_M).
+/// when the count reaches [`PROGRESS_STEP_M`].
 fn track_corridor_progress(
     progress_m: f32,
     unprogressed_s: f32,
@@ -203,7 +208,7 @@ fn track_corridor_progress(
     dt: f32,
 ) -> (f32, f32) {
     let progress_m = progress_m + along_m;
-    if progress_m >= super::flow::PROGRESS_STEP_M {
+    if progress_m >= PROGRESS_STEP_M {
         (0.0, 0.0)
     } else {
         (progress_m, unprogressed_s + dt)

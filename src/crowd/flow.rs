@@ -18,10 +18,7 @@ use super::agent::AgentId;
 use super::lanes::AgentStatus;
 use super::runtime::Crowd;
 
-/// Along-corridor progress that counts as "still moving" for [`FlowReport::stuck_agents`],
-/// metres: a body jostled in place, or creeping up on a neighbour it cannot pass, makes
-/// less than this toward its goal in [`STUCK_AFTER_S`].
-pub const PROGRESS_STEP_M: f32 = 0.5;
+pub use super::feedback::PROGRESS_STEP_M;
 
 /// An order with no progress for this long at the end of a run is stuck, seconds.
 pub const STUCK_AFTER_S: f32 = 3.0;

@@ -162,9 +162,9 @@ pub struct AgentLanes {
     /// Whether the current stall was reported.
     pub(crate) blocked: Vec<Option<super::events::BlockedBy>>,
     /// Progress along the corridor (toward the next corner) since the last
-    /// [`PROGRESS_STEP_M`](super::flow::PROGRESS_STEP_M), metres; a step back counts against it.
+    /// [`PROGRESS_STEP_M`](super::feedback::PROGRESS_STEP_M), metres; a step back counts against it.
     pub(crate) progress_m: Vec<f32>,
-    /// Seconds since the agent last made [`PROGRESS_STEP_M`](super::flow::PROGRESS_STEP_M) of
+    /// Seconds since the agent last made [`PROGRESS_STEP_M`](super::feedback::PROGRESS_STEP_M) of
     /// progress along its corridor: how long it has been held in a crowd, however much it
     /// is jostled meanwhile. Avoidance escalates on it.
     pub(crate) unprogressed_s: Vec<f32>,

@@ -76,6 +76,7 @@ mod cpu;
 mod crossing;
 mod events;
 mod feedback;
+#[cfg(feature = "harness")]
 mod flow;
 mod funnel;
 mod hold;
@@ -102,43 +103,42 @@ mod support;
 #[cfg(feature = "harness")]
 #[doc(hidden)]
 pub mod internals {
+    pub use super::agent::TABLE_ENTRIES_MAX;
     pub use super::avoid::{
         AvoidBody, ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass,
         gather_bodies, gather_carried, gather_frames, orca_constraints_scalar, solve_velocity,
     };
+    pub use super::controller::{integrate_velocity, move_foot};
+    pub use super::corridor::{CORRIDOR_POLYGONS_MAX, CorridorCache, CorridorKey, CorridorMemory};
     pub use super::cpu::use_baseline_only;
+    pub use super::events::CANCEL_CONFIRM_S;
+    pub use super::flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
     pub use super::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
+    pub use super::hold::{HoldKeeper, HoldObservation};
     pub use super::lanes::AgentLanes;
+    pub use super::log::mesh_fingerprint;
     pub use super::neighbours::NeighbourGrid;
     pub use super::passes::{
         PortalWindow, STALL_S, feedback_velocities, follow_one, follow_pass, patch_gradient,
         profile_speed, rejoin, slope_limits_scalar, slope_limits_simd, slope_pass,
         stopping_distance, track_progress,
     };
+    pub use super::platform::{FlatFrame, PlatformFrames};
+    pub use super::support::{LEAN_LEAST_PROGRESS, lean_into_carry, turn_about_up};
 }
 
-pub use agent::{
-    AGENTS_MAX, AgentId, AgentParams, AgentView, FilterId, ProfileId, TABLE_ENTRIES_MAX,
-};
+pub use agent::{AGENTS_MAX, AgentId, AgentParams, AgentView, FilterId, ProfileId};
 pub use avoid::{AvoidanceConfig, AvoidanceProfile, ContactModel};
 pub use config::{BlockedPolicy, CrowdConfig};
 pub use connection::ConnectionWindow;
-pub use controller::{
-    BlockedReason, Controller, KinematicController, StepFeedback, StepRequest, integrate_velocity,
-    move_foot,
-};
-pub use corridor::{
-    CORRIDOR_POLYGONS_MAX, Corridor, CorridorCache, CorridorKey, CorridorMemory, CorridorReads,
-};
+pub use controller::{BlockedReason, Controller, KinematicController, StepFeedback, StepRequest};
+pub use corridor::{Corridor, CorridorReads};
 pub use crossing::CrossingState;
 pub use events::{
-    BlockedBy, CANCEL_CONFIRM_S, CancelRecord, CrowdError, CrowdEvent, FailureCondition,
-    FeedbackFault, FeedbackField, Outcome,
+    BlockedBy, CancelRecord, CrowdError, CrowdEvent, FailureCondition, FeedbackFault,
+    FeedbackField, Outcome,
 };
-pub use flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
-pub use hold::{
-    FactChange, HoldFailure, HoldKeeper, HoldObservation, HoldPhase, HoldPolicy, HoldView,
-};
+pub use hold::{FactChange, HoldFailure, HoldPhase, HoldPolicy, HoldView};
 pub use interaction::{
     HostWorld, InteractionFailure, InteractionPhase, InteractionView, InteractionWorld, ObjectState,
 };
@@ -147,15 +147,13 @@ pub use lanes::AgentStatus;
 pub(crate) use log::Fnv;
 pub use log::{
     Command, Decision, LogEntry, LogRecord, LoggedAnswer, LoggedResult, Rejection, Replay,
-    ReplayError, mesh_fingerprint,
+    ReplayError,
 };
 pub use owner::{MoverAction, MoverOwner};
-pub use platform::{FlatFrame, LinkDock, PlatformFrames, PlatformMotion, PlatformPose, Shuttle};
+pub use platform::{LinkDock, PlatformMotion, PlatformPose, Shuttle};
 pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
 pub use step::STEP_RANGE_S;
 pub use step::{PassStats, StepStats};
-pub use support::{
-    LEAN_LEAST_PROGRESS, SupportAcceleration, SupportMotion, lean_into_carry, turn_about_up,
-};
+pub use support::{SupportAcceleration, SupportMotion};

@@ -134,7 +134,7 @@ impl FlatFrame {
 
     /// A vector of the frame in the world.
     #[inline(always)]
-    pub fn to_world(&self, vector: Vec2) -> Vec2 {
+    pub fn to_world(self, vector: Vec2) -> Vec2 {
         Vec2::new(
             vector.x * self.cos + vector.y * self.sin,
             -vector.x * self.sin + vector.y * self.cos,
@@ -143,7 +143,7 @@ impl FlatFrame {
 
     /// A world vector in the frame.
     #[inline(always)]
-    pub fn to_local(&self, vector: Vec2) -> Vec2 {
+    pub fn to_local(self, vector: Vec2) -> Vec2 {
         Vec2::new(
             vector.x * self.cos - vector.y * self.sin,
             vector.x * self.sin + vector.y * self.cos,

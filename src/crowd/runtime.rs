@@ -364,7 +364,7 @@ impl Crowd {
     /// Every platform's offset now and velocity over a step as long as the last, by
     /// support layer (empty: no platform), as the step reads them: what places a foot in
     /// the world ([`Crowd::world_position`] adds its layer's offset).
-    pub fn platform_frames(&self) -> super::PlatformFrames {
+    pub fn platform_frames(&self) -> super::platform::PlatformFrames {
         super::platform::platform_frames(&self.platforms, self.frame, self.last_dt_s)
     }
 

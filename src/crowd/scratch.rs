@@ -35,7 +35,7 @@ pub(crate) struct StepScratch {
     pub avoid_carried: Vec<glam::Vec2>,
     /// Each body's frame offset (its platform's), in the same order (empty while no
     /// platform is placed).
-    pub avoid_frames: Vec<super::FlatFrame>,
+    pub avoid_frames: Vec<super::platform::FlatFrame>,
     /// The separation pass's rounds.
     pub separation: SeparationScratch,
     /// Agents the buffers have room for with their memory already written.

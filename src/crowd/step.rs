@@ -922,7 +922,7 @@ impl Crowd {
 
     /// Avoid: the neighbour grid, then a negotiated velocity for every agent, which becomes
     /// its request to the controller. Returns how many agents were jammed.
-    fn avoid(&mut self, dt: f32, platforms: &super::PlatformFrames) -> u32 {
+    fn avoid(&mut self, dt: f32, platforms: &super::platform::PlatformFrames) -> u32 {
         let avoidance = self.config.avoidance;
         // The grid was rebuilt alongside the path searches, on these same positions.
         let mut velocities = std::mem::take(&mut self.scratch.avoid_velocities);

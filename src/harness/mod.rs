@@ -12,6 +12,9 @@ mod resume;
 mod run;
 mod scenario;
 
+/// The flow of a run (arrivals, partial ends, progress, stuck agents, overlaps), metered
+/// from the crowd's events and lanes outside the timed step.
+pub use crate::crowd::internals::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
 pub use lift::{add_lift_doors, lift_shuttle, run_lift};
 pub use part_the_crowd::{
     GROUP_COVERAGE, PartTheCrowdReport, QUIET_DISTANCE_M, SETTLE_S, run_part_the_crowd,

@@ -18,10 +18,10 @@ use glam::Vec3;
 use super::resume::{ResumeError, RunState, settings_fingerprint};
 use super::scenario::{DepthHistogram, measure_quality};
 use crate::crowd::Fnv;
-use crate::crowd::internals::NeighbourGrid;
+use crate::crowd::internals::{FlowMeter, FlowReport, NeighbourGrid};
 use crate::crowd::{
-    AgentId, AgentParams, Crowd, CrowdConfig, CrowdError, CrowdEvent, FailureCondition, FlowMeter,
-    FlowReport, KinematicController, Outcome, PathWaits, StepStats,
+    AgentId, AgentParams, Crowd, CrowdConfig, CrowdError, CrowdEvent, FailureCondition,
+    KinematicController, Outcome, PathWaits, StepStats,
 };
 use crate::mesh::NavMesh;
 use crate::query::{QueryFilter, nearest_polygon, random_points};

@@ -14,11 +14,10 @@
 use glam::Vec3;
 
 use super::run::{AgentPlan, RunOptions, run_crowd};
-use crate::crowd::internals::NeighbourGrid;
+use crate::crowd::internals::{FlowReport, NeighbourGrid};
 use crate::crowd::{
     AgentParams, AgentStatus, AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FlowReport, LinkDock, Outcome, PlatformMotion, PlatformPose, Shuttle, StepStats,
-    SupportMotion,
+    CrowdEvent, LinkDock, Outcome, PlatformMotion, PlatformPose, Shuttle, StepStats, SupportMotion,
 };
 use crate::ids::SupportId;
 use crate::mesh::blob::BakeParams;
@@ -906,13 +905,13 @@ pub struct ScenarioReport {
     /// Agents that had not arrived at the end.
     pub unarrived_agents: usize,
     /// Agents that had not arrived and had made no progress along their corridors for
-    /// [`STUCK_AFTER_S`](crate::crowd::STUCK_AFTER_S) at the end ([`FlowReport`]).
+    /// [`STUCK_AFTER_S`](crate::harness::STUCK_AFTER_S) at the end ([`FlowReport`]).
     pub stuck_agents: usize,
     /// Complete arrivals (within the arrival tolerance of the requested target).
     pub arrivals: usize,
     /// Arrivals at the end of a partial path (target unreachable).
     pub partial_arrivals: usize,
-    /// The flow measures of the run ([`FlowMeter`](crate::crowd::FlowMeter)).
+    /// The flow measures of the run ([`FlowMeter`](crate::harness::FlowMeter)).
     pub flow: FlowReport,
     /// Arrivals per second in the steady part of the run: the middle 60% of the arrivals
     /// (from the 20th to the 80th percentile) over the time they took, leaving out the

@@ -634,7 +634,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         run.report.flow.progress_efficiency,
         run.report.flow.order_to_motion_frames_p95,
         run.report.flow.stuck_agents,
-        waymark::crowd::STUCK_AFTER_S
+        waymark::harness::STUCK_AFTER_S
     )?;
     writeln!(
         out,
