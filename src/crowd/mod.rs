@@ -65,6 +65,8 @@
 mod adopt;
 mod agent;
 mod avoid;
+mod avoiding;
+mod carry;
 mod commands;
 mod components;
 mod config;
@@ -78,6 +80,7 @@ mod events;
 mod feedback;
 #[cfg(feature = "harness")]
 mod flow;
+mod following;
 mod funnel;
 mod hold;
 mod interaction;
@@ -92,10 +95,13 @@ mod runtime;
 mod save;
 mod scheduler;
 mod scratch;
+mod screening;
 mod separation;
 mod sorting_network;
+mod stats;
 mod step;
 mod support;
+mod upkeep;
 
 /// The crowd's passes and lanes, for the crate's benchmarks, stress runs and white-box
 /// tests: not part of the API, changed without notice, and compiled only with the
@@ -154,6 +160,6 @@ pub use platform::{LinkDock, PlatformMotion, PlatformPose, Shuttle};
 pub use runtime::Crowd;
 pub use save::{RestoreError, SAVE_FORMAT_VERSION};
 pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
+pub use stats::{PassStats, StepStats};
 pub use step::STEP_RANGE_S;
-pub use step::{PassStats, StepStats};
 pub use support::{SupportAcceleration, SupportMotion};

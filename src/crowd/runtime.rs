@@ -25,7 +25,7 @@ use super::neighbours::NeighbourGrid;
 use super::passes::PortalWindow;
 use super::scheduler::{PathWaits, RequestId, Scheduler};
 use super::scratch::StepScratch;
-use super::step::StepStats;
+use super::stats::StepStats;
 use crate::mesh::{NavMesh, Snapshot};
 use crate::query::{QueryFilter, nearest_polygon};
 

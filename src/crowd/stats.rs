@@ -1,0 +1,96 @@
+//! What one step reports of itself: each pass's time and work, and the step's counts.
+//!
+//! Stage: crowd, written by the step ([`Crowd::step`](super::Crowd::step)) and read by the
+//! host. Invariant: the figures describe the step; nothing in the crowd reads them back.
+
+use super::scheduler::ScheduleStats;
+
+/// Time and work of one pass in one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassStats {
+    /// Wall time, milliseconds.
+    pub time_ms: f64,
+    /// Items processed (agents, jobs or results).
+    pub items: u32,
+}
+
+/// Counters of one step, per pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Interaction orders' targets placed and poses checked (`interaction.rs`).
+    pub interactions: PassStats,
+    /// Requests turned into path jobs.
+    pub ingest: PassStats,
+    /// Path finding under the budget.
+    pub schedule: PassStats,
+    /// Results checked at the commit point.
+    pub adopt: PassStats,
+    /// Corridor following.
+    pub follow: PassStats,
+    /// Slope limits.
+    pub slope: PassStats,
+    /// The neighbour grid and every agent's K nearest (rebuilt alongside schedule, adopt,
+    /// follow and slope, so its time overlaps theirs).
+    pub neighbours: PassStats,
+    /// Local avoidance (after the neighbour grid).
+    pub avoid: PassStats,
+    /// Separation of overlapping agents after the move.
+    pub separate: PassStats,
+    /// The controller.
+    pub movement: PassStats,
+    /// Feedback, statuses and events.
+    pub feedback: PassStats,
+    /// The scheduler's own counters.
+    pub scheduler: ScheduleStats,
+    /// Agents without their searched path after the step: queued, searched, or walking a
+    /// head start meanwhile.
+    pub waiting_for_path: u32,
+    /// Results rejected at adoption (stale request or read set).
+    pub rejected: u32,
+    /// Agents whose funnel ran this step (the others kept their corner).
+    pub funnel_runs: u32,
+    /// Walkers found off their corridor and joined back to it by a few polygons
+    /// ([`reconnect`](crate::query::reconnect)) instead of asking for a new path.
+    pub reconnected: u32,
+    /// Agents for which avoidance found no admissible velocity (it took the least violating
+    /// one): how crowded the step was.
+    pub jammed_agents: u32,
+}
+
+impl StepStats {
+    /// The passes' names, in step order, as [`StepStats::pass_stats`] lists them.
+    pub const PASS_NAMES: [&'static str; StepStats::PASSES] = [
+        "interactions",
+        "ingest",
+        "schedule",
+        "adopt",
+        "follow",
+        "slope",
+        "neighbours",
+        "avoid",
+        "move",
+        "separate",
+        "feedback",
+    ];
+
+    /// How many passes are counted.
+    pub const PASSES: usize = 11;
+
+    /// Every pass's counters, in the order of [`StepStats::PASS_NAMES`] (`neighbours` runs
+    /// alongside `schedule`, so its time lies inside `schedule`'s too).
+    pub fn pass_stats(&self) -> [PassStats; StepStats::PASSES] {
+        [
+            self.interactions,
+            self.ingest,
+            self.schedule,
+            self.adopt,
+            self.follow,
+            self.slope,
+            self.neighbours,
+            self.avoid,
+            self.movement,
+            self.separate,
+            self.feedback,
+        ]
+    }
+}
