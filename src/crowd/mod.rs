@@ -83,6 +83,7 @@ mod flow;
 mod following;
 mod funnel;
 mod hold;
+mod hold_orders;
 mod interaction;
 mod lanes;
 mod log;
@@ -102,6 +103,7 @@ mod stats;
 mod step;
 mod support;
 mod upkeep;
+mod world_changes;
 
 /// The crowd's passes and lanes, for the crate's benchmarks, stress runs and white-box
 /// tests: not part of the API, changed without notice, and compiled only with the
