@@ -503,7 +503,7 @@ fn add_interior_samples(
             }
         }
     }
-    let mut samples: Vec<Vec3> = candidates
+    let samples: Vec<Vec3> = candidates
         .iter()
         .filter_map(|&point| {
             let estimate = locate(vertices, triangles, point)?.height;
@@ -514,13 +514,26 @@ fn add_interior_samples(
             ))
         })
         .collect();
-    while vertices.len() < DETAIL_VERTICES_MAX && !samples.is_empty() {
+    // Each sample's triangle and its height error there, kept between insertions: an
+    // insertion changes a few triangles, and only the samples in those are measured again
+    // (measuring every sample against every triangle after each insertion made a polygon
+    // of a few hundred samples take most of a second).
+    let measure = |vertices: &[Vec3], triangles: &[[usize; 3]], sample: Vec3| {
+        locate(vertices, triangles, horizontal(sample))
+            .map(|location| (location.triangle, (sample.y - location.height).abs()))
+    };
+    let mut measured: Vec<(Vec3, Option<(usize, f32)>)> = samples
+        .iter()
+        .map(|&sample| (sample, measure(vertices, triangles, sample)))
+        .collect();
+    let mut before: Vec<[usize; 3]> = Vec::with_capacity(triangles.len() * 2);
+    let mut changed: Vec<bool> = Vec::new();
+    while vertices.len() < DETAIL_VERTICES_MAX && !measured.is_empty() {
         let mut worst: Option<(usize, f32)> = None;
-        for (index, sample) in samples.iter().enumerate() {
-            let Some(location) = locate(vertices, triangles, horizontal(*sample)) else {
+        for (index, (_, known)) in measured.iter().enumerate() {
+            let Some((_, error)) = *known else {
                 continue;
             };
-            let error = (sample.y - location.height).abs();
             if error > params.max_error_m && worst.is_none_or(|(_, w)| error > w) {
                 worst = Some((index, error));
             }
@@ -528,14 +541,23 @@ fn add_interior_samples(
         let Some((sample_index, _)) = worst else {
             break;
         };
-        let point = samples.swap_remove(sample_index);
+        let (point, _) = measured.swap_remove(sample_index);
         let Some(location) = locate(vertices, triangles, horizontal(point)) else {
             continue;
         };
         let new_index = vertices.len();
         vertices.push(point);
+        before.clear();
+        before.extend_from_slice(triangles);
         insert_vertex(triangles, &location, new_index);
         legalize_around(vertices, triangles, new_index, is_boundary);
+        changed.clear();
+        changed.extend((0..triangles.len()).map(|t| before.get(t) != Some(&triangles[t])));
+        for (sample, known) in &mut measured {
+            if known.is_some_and(|(triangle, _)| changed[triangle]) {
+                *known = measure(vertices, triangles, *sample);
+            }
+        }
     }
 }
 
