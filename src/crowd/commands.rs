@@ -529,7 +529,7 @@ impl Crowd {
     }
 
     /// Registers a query filter (area costs and exclusions) agents can be given with
-    /// [`Crowd::set_filter`]. A crowd holds at most [`TABLE_ENTRIES_MAX`] filters, its
+    /// [`Crowd::set_filter`]. A crowd holds at most 16 filters, its
     /// default among them. In a crowd configured without links
     /// ([`CrowdConfig::use_links`](crate::crowd::CrowdConfig::use_links) false) the
     /// registered copy forbids links too.
@@ -585,7 +585,7 @@ impl Crowd {
     }
 
     /// Registers an avoidance profile agents can be given with
-    /// [`Crowd::set_avoidance_profile`]. A crowd holds at most [`TABLE_ENTRIES_MAX`]
+    /// [`Crowd::set_avoidance_profile`]. A crowd holds at most 16
     /// profiles, its default among them.
     pub fn add_avoidance_profile(
         &mut self,

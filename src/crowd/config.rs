@@ -33,8 +33,7 @@ pub struct CrowdConfig {
     /// some machines, several times a step). They look for other pool work meanwhile, so
     /// a host's own parallel jobs still run. Results are the same either way.
     pub keep_workers_awake: bool,
-    /// Corridors the cache keeps before it drops those no agent holds (see
-    /// [`CorridorCache`]).
+    /// Corridors the shared corridor cache keeps before it drops those no agent holds.
     pub corridor_cache_capacity: usize,
     /// What a blocked agent's order does (spec 001: Blocked is a status with a policy).
     pub blocked_policy: BlockedPolicy,

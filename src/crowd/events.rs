@@ -60,7 +60,7 @@ pub enum CrowdEvent {
         record: CancelRecord,
     },
     /// A cancel not confirmed in time: the agent has not stopped within
-    /// [`CANCEL_CONFIRM_S`] of the cancel (of its landing, for an agent crossing a link). It stays cancelling (no new order takes its
+    /// two seconds of the cancel (of its landing, for an agent crossing a link). It stays cancelling (no new order takes its
     /// mover), and the receipt still comes if it stops. Reported once.
     CancelFault {
         /// The agent.

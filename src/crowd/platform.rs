@@ -42,7 +42,7 @@ use crate::geom::limits;
 
 /// Where a platform stands: its polygons, baked in its own frame, are placed at
 /// world = `offset` + R(`yaw_rad`) mesh, R a turn about Up (a positive angle takes +x
-/// towards -z, [`turn_about_up`]).
+/// towards -z).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PlatformPose {
     /// Where the mesh's origin is placed, metres.

@@ -106,7 +106,7 @@ impl Corridor {
     /// corridor from `join` on. Links behind `join` are dropped, those after it renumbered;
     /// the reads are both reads together (see [`CorridorReads::joined`]: the caller has
     /// checked this corridor still valid). Keeps whether the corridor reaches its goal.
-    /// `None` if the joined corridor would be longer than [`CORRIDOR_POLYGONS_MAX`].
+    /// `None` if the joined corridor would be longer than 65,536 polygons.
     pub fn reconnected(&self, path: &PathResult, join: usize) -> Option<Corridor> {
         let prefix = path.steps.len().checked_sub(1)?;
         if prefix + self.polygons.len().saturating_sub(join) > CORRIDOR_POLYGONS_MAX {

@@ -265,7 +265,8 @@ pub enum Command {
     /// [`Crowd::set_mesh`]: the crowd took a new snapshot. The mesh itself is the game's;
     /// the log keeps its fingerprint, which a replay checks against the mesh it is given.
     SetMesh {
-        /// [`mesh_fingerprint`] of the snapshot taken.
+        /// A fingerprint of the snapshot taken: every tile slot's state and generation and
+        /// every link's version.
         fingerprint: u64,
     },
 }
