@@ -8,6 +8,7 @@
 
 mod lift;
 mod part_the_crowd;
+mod plans;
 mod resume;
 mod run;
 mod scenario;
@@ -19,10 +20,10 @@ pub use lift::{add_lift_doors, lift_shuttle, run_lift};
 pub use part_the_crowd::{
     GROUP_COVERAGE, PartTheCrowdReport, QUIET_DISTANCE_M, SETTLE_S, run_part_the_crowd,
 };
+pub use plans::{AgentsCsvError, parse_agents_csv, random_plans, reachable_plans, read_agents_csv};
 pub use resume::{ResumeError, settings_tag};
 pub use run::{
-    AgentPlan, AgentsCsvError, OutcomeCounts, RunOptions, RunReport, median, parse_agents_csv,
-    random_plans, reachable_plans, read_agents_csv, resume_crowd, run_crowd, state_hash,
+    AgentPlan, OutcomeCounts, RunOptions, RunReport, median, resume_crowd, run_crowd, state_hash,
 };
 
 pub use scenario::{

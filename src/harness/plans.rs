@@ -1,0 +1,219 @@
+//! Agent plans: where each agent starts and the targets it walks to in turn, drawn at
+//! random from the mesh (seeded), drawn where each agent can reach them, or read from an
+//! agents CSV (the flow suite's shared files, which the native reference reads too).
+//!
+//! Stage: harness, before a run. Inputs: a mesh, a count and a seed, or a CSV file.
+//! Output: [`AgentPlan`]s; a malformed CSV is an [`AgentsCsvError`] naming its line.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use glam::Vec3;
+
+use crate::mesh::NavMesh;
+use crate::query::{QueryFilter, random_points};
+
+use super::run::AgentPlan;
+
+/// `count` agents starting at random points of the mesh, each with `targets` random
+/// targets (seeded: the same points for the same mesh and seed).
+pub fn random_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> Vec<AgentPlan> {
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, count, seed);
+    let ends = random_points(&snapshot, &filter, count * targets, seed ^ 0x5eed);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(index, &(_, start))| AgentPlan {
+            start,
+            targets: ends[index * targets..(index + 1) * targets]
+                .iter()
+                .map(|&(_, point)| point)
+                .collect(),
+        })
+        .collect()
+}
+
+/// [`random_plans`] with every target where its agent can walk: starts at random points,
+/// and each agent's targets drawn at random among the points of the walkable space its
+/// start is joined to (by shared edges, tile borders and off-mesh links, whether open now
+/// or not), so no order ends at a partial path's end. An agent on a piece of floor that
+/// no random point fell on keeps unreachable targets (and says so by its partial ends).
+/// Seeded like [`random_plans`].
+pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> Vec<AgentPlan> {
+    use crate::mesh::connectivity::{PolygonGraph, PolygonKey};
+    let snapshot = mesh.snapshot();
+    let live: Vec<(crate::mesh::TileSlot, &crate::mesh::TileData)> =
+        (0..snapshot.data().slots.len())
+            .filter_map(|slot| {
+                let slot = crate::mesh::TileSlot(slot as u16);
+                snapshot.live_slot(slot).map(|(tile, _)| (slot, &tile.data))
+            })
+            .collect();
+    let tiles: Vec<crate::mesh::TileData> = live.iter().map(|(_, data)| (*data).clone()).collect();
+    let mut graph = PolygonGraph::build(&tiles, |_, _| false);
+    let tile_of: HashMap<crate::mesh::TileSlot, u32> = live
+        .iter()
+        .enumerate()
+        .map(|(index, &(slot, _))| (slot, index as u32))
+        .collect();
+    let key = |polygon: crate::mesh::PolyRef| {
+        tile_of.get(&polygon.slot()).map(|&tile| PolygonKey {
+            tile,
+            polygon: u32::from(polygon.polygon()),
+        })
+    };
+    for link in &snapshot.data().links {
+        if let (Some(start), Some(end)) = (
+            link.start_polygon.and_then(key),
+            link.end_polygon.and_then(key),
+        ) {
+            graph.join(start, end);
+        }
+    }
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, count, seed);
+    // Four draws a target: enough that every large piece of floor has plenty.
+    let draws = random_points(&snapshot, &filter, count * targets * 4, seed ^ 0x5eed);
+    let mut by_component: HashMap<usize, Vec<Vec3>> = HashMap::new();
+    for &(polygon, point) in &draws {
+        if let Some(key) = key(polygon) {
+            by_component
+                .entry(graph.component(key))
+                .or_default()
+                .push(point);
+        }
+    }
+    let mut taken: HashMap<usize, usize> = HashMap::new();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(index, &(polygon, start))| {
+            let component = key(polygon).map(|key| graph.component(key));
+            let pool = component.and_then(|component| by_component.get(&component));
+            let targets = match (component, pool) {
+                (Some(component), Some(pool)) => {
+                    let next = taken.entry(component).or_default();
+                    (0..targets)
+                        .map(|_| {
+                            let point = pool[*next % pool.len()];
+                            *next += 1;
+                            point
+                        })
+                        .collect()
+                }
+                _ => draws
+                    .iter()
+                    .skip(index * targets)
+                    .take(targets)
+                    .map(|&(_, point)| point)
+                    .collect(),
+            };
+            AgentPlan { start, targets }
+        })
+        .collect()
+}
+
+/// A bad agents CSV.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentsCsvError {
+    /// The file cannot be read.
+    #[error("cannot read '{path}': {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A row that is not `agent,sx,sy,sz,t0x,t0y,t0z,...` with finite numbers.
+    #[error("'{path}' line {line}: expected agent,sx,sy,sz,t0x,t0y,t0z,..., got '{text}'")]
+    BadRow {
+        /// The file.
+        path: String,
+        /// The line, counted from 1.
+        line: usize,
+        /// Its text.
+        text: String,
+    },
+    /// Fewer rows than asked for.
+    #[error("'{path}' has {found} agents; {wanted} were asked for")]
+    TooFew {
+        /// The file.
+        path: String,
+        /// Rows found.
+        found: usize,
+        /// Rows asked for.
+        wanted: usize,
+    },
+}
+
+/// The first `count` agents of a CSV of `agent,sx,sy,sz,t0x,t0y,t0z,...` rows, after a
+/// header if the first line is not numbers (the levels' shared crowd files have one).
+/// Every coordinate must be finite and within the world's
+/// ([`COORDINATE_MAX_M`](crate::geom::limits::COORDINATE_MAX_M)).
+pub fn read_agents_csv(path: &Path, count: usize) -> Result<Vec<AgentPlan>, AgentsCsvError> {
+    let name = path.display().to_string();
+    let text =
+        crate::geom::limits::read_text_file(path).map_err(|source| AgentsCsvError::Read {
+            path: name.clone(),
+            source,
+        })?;
+    parse_agents_csv(&text, &name, count)
+}
+
+/// [`read_agents_csv`] on a file's text; `name` names it in errors.
+pub fn parse_agents_csv(
+    text: &str,
+    name: &str,
+    count: usize,
+) -> Result<Vec<AgentPlan>, AgentsCsvError> {
+    use crate::geom::limits::{COORDINATE_MAX_M, within};
+    let name = name.to_owned();
+    let mut plans = Vec::with_capacity(count.min(1 << 20));
+    let numbers = |line: &str| -> Result<Vec<f32>, std::num::ParseFloatError> {
+        line.split(',')
+            .skip(1)
+            .map(|value| value.trim().parse::<f32>())
+            .collect()
+    };
+    // The first line is a header when it is not numbers; a file without one starts with
+    // its first agent, which is kept.
+    let header = text
+        .lines()
+        .next()
+        .is_some_and(|line| numbers(line).is_err());
+    for (index, line) in text
+        .lines()
+        .enumerate()
+        .skip(usize::from(header))
+        .take(count)
+    {
+        let bad = || AgentsCsvError::BadRow {
+            path: name.clone(),
+            line: index + 1,
+            text: line.to_owned(),
+        };
+        let values = numbers(line).map_err(|_| bad())?;
+        if values.len() < 6
+            || values.len() % 3 != 0
+            || values.iter().any(|&v| !within(v, COORDINATE_MAX_M))
+        {
+            return Err(bad());
+        }
+        let mut points = values.chunks(3).map(|c| Vec3::new(c[0], c[1], c[2]));
+        let start = points.next().expect("at least two points");
+        plans.push(AgentPlan {
+            start,
+            targets: points.collect(),
+        });
+    }
+    if plans.len() < count {
+        return Err(AgentsCsvError::TooFew {
+            path: name,
+            found: plans.len(),
+            wanted: count,
+        });
+    }
+    Ok(plans)
+}
