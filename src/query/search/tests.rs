@@ -1,0 +1,290 @@
+//! Tests of `search`.
+
+use super::*;
+use crate::bake::{BakeConfig, Preset, bake};
+use crate::mesh::{NavMesh, RuntimeTile, TileSlot};
+use crate::query::NODE_POOL_DEFAULT;
+use crate::query::portals::{border_crossing, cross_tile_portal_into, cross_tile_portals};
+
+/// The city generated for 400 agents from `seed`, baked in tiles of 48 cells (portals
+/// across tile borders everywhere).
+fn tiled_city(seed: u64, preset: Preset) -> NavMesh {
+    let city = crate::scene::city::city(400, seed);
+    let world = city.scene.world_triangles().unwrap();
+    let config = BakeConfig {
+        tile_size_cells: Some(48),
+        ..BakeConfig::preset(preset)
+    };
+    NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
+}
+
+/// The follow pass asks for one cross-tile portal at a time; it must be the portal the
+/// search (and so the corridor it built) used: the first into that polygon of the full
+/// list, to the bit. Checked over every border edge of a tiled city.
+#[test]
+fn the_single_border_portal_is_the_first_of_the_full_list() {
+    let mesh = tiled_city(11, Preset::Guard);
+    let snapshot = mesh.snapshot();
+    let mut checked = 0;
+    for slot in 0..snapshot.data().slots.len() {
+        let Some((tile, generation)) = snapshot.live_slot(TileSlot(slot as u16)) else {
+            continue;
+        };
+        for (index, polygon) in tile.data.polygons.iter().enumerate() {
+            let from = PolyRef::new(generation, TileSlot(slot as u16), index as u16).unwrap();
+            let count = usize::from(polygon.vertex_count);
+            for edge in 0..count {
+                let neighbour = polygon.neighbours[edge];
+                if neighbour == TilePoly::NO_NEIGHBOUR || neighbour & TilePoly::TILE_EDGE == 0 {
+                    continue;
+                }
+                let a = tile.data.vertex(polygon.vertices[edge]);
+                let b = tile.data.vertex(polygon.vertices[(edge + 1) % count]);
+                let side = neighbour & 3;
+                let mut scratch = ReadSet::default();
+                let all = cross_tile_portals(&snapshot, from, side, a, b, &mut scratch);
+                for &(to, _, _) in &all {
+                    let first = all.iter().find(|portal| portal.0 == to).unwrap();
+                    let expected = Some((first.1, first.2));
+                    assert_eq!(
+                        cross_tile_portal_into(&snapshot, from, side, a, b, to, None),
+                        expected
+                    );
+                    let to_tile: &RuntimeTile = snapshot.tile(to).unwrap();
+                    assert_eq!(
+                        cross_tile_portal_into(&snapshot, from, side, a, b, to, Some(to_tile)),
+                        expected
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "only {checked} border portals");
+}
+
+/// Every border edge's portals as the snapshot's table lists them against the portals
+/// worked out at the crossing, with the facing tile each records as read; returns how
+/// many border edges had portals.
+fn assert_tables_match_worked_out(snapshot: &Snapshot) -> usize {
+    let mut crossed = 0;
+    for slot in 0..snapshot.data().slots.len() {
+        let slot = TileSlot(slot as u16);
+        let Some((tile, generation)) = snapshot.live_slot(slot) else {
+            continue;
+        };
+        let table = snapshot.border_portals(slot).unwrap();
+        assert_eq!(table.generation(), generation);
+        for polygon in 0..tile.data.polygons.len() as u16 {
+            let from = PolyRef::new(generation, slot, polygon).unwrap();
+            let corners = tile.corners(polygon).collect::<Vec<_>>();
+            for adjacent in tile.adjacent(polygon) {
+                if adjacent.border_side == Adjacent::INTERNAL {
+                    continue;
+                }
+                let edge = usize::from(adjacent.edge);
+                let (a, b) = (corners[edge], corners[(edge + 1) % corners.len()]);
+                let side = u16::from(adjacent.border_side);
+                let mut worked_out_reads = ReadSet::default();
+                let worked_out =
+                    cross_tile_portals(snapshot, from, side, a, b, &mut worked_out_reads);
+                assert_eq!(table.portals(adjacent.neighbour), &worked_out[..]);
+                let mut scratch = Vec::new();
+                let (facing, listed) =
+                    border_crossing(snapshot, from, adjacent, (a, b), &mut scratch);
+                assert_eq!(listed, &worked_out[..]);
+                assert!(scratch.is_empty(), "read from the table, not worked out");
+                let worked_out_facing = worked_out_reads.tiles.first();
+                assert_eq!(
+                    facing,
+                    worked_out_facing.map(|read| (read.slot, read.generation))
+                );
+                crossed += usize::from(!worked_out.is_empty());
+            }
+        }
+    }
+    crossed
+}
+
+/// A search reads the portals across tile borders from the snapshot's table: it must
+/// list what working them out at the crossing gives, in the same order, and record the
+/// same facing tile as read. A published change works out again the tables of the
+/// tiles it replaced and of their neighbours, and keeps every other tile's; a tile
+/// marked pending is in no neighbour's table.
+#[test]
+fn the_border_table_lists_the_worked_out_portals_and_follows_changes() {
+    let mut mesh = tiled_city(11, Preset::Guard);
+    let before = mesh.snapshot();
+    assert!(assert_tables_match_worked_out(&before) > 200);
+    // The slot with the most neighbours, its tile committed again (a new generation).
+    let neighbours_of = |slot: usize| {
+        before.data().neighbour_slots[slot]
+            .iter()
+            .filter(|&&other| other != u16::MAX)
+            .count()
+    };
+    let replaced = (0..before.data().slots.len())
+        .filter(|&slot| before.live_slot(TileSlot(slot as u16)).is_some())
+        .max_by_key(|&slot| neighbours_of(slot))
+        .unwrap();
+    assert_eq!(neighbours_of(replaced), 4);
+    let (tile, _) = before.live_slot(TileSlot(replaced as u16)).unwrap();
+    mesh.add_tiles(vec![tile.data.clone()]).unwrap();
+    let after = mesh.snapshot();
+    assert!(assert_tables_match_worked_out(&after) > 200);
+    let touched: Vec<usize> = std::iter::once(replaced)
+        .chain(
+            before.data().neighbour_slots[replaced]
+                .iter()
+                .map(|&slot| usize::from(slot)),
+        )
+        .collect();
+    for slot in 0..after.data().slots.len() {
+        let kept = Arc::ptr_eq(
+            &before.data().border_portals[slot],
+            &after.data().border_portals[slot],
+        );
+        assert_eq!(kept, !touched.contains(&slot), "slot {slot}");
+    }
+    // An edited source marks its tiles pending: their neighbours' tables must list no
+    // portal into them and no read of them, as the worked-out crossing finds none.
+    let mut tiles_of = std::collections::BTreeMap::<u32, usize>::new();
+    for slot in 0..after.data().slots.len() {
+        if let Some((tile, _)) = after.live_slot(TileSlot(slot as u16)) {
+            for source in &tile.data.sources {
+                *tiles_of.entry(source.instance).or_default() += 1;
+            }
+        }
+    }
+    let (&edited, _) = tiles_of.iter().min_by_key(|&(_, &tiles)| tiles).unwrap();
+    let old = mesh.source_version(edited).unwrap();
+    let pending = mesh.apply_source_changes(&[(edited, crate::ids::SourceVersion(old.0 + 1))]);
+    assert!(!pending.is_empty());
+    let edited_snapshot = mesh.snapshot();
+    assert!(assert_tables_match_worked_out(&edited_snapshot) > 200);
+    let data = edited_snapshot.data();
+    let mut beside_pending = 0;
+    for (slot, neighbours) in data.neighbour_slots.iter().enumerate() {
+        let Some(table) = edited_snapshot.border_portals(TileSlot(slot as u16)) else {
+            continue;
+        };
+        for (side, &other) in neighbours.iter().enumerate() {
+            let other_pending = data
+                .slots
+                .get(usize::from(other))
+                .is_some_and(|view| matches!(view.state, crate::mesh::SlotState::Pending));
+            if other_pending && edited_snapshot.live_slot(TileSlot(slot as u16)).is_some() {
+                assert_eq!(table.facing(side as u16), None, "slot {slot} side {side}");
+                beside_pending += 1;
+            }
+        }
+    }
+    assert!(beside_pending > 0, "no live tile beside the pending ones");
+}
+
+/// A pool made ready for the mesh answers every search as a pool made bare, and has
+/// its per-polygon table already in place (the crowd makes its pools this way so its
+/// first step does not fault the tables in).
+#[test]
+fn a_pool_made_for_the_mesh_finds_the_same_paths() {
+    let mesh = tiled_city(5, Preset::Recast);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let mut ready = NodePool::for_snapshot(NODE_POOL_DEFAULT, &snapshot);
+    assert_eq!(ready.dense.len(), snapshot.data().polygon_total as usize);
+    let mut bare = NodePool::new(NODE_POOL_DEFAULT);
+    let starts = crate::query::random_points(&snapshot, &filter, 50, 1);
+    let ends = crate::query::random_points(&snapshot, &filter, 50, 2);
+    let mut complete = 0;
+    for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
+        let path = |pool: &mut NodePool| {
+            find_path(
+                &snapshot,
+                start,
+                start_position,
+                end,
+                end_position,
+                &filter,
+                pool,
+            )
+            .unwrap()
+        };
+        let (with_ready, with_bare) = (path(&mut ready), path(&mut bare));
+        assert_eq!(with_ready.steps, with_bare.steps);
+        assert_eq!(with_ready.nodes_expanded, with_bare.nodes_expanded);
+        assert_eq!(with_ready.complete, with_bare.complete);
+        complete += usize::from(with_ready.complete);
+    }
+    assert!(complete > 40, "{complete} of 50 paths complete");
+}
+
+/// Polygon factors steer the search round expensive polygons, and factors below 1
+/// never make a polygon cheaper than its area cost.
+#[test]
+fn polygon_costs_route_round_crowded_polygons() {
+    // Five columns by three rows of 2 m squares; start and end in the middle row's
+    // end squares.
+    let mut polygons = Vec::new();
+    for row in 0..3 {
+        for column in 0..5 {
+            let (x0, z0) = (2.0 * column as f32, 2.0 * row as f32);
+            polygons.push(crate::mesh::WalkablePolygon::ground(vec![
+                Vec3::new(x0, 0.0, z0),
+                Vec3::new(x0 + 2.0, 0.0, z0),
+                Vec3::new(x0 + 2.0, 0.0, z0 + 2.0),
+                Vec3::new(x0, 0.0, z0 + 2.0),
+            ]));
+        }
+    }
+    let mut mesh = NavMesh::new(crate::mesh::blob::BakeParams::default());
+    mesh.add_tiles(vec![
+        crate::mesh::TileData::from_walkable_polygons(&polygons).unwrap(),
+    ])
+    .unwrap();
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let at = |x: f32, z: f32| {
+        crate::query::nearest_polygon(&snapshot, Vec3::new(x, 0.0, z), Vec3::ONE, &filter)
+            .unwrap()
+            .unwrap()
+            .polygon
+    };
+    let (start, end) = (Vec3::new(1.0, 0.0, 3.0), Vec3::new(9.0, 0.0, 3.0));
+    let path_with = |factors: Option<Arc<[f32]>>| {
+        let mut search = PathSearch::new(
+            &snapshot,
+            at(1.0, 3.0),
+            start,
+            at(9.0, 3.0),
+            end,
+            &filter,
+            NodePool::new(NODE_POOL_DEFAULT),
+        )
+        .unwrap();
+        if let Some(factors) = factors {
+            search.set_polygon_costs(factors);
+        }
+        search.step(u32::MAX);
+        let (result, _) = search.into_result();
+        assert!(result.complete);
+        result
+            .steps
+            .iter()
+            .map(|step| step.polygon)
+            .collect::<Vec<_>>()
+    };
+    let middle: Vec<PolyRef> = (0..5).map(|c| at(2.0 * c as f32 + 1.0, 3.0)).collect();
+    assert_eq!(path_with(None), middle, "straight along the middle row");
+    // The middle row's three inner squares crowded (factor 5): round by another row,
+    // seven polygons, none of them crowded.
+    let mut factors = vec![1.0; snapshot.data().polygon_total as usize];
+    for polygon in &middle[1..4] {
+        factors[snapshot.polygon_key(*polygon) as usize] = 5.0;
+    }
+    let around = path_with(Some(factors.into()));
+    assert_eq!(around.len(), 7);
+    assert!(around.iter().all(|polygon| !middle[1..4].contains(polygon)));
+    // Factors below 1 count as 1: the straight way again.
+    let cheaper = vec![0.1; snapshot.data().polygon_total as usize];
+    assert_eq!(path_with(Some(cheaper.into())), middle);
+}
