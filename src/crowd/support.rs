@@ -21,6 +21,8 @@
 
 use glam::{Vec2, Vec3};
 
+use super::save::codec::{Reader, RestoreError, Saved, Writer};
+
 /// `vector` (x, z) turned about Up (+y) by `angle_rad`: a positive angle takes +x towards
 /// -z, as a rotation about +y does in a right-handed frame.
 #[inline]
@@ -223,6 +225,22 @@ pub struct SupportAcceleration {
     pub centripetal: Vec3,
     /// The Coriolis term 2 ω × w.
     pub coriolis: Vec3,
+}
+
+impl Saved for SupportMotion {
+    const MIN_BYTES: usize = 28;
+    fn write(&self, out: &mut Writer) {
+        self.velocity.write(out);
+        self.pivot.write(out);
+        out.f32(self.angular_velocity_rad_s);
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        Ok(SupportMotion {
+            velocity: Vec3::read(input)?,
+            pivot: Vec3::read(input)?,
+            angular_velocity_rad_s: input.f32()?,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -602,5 +602,17 @@ mod cache;
 pub(crate) use cache::KeyHasher;
 pub use cache::{CorridorCache, CorridorKey};
 
+/// A shared corridor, by its place in the save's shared table.
+impl Saved for Arc<Corridor> {
+    const MIN_BYTES: usize = 4;
+    fn write(&self, out: &mut Writer) {
+        out.u32(out.shared_place(self));
+    }
+    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
+        let place = input.u32()?;
+        input.shared_value(place)
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -20,14 +20,14 @@ fn entry(polygon: u16) -> (CorridorKey, Arc<Corridor>) {
 #[test]
 fn a_saved_corridor_past_the_polygon_limit_is_refused_and_one_at_it_restores() {
     let reference = PolyRef::new(TileGeneration(1), TileSlot(0), 7).unwrap();
-    let table = crate::crowd::save::codec::CorridorTable::of_lanes(&[], 0);
+    let table = crate::crowd::save::codec::SharedTable::<Corridor>::of_lanes(&[], 0);
     for (polygons, restores) in [
         (CORRIDOR_POLYGONS_MAX, true),
         (CORRIDOR_POLYGONS_MAX + 1, false),
     ] {
         let path = vec![reference; polygons];
         let corridor = Corridor::new(&path, Vec::new(), true, &ReadSet::default()).unwrap();
-        let mut out = Writer::new(&table);
+        let mut out = Writer::new(&table.places);
         corridor.write(&mut out);
         let restored = Corridor::read(&mut Reader::new(&out.bytes));
         match restored {

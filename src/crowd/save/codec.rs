@@ -12,6 +12,7 @@
 //! the writer maps each corridor's address to its place in the table, and the reader hands
 //! out the table's corridors by place, so agents that shared a corridor share it again.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -19,65 +20,168 @@ use std::sync::Arc;
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
-use super::RestoreError;
-use crate::crowd::corridor::Corridor;
+use crate::mesh::{LinkId, LinkVersion, TileGeneration, TileSlot};
 
-/// Every corridor a crowd holds, once, in the order they are saved, with each one's place.
-/// It borrows the corridors (a clone of each `Arc` would write its count, a cache miss on
-/// a cold corridor, for nothing).
-pub(crate) struct CorridorTable<'a> {
-    pub corridors: Vec<&'a Corridor>,
+/// The first bytes of every saved crowd.
+pub(crate) const MAGIC: [u8; 8] = *b"WMCROWD\0";
+
+/// Why a saved crowd was not restored.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RestoreError {
+    /// The bytes do not start with a saved crowd's magic.
+    #[error("not a saved crowd: it starts with {found:02x?}, not {MAGIC:02x?}")]
+    NotASave {
+        /// The first bytes found (up to eight).
+        found: Vec<u8>,
+    },
+    /// Saved by a build with another format.
+    #[error("saved crowd format version {found}; this build reads version {supported}")]
+    Version {
+        /// The version in the header.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// Fewer bytes (or more) than the header says the payload has.
+    #[error(
+        "the saved crowd is truncated: {found} bytes after the header, which promises {expected}"
+    )]
+    Truncated {
+        /// Payload bytes the header gives.
+        expected: u64,
+        /// Payload bytes there are.
+        found: u64,
+    },
+    /// The payload's checksum does not match: the bytes were changed after the save.
+    #[error(
+        "the saved crowd is corrupted: its checksum is {stored:#010x}, its bytes give {computed:#010x}"
+    )]
+    Checksum {
+        /// The checksum in the header.
+        stored: u32,
+        /// The checksum of the payload as found.
+        computed: u32,
+    },
+    /// A value no save holds, although the checksum matches (a save from a faulty build).
+    #[error("malformed saved crowd, section {section} at byte {offset} of the payload: {detail}")]
+    Malformed {
+        /// The section being read.
+        section: &'static str,
+        /// Where in the payload.
+        offset: usize,
+        /// What was found.
+        detail: String,
+    },
+    /// A tile slot of the mesh is not at the generation the saved crowd's snapshot had
+    /// (generation 0: no slot).
+    #[error(
+        "tile slot {} changed since the save: generation {} then, {} in the mesh now",
+        .slot.0, .saved.0, .mesh.0
+    )]
+    TileChanged {
+        /// The slot.
+        slot: TileSlot,
+        /// Its generation at the save.
+        saved: TileGeneration,
+        /// Its generation in the mesh given to restore.
+        mesh: TileGeneration,
+    },
+    /// A link of the mesh is not at the version the saved crowd's snapshot had (version 0:
+    /// no such link).
+    #[error(
+        "link {} changed since the save: version {} then, {} in the mesh now",
+        .link.0, .saved.0, .mesh.0
+    )]
+    LinkChanged {
+        /// The link.
+        link: LinkId,
+        /// Its version at the save.
+        saved: LinkVersion,
+        /// Its version in the mesh given to restore.
+        mesh: LinkVersion,
+    },
+    /// A field of the configuration given to restore is out of range (as `Crowd::new`
+    /// refuses it).
+    #[error("crowd configuration {field} = {value} is invalid")]
+    BadConfig {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f32,
+    },
+    /// The system refused the memory for the saved crowd's agents.
+    #[error("no memory for the state of {agents} agents")]
+    OutOfMemory {
+        /// Agents the saved crowd holds.
+        agents: usize,
+    },
+}
+
+/// Every shared value a crowd holds (its corridors), once, in the order they are saved,
+/// with each one's place. It borrows the values (a clone of each `Arc` would write its
+/// count, a cache miss on a cold value, for nothing).
+pub(crate) struct SharedTable<'a, T> {
+    pub values: Vec<&'a T>,
+    /// Where each value is written, for the [`Writer`].
+    pub places: SharedPlaces,
+}
+
+/// The places of a [`SharedTable`]'s values, by address: what a [`Writer`] names a shared
+/// value by, whatever its type.
+pub(crate) struct SharedPlaces {
     /// By address (as a number, so the table is shared between threads).
-    places: HashMap<usize, u32, BuildHasherDefault<AddressHasher>>,
-    /// The place of each agent's corridor, by slot (`u32::MAX`: none), found as the table
-    /// was gathered: the lanes' corridor column is written from it.
+    by_address: HashMap<usize, u32, BuildHasherDefault<AddressHasher>>,
+    /// The place of each agent's value, by slot (`u32::MAX`: none), found as the table was
+    /// gathered: the lanes' column of shared values is written from it.
     pub lane_places: Vec<u32>,
-    /// The place of each cached corridor, in the order the cache is written.
+    /// The place of each cached value, in the order the cache is written.
     pub cache_places: Vec<u32>,
 }
 
-impl<'a> CorridorTable<'a> {
-    /// The table of the agents' corridors, by slot, with room for `cached` more.
-    pub fn of_lanes(lanes: &'a [Option<Arc<Corridor>>], cached: usize) -> CorridorTable<'a> {
-        // Sized for every corridor distinct (a few agents share most of theirs, the cache
+impl<'a, T> SharedTable<'a, T> {
+    /// The table of the agents' values, by slot, with room for `cached` more.
+    pub fn of_lanes(lanes: &'a [Option<Arc<T>>], cached: usize) -> SharedTable<'a, T> {
+        // Sized for every value distinct (a few agents share most of theirs, the cache
         // holds mostly the agents'): the map never grows while it is filled.
         let most = lanes.len() + cached;
-        let mut table = CorridorTable {
-            corridors: Vec::with_capacity(most),
-            places: HashMap::with_capacity_and_hasher(most, Default::default()),
-            lane_places: Vec::with_capacity(lanes.len()),
-            cache_places: Vec::with_capacity(cached),
+        let mut table = SharedTable {
+            values: Vec::with_capacity(most),
+            places: SharedPlaces {
+                by_address: HashMap::with_capacity_and_hasher(most, Default::default()),
+                lane_places: Vec::with_capacity(lanes.len()),
+                cache_places: Vec::with_capacity(cached),
+            },
         };
-        for corridor in lanes {
-            let place = corridor.as_ref().map_or(u32::MAX, |c| table.place_of(c));
-            table.lane_places.push(place);
+        for value in lanes {
+            let place = value.as_ref().map_or(u32::MAX, |v| table.place_of(v));
+            table.places.lane_places.push(place);
         }
         table
     }
 
-    /// Adds the cache's corridors, in the order the cache is written.
-    pub fn add_cached(&mut self, cached: impl Iterator<Item = &'a Arc<Corridor>>) {
-        for corridor in cached {
-            let place = self.place_of(corridor);
-            self.cache_places.push(place);
+    /// Adds the cache's values, in the order the cache is written.
+    pub fn add_cached(&mut self, cached: impl Iterator<Item = &'a Arc<T>>) {
+        for value in cached {
+            let place = self.place_of(value);
+            self.places.cache_places.push(place);
         }
     }
 
-    /// The corridor's place, given the next one if it is new.
-    fn place_of(&mut self, corridor: &'a Arc<Corridor>) -> u32 {
-        let next = self.corridors.len() as u32;
-        *self.places.entry(address(corridor)).or_insert_with(|| {
-            self.corridors.push(corridor);
+    /// The value's place, given the next one if it is new.
+    fn place_of(&mut self, value: &'a Arc<T>) -> u32 {
+        let next = self.values.len() as u32;
+        *self.places.by_address.entry(address(value)).or_insert_with(|| {
+            self.values.push(value);
             next
         })
     }
 }
 
-fn address(corridor: &Arc<Corridor>) -> usize {
-    Arc::as_ptr(corridor) as usize
+fn address<T>(value: &Arc<T>) -> usize {
+    Arc::as_ptr(value) as usize
 }
 
-/// Hashes a corridor's address: the table looks up tens of thousands a save, and an
+/// Hashes a shared value's address: the table looks up tens of thousands a save, and an
 /// address needs no protection against crafted keys.
 #[derive(Default)]
 pub(crate) struct AddressHasher(u64);
@@ -102,14 +206,14 @@ impl Hasher for AddressHasher {
 /// Appends saved values to a byte vector.
 pub(crate) struct Writer<'a> {
     pub bytes: Vec<u8>,
-    /// Where corridors are named; `None` for the sections written while the table is
-    /// gathered, which hold no corridor.
-    table: Option<&'a CorridorTable<'a>>,
+    /// Where shared values are named; `None` for the sections written while the table is
+    /// gathered, which hold none.
+    table: Option<&'a SharedPlaces>,
 }
 
 impl<'a> Writer<'a> {
-    /// A writer naming corridors by their place in `table`.
-    pub fn new(table: &'a CorridorTable<'a>) -> Writer<'a> {
+    /// A writer naming shared values by their place in `table`.
+    pub fn new(table: &'a SharedPlaces) -> Writer<'a> {
         Writer {
             bytes: Vec::new(),
             table: Some(table),
@@ -190,20 +294,20 @@ impl<'a> Writer<'a> {
         self.bytes.extend_from_slice(tag);
     }
 
-    /// The place of a corridor in the table.
-    fn corridor_place(&self, corridor: &Arc<Corridor>) -> u32 {
+    /// The place of a shared value in the table.
+    pub fn shared_place<T>(&self, value: &Arc<T>) -> u32 {
         let table = self
             .table
-            .expect("a section holding corridors is written with the corridor table");
-        table.places[&address(corridor)]
+            .expect("a section holding shared values is written with the shared table");
+        table.by_address[&address(value)]
     }
 
-    /// The lanes' corridor column: each agent's corridor by its place in the table
-    /// (`u32::MAX`: none), as the table found them while it was gathered.
-    pub fn corridor_column(&mut self) {
+    /// The lanes' column of shared values (their corridors): each agent's by its place in
+    /// the table (`u32::MAX`: none), as the table found them while it was gathered.
+    pub fn shared_column(&mut self) {
         let table = self
             .table
-            .expect("the corridor column is written with the corridor table");
+            .expect("the shared column is written with the shared table");
         self.raw_column(&table.lane_places, None);
     }
 
@@ -235,8 +339,8 @@ pub(crate) struct Reader<'a> {
     base: usize,
     /// The section being read, for errors.
     pub section: &'static str,
-    /// The corridor table, once read.
-    pub corridors: Vec<Arc<Corridor>>,
+    /// The shared table (a `Vec<Arc<T>>`), once read.
+    shared: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl<'a> Reader<'a> {
@@ -246,7 +350,7 @@ impl<'a> Reader<'a> {
             at: 0,
             base: 0,
             section: "header",
-            corridors: Vec::new(),
+            shared: None,
         }
     }
 
@@ -361,29 +465,55 @@ impl<'a> Reader<'a> {
         Ok(f32::from_bits(u32::from_le_bytes(self.take()?)))
     }
 
-    /// `count` agents' corridors' places as [`Writer::corridor_column`] wrote them (the
-    /// lanes may be read before the table is: see [`Reader::corridors_at`]).
-    pub fn corridor_places(&mut self, count: usize) -> Result<Vec<u32>, RestoreError> {
+    /// `count` agents' shared values' places as [`Writer::shared_column`] wrote them (the
+    /// lanes may be read before the table is: see [`Reader::shared_at`]).
+    pub fn shared_places(&mut self, count: usize) -> Result<Vec<u32>, RestoreError> {
         self.raw_column(count, None)
     }
 
-    /// The corridors of the table at `places` (`u32::MAX`: none), by slot.
-    pub fn corridors_at(&self, places: &[u32]) -> Result<Vec<Option<Arc<Corridor>>>, RestoreError> {
-        let count = self.corridors.len();
+    /// Keeps the shared table read, for the values that name their place in it.
+    pub fn set_shared<T: Send + Sync + 'static>(&mut self, values: Vec<Arc<T>>) {
+        self.shared = Some(Box::new(values));
+    }
+
+    /// The shared table read (empty before it is, or if it holds another type).
+    pub fn shared<T: Send + Sync + 'static>(&self) -> &[Arc<T>] {
+        self.shared
+            .as_ref()
+            .and_then(|table| table.downcast_ref::<Vec<Arc<T>>>())
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The shared value at `place`, refused by place past the table.
+    pub fn shared_value<T: Send + Sync + 'static>(&self, place: u32) -> Result<Arc<T>, RestoreError> {
+        let table = self.shared::<T>();
+        match table.get(place as usize) {
+            Some(value) => Ok(value.clone()),
+            None => Err(self.malformed(format!("shared value {place} of a table of {}", table.len()))),
+        }
+    }
+
+    /// The shared values of the table at `places` (`u32::MAX`: none), by slot.
+    pub fn shared_at<T: Send + Sync + 'static>(
+        &self,
+        places: &[u32],
+    ) -> Result<Vec<Option<Arc<T>>>, RestoreError> {
+        let table = self.shared::<T>();
+        let count = table.len();
         if let Some((slot, place)) = places
             .iter()
             .enumerate()
             .find(|&(_, &place)| place != u32::MAX && place as usize >= count)
         {
             return Err(self.malformed(format!(
-                "slot {slot}: corridor {place} of a table of {count}"
+                "slot {slot}: shared value {place} of a table of {count}"
             )));
         }
-        // Each share counts itself in its corridor, a line scattered in memory: the
-        // cores' misses overlap when both take a share of the slots.
+        // Each share counts itself in its value, a line scattered in memory: the cores'
+        // misses overlap when both take a share of the slots.
         Ok(places
             .par_iter()
-            .map(|&place| (place != u32::MAX).then(|| self.corridors[place as usize].clone()))
+            .map(|&place| (place != u32::MAX).then(|| table[place as usize].clone()))
             .collect())
     }
 
@@ -503,22 +633,6 @@ impl Saved for Vec3 {
     }
 }
 
-impl Saved for crate::crowd::SupportMotion {
-    const MIN_BYTES: usize = 28;
-    fn write(&self, out: &mut Writer) {
-        self.velocity.write(out);
-        self.pivot.write(out);
-        out.f32(self.angular_velocity_rad_s);
-    }
-    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        Ok(crate::crowd::SupportMotion {
-            velocity: Vec3::read(input)?,
-            pivot: Vec3::read(input)?,
-            angular_velocity_rad_s: input.f32()?,
-        })
-    }
-}
-
 impl<T: Saved> Saved for Option<T> {
     const MIN_BYTES: usize = 1;
     fn write(&self, out: &mut Writer) {
@@ -559,24 +673,6 @@ impl<A: Saved, B: Saved> Saved for (A, B) {
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         Ok((A::read(input)?, B::read(input)?))
-    }
-}
-
-/// A shared corridor, by its place in the corridor table.
-impl Saved for Arc<Corridor> {
-    const MIN_BYTES: usize = 4;
-    fn write(&self, out: &mut Writer) {
-        out.u32(out.corridor_place(self));
-    }
-    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        let place = input.u32()?;
-        match input.corridors.get(place as usize) {
-            Some(corridor) => Ok(corridor.clone()),
-            None => Err(input.malformed(format!(
-                "corridor {place} of a table of {}",
-                input.corridors.len()
-            ))),
-        }
     }
 }
 
@@ -624,8 +720,8 @@ mod tests {
 
     #[test]
     fn values_read_back_as_written_and_a_short_input_is_refused_by_section() {
-        let table = CorridorTable::of_lanes(&[], 0);
-        let mut out = Writer::new(&table);
+        let table = SharedTable::<u8>::of_lanes(&[], 0);
+        let mut out = Writer::new(&table.places);
         out.tag(b"TEST");
         (7u8, 0x1234_5678u32).write(&mut out);
         Some(Vec3::new(1.0, -2.5, f32::MAX)).write(&mut out);
@@ -660,8 +756,8 @@ mod tests {
 
     #[test]
     fn a_count_larger_than_the_bytes_left_is_refused_before_allocating() {
-        let table = CorridorTable::of_lanes(&[], 0);
-        let mut out = Writer::new(&table);
+        let table = SharedTable::<u8>::of_lanes(&[], 0);
+        let mut out = Writer::new(&table.places);
         out.u32(u32::MAX);
         let mut input = Reader::new(&out.bytes);
         let error = Vec::<u64>::read(&mut input).unwrap_err();

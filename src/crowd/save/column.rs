@@ -573,7 +573,7 @@ impl LaneValue for bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::save::codec::CorridorTable;
+    use crate::crowd::save::codec::SharedTable;
 
     fn same_bits<R: RawValue>(a: R, b: R) -> bool {
         a.to_bits64() == b.to_bits64()
@@ -644,8 +644,8 @@ mod tests {
     /// Writes `values` (against `reference`) and reads them back, whatever the mode; the
     /// column's bytes.
     fn reads_back<R: RawValue>(values: &[R], reference: Option<&[R]>) -> Vec<u8> {
-        let table = CorridorTable::of_lanes(&[], 0);
-        let mut out = Writer::new(&table);
+        let table = SharedTable::<u8>::of_lanes(&[], 0);
+        let mut out = Writer::new(&table.places);
         out.raw_column(values, reference);
         let mut input = Reader::new(&out.bytes);
         let read: Vec<R> = input.raw_column(values.len(), reference).unwrap();

@@ -74,7 +74,11 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use codec::{CorridorTable, Reader, Saved, Writer};
+pub use codec::RestoreError;
+use codec::{MAGIC, Reader, Saved, SharedTable, Writer};
+
+/// The agents' corridors and the cache's, each once.
+type CorridorTable<'a> = SharedTable<'a, Corridor>;
 use rayon::prelude::*;
 
 use super::agent::{AgentIds, TABLE_ENTRIES_MAX};
@@ -90,94 +94,12 @@ use super::scheduler::RequestId;
 use crate::mesh::{LinkId, LinkVersion, NavMesh, SlotState, Snapshot, TileGeneration, TileSlot};
 use crate::query::QueryFilter;
 
-/// The first bytes of every saved crowd.
-const MAGIC: [u8; 8] = *b"WMCROWD\0";
-
 /// The format this build writes and reads.
 pub const SAVE_FORMAT_VERSION: u32 = 8;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
 
-/// Why a saved crowd was not restored.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum RestoreError {
-    /// The bytes do not start with a saved crowd's magic.
-    #[error("not a saved crowd: it starts with {found:02x?}, not {MAGIC:02x?}")]
-    NotASave {
-        /// The first bytes found (up to eight).
-        found: Vec<u8>,
-    },
-    /// Saved by a build with another format.
-    #[error("saved crowd format version {found}; this build reads version {supported}")]
-    Version {
-        /// The version in the header.
-        found: u32,
-        /// The version this build reads.
-        supported: u32,
-    },
-    /// Fewer bytes (or more) than the header says the payload has.
-    #[error(
-        "the saved crowd is truncated: {found} bytes after the header, which promises {expected}"
-    )]
-    Truncated {
-        /// Payload bytes the header gives.
-        expected: u64,
-        /// Payload bytes there are.
-        found: u64,
-    },
-    /// The payload's checksum does not match: the bytes were changed after the save.
-    #[error(
-        "the saved crowd is corrupted: its checksum is {stored:#010x}, its bytes give {computed:#010x}"
-    )]
-    Checksum {
-        /// The checksum in the header.
-        stored: u32,
-        /// The checksum of the payload as found.
-        computed: u32,
-    },
-    /// A value no save holds, although the checksum matches (a save from a faulty build).
-    #[error("malformed saved crowd, section {section} at byte {offset} of the payload: {detail}")]
-    Malformed {
-        /// The section being read.
-        section: &'static str,
-        /// Where in the payload.
-        offset: usize,
-        /// What was found.
-        detail: String,
-    },
-    /// A tile slot of the mesh is not at the generation the saved crowd's snapshot had
-    /// (generation 0: no slot).
-    #[error(
-        "tile slot {} changed since the save: generation {} then, {} in the mesh now",
-        .slot.0, .saved.0, .mesh.0
-    )]
-    TileChanged {
-        /// The slot.
-        slot: TileSlot,
-        /// Its generation at the save.
-        saved: TileGeneration,
-        /// Its generation in the mesh given to restore.
-        mesh: TileGeneration,
-    },
-    /// A link of the mesh is not at the version the saved crowd's snapshot had (version 0:
-    /// no such link).
-    #[error(
-        "link {} changed since the save: version {} then, {} in the mesh now",
-        .link.0, .saved.0, .mesh.0
-    )]
-    LinkChanged {
-        /// The link.
-        link: LinkId,
-        /// Its version at the save.
-        saved: LinkVersion,
-        /// Its version in the mesh given to restore.
-        mesh: LinkVersion,
-    },
-    /// The configuration given to restore is refused (as [`Crowd::new`] refuses it).
-    #[error(transparent)]
-    Config(CrowdError),
-}
 
 impl Crowd {
     /// The whole crowd as bytes (see the module doc for what is kept and the format).
@@ -208,7 +130,7 @@ impl Crowd {
                 let cached = self.cache.sorted_entries();
                 let mut table = CorridorTable::of_lanes(&self.lanes.corridor, cached.len());
                 table.add_cached(cached.iter().map(|(_, corridor)| *corridor));
-                let mut named = Writer::new(&table);
+                let mut named = Writer::new(&table.places);
                 self.write_named_sections(&mut named, &table, &cached);
                 let named = Checksummed::of(named.bytes);
                 let parts = corridor_parts(&table);
@@ -231,9 +153,9 @@ impl Crowd {
             .copy_from_slice(&agents_length.to_le_bytes());
         // The table's head and each part's length, small, written here; the rest is
         // moved in below.
-        let mut heads = Writer::new(&table);
+        let mut heads = Writer::new(&table.places);
         heads.tag(b"CORR");
-        heads.len(table.corridors.len());
+        heads.len(table.values.len());
         let mut head_ends = vec![heads.bytes.len()];
         for part in &parts {
             heads.len(part.bytes.len());
@@ -292,7 +214,7 @@ impl Crowd {
         bytes: &[u8],
     ) -> Result<Crowd, RestoreError> {
         let payload = checked_payload(bytes)?;
-        let mut crowd = Crowd::new(mesh, config).map_err(RestoreError::Config)?;
+        let mut crowd = Crowd::new(mesh, config).map_err(refused)?;
         let mut input = Reader::new(payload);
         input.section("mesh", b"MESH")?;
         check_mesh(&mut input, &crowd.snapshot)?;
@@ -402,16 +324,16 @@ impl Crowd {
         cached: &[(CorridorKey, &Arc<Corridor>)],
     ) {
         out.tag(b"PLCS");
-        out.corridor_column();
+        out.shared_column();
 
         out.tag(b"SCHD");
-        let mut scheduler = Writer::new(table);
+        let mut scheduler = Writer::new(&table.places);
         self.scheduler.write_state(&mut scheduler);
         out.len(scheduler.bytes.len());
         out.bytes.extend_from_slice(&scheduler.bytes);
 
         out.tag(b"CACH");
-        self.cache.write_state(out, cached, &table.cache_places);
+        self.cache.write_state(out, cached, &table.places.cache_places);
     }
 
     fn read_payload(&mut self, input: &mut Reader) -> Result<(), RestoreError> {
@@ -518,7 +440,7 @@ impl Crowd {
         self.neighbour_grid = grid;
         // What is wrong with the bytes comes first; then whether the memory was there.
         read?;
-        mapped.map_err(|_| RestoreError::Config(CrowdError::OutOfMemory { agents }))
+        mapped.map_err(|_| RestoreError::OutOfMemory { agents })
     }
 
     /// The sections after `CRWD`, for a crowd of `count` agents: the identity table, the
@@ -547,13 +469,13 @@ impl Crowd {
                 agents.section("agents", b"AGNT")?;
                 self.read_components(&mut agents, &lanes)?;
                 agents.section("corridor places", b"PLCS")?;
-                let places = agents.corridor_places(count)?;
+                let places = agents.shared_places(count)?;
                 Ok((lanes, places))
             },
         );
-        agents.corridors = corridors?;
+        agents.set_shared(corridors?);
         let (mut lanes, corridor_places) = lanes?;
-        lanes.corridor = agents.corridors_at(&corridor_places)?;
+        lanes.corridor = agents.shared_at(&corridor_places)?;
         self.check_lanes(&agents, &lanes)?;
         if !self.ids.free_are_dead() {
             return Err(agents.malformed("an agent on a free index"));
@@ -563,7 +485,7 @@ impl Crowd {
         // The path queue and the cache sized for the crowd, as `reserve` sizes them for
         // agents about to be added (before either is filled, so neither grows as it is
         // read); the per-step buffers are mapped beside the reading.
-        self.reserve_tables().map_err(RestoreError::Config)?;
+        self.reserve_tables().map_err(refused)?;
 
         // The open searches run again as far as they had run while the cache is read.
         agents.section("scheduler", b"SCHD")?;
@@ -654,10 +576,10 @@ const CORRIDORS_PER_PART: usize = 1024;
 /// section is the table's count, then each part's length in bytes and its bytes.
 fn corridor_parts(table: &CorridorTable) -> Vec<Checksummed> {
     table
-        .corridors
+        .values
         .par_chunks(CORRIDORS_PER_PART)
         .map(|part| {
-            let mut part_out = Writer::new(table);
+            let mut part_out = Writer::new(&table.places);
             for (index, corridor) in part.iter().enumerate() {
                 // Corridors lie scattered in memory, each a struct and two lists: the
                 // struct is fetched a few corridors ahead, its lists (their addresses in
@@ -1021,6 +943,19 @@ fn check_lane_values(input: &Reader, lanes: &AgentLanes) -> Result<(), RestoreEr
         }
     }
     Ok(())
+}
+
+/// What refusing a configuration or its memory means for a restore.
+fn refused(error: CrowdError) -> RestoreError {
+    match error {
+        CrowdError::BadConfig { field, value } => RestoreError::BadConfig { field, value },
+        CrowdError::OutOfMemory { agents } => RestoreError::OutOfMemory { agents },
+        other => RestoreError::Malformed {
+            section: "configuration",
+            offset: 0,
+            detail: other.to_string(),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -543,7 +543,7 @@ impl LaneValue for Option<BlockedBy> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::save::codec::CorridorTable;
+    use crate::crowd::save::codec::SharedTable;
     use crate::crowd::{FeedbackFault, FeedbackField};
 
     #[test]
@@ -559,15 +559,15 @@ mod tests {
             },
         };
         let events = vec![event; 75];
-        let table = CorridorTable::of_lanes(&[], 0);
-        let mut out = Writer::new(&table);
+        let table = SharedTable::<u8>::of_lanes(&[], 0);
+        let mut out = Writer::new(&table.places);
         event.write(&mut out);
         assert!(
             out.bytes.len() >= CrowdEvent::MIN_BYTES,
             "{} bytes",
             out.bytes.len()
         );
-        let mut out = Writer::new(&table);
+        let mut out = Writer::new(&table.places);
         events.write(&mut out);
         let mut input = Reader::new(&out.bytes);
         assert_eq!(Vec::<CrowdEvent>::read(&mut input).unwrap(), events);
