@@ -6,7 +6,7 @@
 
 use glam::Vec3;
 
-use super::scheduler::RequestId;
+use crate::crowd::agents::RequestId;
 
 /// An agent's slot in the lanes (a hecs component).
 #[derive(Clone, Copy, Debug)]
@@ -61,10 +61,10 @@ pub(crate) enum Ending {
     /// `Failure(Blocked(by))`, without a receipt.
     Blocked(super::events::BlockedBy),
     /// The agent's hold failed: it ends `Failure(Hold(why))`, without a receipt.
-    Hold(super::hold::HoldFailure),
+    Hold(crate::crowd::interactions::hold::HoldFailure),
     /// The agent's interaction failed: its walk or hold ends `Failure(Interaction(why))`,
     /// without a receipt.
-    Interaction(super::interaction::InteractionFailure),
+    Interaction(crate::crowd::interactions::interaction::InteractionFailure),
 }
 
 /// An agent moving at a velocity its host asked for (a hecs component).
@@ -84,7 +84,7 @@ pub(crate) struct HoldOrder {
     pub order: RequestId,
     /// Where the agent stands, in the world.
     pub target: Vec3,
-    pub keeper: super::hold::HoldKeeper,
+    pub keeper: crate::crowd::interactions::hold::HoldKeeper,
 }
 
 /// A hold reserved by `request_move_then_hold` beside its move order (a hecs component):
@@ -94,7 +94,7 @@ pub(crate) struct HoldOrder {
 pub(crate) struct HoldReserved {
     /// The hold's identity, issued with the move's at admission.
     pub hold: RequestId,
-    pub policy: super::hold::HoldPolicy,
+    pub policy: crate::crowd::interactions::hold::HoldPolicy,
 }
 
 /// An agent crossing an off-mesh link (a hecs component: few agents cross at once, so the

@@ -5,9 +5,9 @@
 
 use glam::Vec3;
 
-use super::avoid::AvoidanceConfig;
-use super::corridor::CorridorCache;
-use super::scheduler::FrameBudget;
+use crate::crowd::avoidance::velocities::AvoidanceConfig;
+use crate::crowd::paths::corridor::CorridorCache;
+use crate::crowd::paths::scheduler::FrameBudget;
 
 /// Crowd settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,7 +50,7 @@ pub struct CrowdConfig {
     /// Whether the crowd writes the ordered log (`log.rs`): every accepted command, every
     /// result at the commit point with its decision, every outcome, drained by the host
     /// with [`Crowd::drain_log`](crate::crowd::Crowd::drain_log) and replayable with
-    /// [`Replay`](crate::crowd::Replay). Off by default: a logged result holds its corridor
+    /// [`Replay`](crate::crowd::runtime::replay::Replay). Off by default: a logged result holds its corridor
     /// (shared, not copied) until the host drains it.
     pub ordered_log: bool,
     /// Holds (started or reserved beside a move) the crowd admits at once: admission
@@ -136,7 +136,7 @@ impl CrowdConfig {
             return Some(("replan_congestion_weight", self.replan_congestion_weight));
         }
         if let BlockedPolicy::FailAfter { seconds } = self.blocked_policy {
-            if !finite_at_least(seconds, super::passes::STALL_S) {
+            if !finite_at_least(seconds, crate::crowd::walking::passes::STALL_S) {
                 return Some(("blocked_policy.FailAfter.seconds", seconds));
             }
         }

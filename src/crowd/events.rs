@@ -5,8 +5,8 @@
 
 use glam::Vec3;
 
-use super::agent::{AGENTS_MAX, AgentId, FilterId, ProfileId};
-use super::scheduler::RequestId;
+use crate::crowd::agents::RequestId;
+use crate::crowd::agents::{AGENTS_MAX, AgentId, FilterId, ProfileId};
 
 /// Something that happened to an agent in a step; each is reported once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub enum CrowdEvent {
     },
     /// 0.5 s of non-zero requests without 0.05 m of progress (spec 001, h2), reported once
     /// per stall; what happens next is the crowd's
-    /// [`BlockedPolicy`](crate::crowd::BlockedPolicy).
+    /// [`BlockedPolicy`](crate::crowd::config::BlockedPolicy).
     Blocked {
         /// The agent.
         agent: AgentId,
@@ -95,7 +95,7 @@ pub enum CrowdEvent {
         /// The hold order.
         order: RequestId,
         /// What changed.
-        change: crate::crowd::FactChange,
+        change: crate::crowd::interactions::hold::FactChange,
     },
     /// An order's one terminal outcome (spec 001): every order given by `request_move`,
     /// `request_move_by` or `request_velocity` ends exactly once, in the step it ends in (an
@@ -123,7 +123,7 @@ pub enum CrowdEvent {
 }
 
 /// The first value of a controller's answer that put its agent in quarantine
-/// ([`CrowdEvent::Quarantined`]).
+/// ([`CrowdEvent::Quarantined`](crate::crowd::CrowdEvent::Quarantined)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FeedbackFault {
     /// The field.
@@ -140,7 +140,7 @@ impl FeedbackFault {
     }
 }
 
-/// A field of a controller's answer ([`StepFeedback`](crate::crowd::StepFeedback)).
+/// A field of a controller's answer ([`StepFeedback`](crate::crowd::supports::controller::StepFeedback)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FeedbackField {
     /// `foot`: not finite, or outside the world's coordinates.
@@ -152,7 +152,7 @@ pub enum FeedbackField {
     /// A displacement (`displacement`, `displacement_support`, `displacement_correction`):
     /// not finite, or longer than the world.
     Displacement,
-    /// `dt`: outside [`STEP_RANGE_S`](crate::crowd::STEP_RANGE_S).
+    /// `dt`: outside [`STEP_RANGE_S`](crate::crowd::runtime::step::STEP_RANGE_S).
     StepLength,
 }
 
@@ -166,7 +166,7 @@ impl FeedbackField {
         FeedbackField::StepLength,
     ];
 
-    /// The field's name in [`StepFeedback`](crate::crowd::StepFeedback).
+    /// The field's name in [`StepFeedback`](crate::crowd::supports::controller::StepFeedback).
     pub fn name(self) -> &'static str {
         match self {
             FeedbackField::Foot => "foot",
@@ -184,7 +184,7 @@ impl std::fmt::Display for FeedbackFault {
     }
 }
 
-/// How a move order ended ([`CrowdEvent::OrderEnded`]).
+/// How a move order ended ([`CrowdEvent::OrderEnded`](crate::crowd::CrowdEvent::OrderEnded)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Outcome {
     /// The agent reached the target and stopped.
@@ -213,13 +213,13 @@ pub enum FailureCondition {
     Blocked(BlockedBy),
     /// The agent's hold failed (`request_hold`): it could not correct (the speed needed
     /// is beyond it) or did not recover by its deadline; it braked, as for a deadline.
-    Hold(crate::crowd::HoldFailure),
+    Hold(crate::crowd::interactions::hold::HoldFailure),
     /// The interaction failed (`request_interaction`): no pose, a check failing at the
     /// actual pose, or the target's object teleported, replaced or gone.
-    Interaction(crate::crowd::InteractionFailure),
+    Interaction(crate::crowd::interactions::interaction::InteractionFailure),
 }
 
-/// What holds a blocked agent ([`CrowdEvent::Blocked`], [`Crowd::blocked`](crate::crowd::Crowd::blocked)).
+/// What holds a blocked agent ([`CrowdEvent::Blocked`](crate::crowd::CrowdEvent::Blocked), [`Crowd::blocked`](crate::crowd::Crowd::blocked)).
 /// (A closed link never blocks: the route through it is invalidated and computed again,
 /// and an order with no other way ends `Failure(Unreachable)` at the nearest point.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -231,7 +231,7 @@ pub enum BlockedBy {
 }
 
 /// What `Crowd::cancel` returns, the same for every repeated call until the receipt
-/// ([`CrowdEvent::Cancelled`]) carries it back.
+/// ([`CrowdEvent::Cancelled`](crate::crowd::CrowdEvent::Cancelled)) carries it back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CancelRecord {
     /// The order cancelled (a move or a velocity order), if the agent had one.
@@ -278,7 +278,7 @@ pub enum CrowdError {
         /// Its value.
         value: f32,
     },
-    /// A step length outside [`STEP_RANGE_S`](crate::crowd::STEP_RANGE_S).
+    /// A step length outside [`STEP_RANGE_S`](crate::crowd::runtime::step::STEP_RANGE_S).
     #[error("step length {0} s is outside 0.0001..=1 s")]
     BadStep(f32),
     /// A crowd configuration field out of range.
@@ -322,7 +322,7 @@ pub enum CrowdError {
         entries: usize,
     },
     /// A new order for an agent whose cancel has not been confirmed yet: its mover is still
-    /// held by the cancel (wait for [`CrowdEvent::Cancelled`]).
+    /// held by the cancel (wait for [`CrowdEvent::Cancelled`](crate::crowd::CrowdEvent::Cancelled)).
     #[error("{agent} is still cancelling (asked at frame {}); its mover takes no new order until the receipt", record.frame)]
     Cancelling {
         /// The agent.
@@ -340,7 +340,7 @@ pub enum CrowdError {
         /// The agent.
         agent: AgentId,
         /// What holds the mover.
-        owner: crate::crowd::MoverAction,
+        owner: MoverAction,
     },
     /// A cancel by order identity ([`Crowd::cancel_order`](crate::crowd::Crowd::cancel_order))
     /// of an order that does not own the agent's mover (ended, replaced, or never its):
@@ -352,7 +352,7 @@ pub enum CrowdError {
         /// The order named.
         order: RequestId,
         /// What owns the mover now, if anything.
-        owner: Option<crate::crowd::MoverAction>,
+        owner: Option<MoverAction>,
     },
     /// An interaction target that cannot be projected: a record field out of range, or a
     /// moving target whose object the host's world does not place.
@@ -381,7 +381,7 @@ pub enum CrowdError {
         /// The support.
         support: crate::ids::SupportId,
         /// The motion given.
-        motion: super::PlatformMotion,
+        motion: crate::crowd::supports::platform::PlatformMotion,
         /// The limit it breaks.
         problem: &'static str,
     },
@@ -399,7 +399,7 @@ pub enum CrowdError {
         /// The link.
         link: crate::mesh::LinkId,
         /// The dock given.
-        dock: super::LinkDock,
+        dock: crate::crowd::supports::platform::LinkDock,
         /// The limit it breaks.
         problem: &'static str,
     },
@@ -412,7 +412,7 @@ pub enum CrowdError {
         /// The link.
         link: crate::mesh::LinkId,
         /// The window given.
-        window: super::ConnectionWindow,
+        window: crate::crowd::supports::connection::ConnectionWindow,
         /// The limit it breaks.
         problem: &'static str,
     },
@@ -430,7 +430,7 @@ pub enum CrowdError {
         /// Agents the crowd would hold.
         requested: usize,
     },
-    /// A percentile asked of [`PathWaits`](crate::crowd::PathWaits) with a fraction outside 0 to 1 (or NaN).
+    /// A percentile asked of [`PathWaits`](crate::crowd::paths::scheduler::PathWaits) with a fraction outside 0 to 1 (or NaN).
     #[error("percentile fraction {0} is not within 0 to 1")]
     BadPercentile(f64),
     /// [`PathWaits::since`](crate::crowd::PathWaits::since) given waits that are not an earlier state of these: they count
@@ -456,4 +456,28 @@ pub enum CrowdError {
         /// Feedback records returned.
         feedback: usize,
     },
+}
+
+/// What holds an agent's mover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MoverAction {
+    /// A move order (`request_move`, `request_move_by`).
+    Move(RequestId),
+    /// A velocity order (`request_velocity`).
+    Velocity(RequestId),
+    /// Braking to a stop (a cancel, a deadline passed, a block past the policy, a failed
+    /// hold), until the agent stands.
+    Braking(CancelRecord),
+    /// A hold order (`request_hold`): station keeping at a stand pose.
+    Hold(RequestId),
+}
+
+/// The owner token of an agent's mover ([`Crowd::owner`](crate::crowd::Crowd::owner)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MoverOwner {
+    /// What holds the mover.
+    pub action: MoverAction,
+    /// The handoff step at which it took it: the count of the agent's owner changes so
+    /// far (an order, a velocity order, a braking, a release each count one).
+    pub handoff: u32,
 }

@@ -62,48 +62,28 @@
 //! assert!(crowd.position(agent).unwrap().distance(Vec3::new(9.0, 0.0, 1.0)) < 0.3);
 //! ```
 
-mod adopt;
-mod agent;
-mod avoid;
-mod avoiding;
-mod carry;
-mod commands;
+// The rooms, each importing only those listed before it (`tests/crowd_rooms.rs` checks it):
+// the codec and the compute helpers are leaves; agents, supports, interactions and events
+// are the vocabulary; paths, lanes, walking and avoidance the state and kernels of a step;
+// the log, configuration, components, statistics, scratch and save below the runtime,
+// which assembles the `Crowd` and holds its orders, its step and its save.
+mod agents;
+mod avoidance;
+mod codec;
 mod components;
+mod compute;
 mod config;
-mod congestion;
-mod connection;
-mod controller;
-mod corridor;
-mod cpu;
-mod crossing;
 mod events;
-mod feedback;
-#[cfg(feature = "harness")]
-mod flow;
-mod following;
-mod funnel;
-mod hold;
-mod hold_orders;
-mod interaction;
+mod interactions;
 mod lanes;
 mod log;
-mod neighbours;
-mod owner;
-mod parallel;
-mod passes;
-mod platform;
+mod paths;
 mod runtime;
 mod save;
-mod scheduler;
 mod scratch;
-mod screening;
-mod separation;
-mod sorting_network;
 mod stats;
-mod step;
-mod support;
-mod upkeep;
-mod world_changes;
+mod supports;
+mod walking;
 
 /// The crowd's passes and lanes, for the crate's benchmarks, stress runs and white-box
 /// tests: not part of the API, changed without notice, and compiled only with the
@@ -111,57 +91,62 @@ mod world_changes;
 #[cfg(feature = "harness")]
 #[doc(hidden)]
 pub mod internals {
-    pub use super::agent::TABLE_ENTRIES_MAX;
-    pub use super::avoid::{
+    pub use super::agents::TABLE_ENTRIES_MAX;
+    pub use super::avoidance::neighbours::NeighbourGrid;
+    pub use super::avoidance::velocities::{
         AvoidBody, ConstraintLanes, HalfPlane, NeighbourBatch, VelocityBounds, avoid_pass,
         gather_bodies, gather_carried, gather_frames, orca_constraints_scalar, solve_velocity,
     };
-    pub use super::controller::{integrate_velocity, move_foot};
-    pub use super::corridor::{CORRIDOR_POLYGONS_MAX, CorridorCache, CorridorKey, CorridorMemory};
-    pub use super::cpu::use_baseline_only;
+    pub use super::compute::cpu::use_baseline_only;
     pub use super::events::CANCEL_CONFIRM_S;
-    pub use super::flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
-    pub use super::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
-    pub use super::hold::{HoldKeeper, HoldObservation};
+    pub use super::interactions::hold::{HoldKeeper, HoldObservation};
     pub use super::lanes::AgentLanes;
     pub use super::log::mesh_fingerprint;
-    pub use super::neighbours::NeighbourGrid;
-    pub use super::passes::{
+    pub use super::paths::corridor::{
+        CORRIDOR_POLYGONS_MAX, CorridorCache, CorridorKey, CorridorMemory,
+    };
+    pub use super::runtime::flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
+    pub use super::supports::controller::{integrate_velocity, move_foot};
+    pub use super::supports::platform::{FlatFrame, PlatformFrames};
+    pub use super::supports::support::{LEAN_LEAST_PROGRESS, lean_into_carry, turn_about_up};
+    pub use super::walking::funnel::{LOOKAHEAD_PORTALS, funnel_scalar};
+    pub use super::walking::passes::{
         PortalWindow, STALL_S, feedback_velocities, follow_one, follow_pass, patch_gradient,
         profile_speed, rejoin, slope_limits_scalar, slope_limits_simd, slope_pass,
         stopping_distance, track_progress,
     };
-    pub use super::platform::{FlatFrame, PlatformFrames};
-    pub use super::support::{LEAN_LEAST_PROGRESS, lean_into_carry, turn_about_up};
 }
 
-pub use agent::{AGENTS_MAX, AgentId, AgentParams, AgentView, FilterId, ProfileId};
-pub use avoid::{AvoidanceConfig, AvoidanceProfile, ContactModel};
+pub use agents::{
+    AGENTS_MAX, AgentId, AgentParams, AgentStatus, AgentView, FilterId, ProfileId, RequestId,
+};
+pub use avoidance::velocities::{AvoidanceConfig, AvoidanceProfile, ContactModel};
+pub use codec::RestoreError;
 pub use config::{BlockedPolicy, CrowdConfig};
-pub use connection::ConnectionWindow;
-pub use controller::{BlockedReason, Controller, KinematicController, StepFeedback, StepRequest};
-pub use corridor::{Corridor, CorridorReads};
-pub use crossing::CrossingState;
 pub use events::{
     BlockedBy, CancelRecord, CrowdError, CrowdEvent, FailureCondition, FeedbackFault,
-    FeedbackField, Outcome,
+    FeedbackField, MoverAction, MoverOwner, Outcome,
 };
-pub use hold::{FactChange, HoldFailure, HoldPhase, HoldPolicy, HoldView};
-pub use interaction::{
+pub use interactions::hold::{FactChange, HoldFailure, HoldPhase, HoldPolicy, HoldView};
+pub use interactions::interaction::{
     HostWorld, InteractionFailure, InteractionPhase, InteractionView, InteractionWorld, ObjectState,
 };
-pub use lanes::AgentStatus;
 #[cfg(feature = "harness")]
 pub(crate) use log::Fnv;
 pub use log::{
-    Command, Decision, LogEntry, LogRecord, LoggedAnswer, LoggedResult, Rejection, Replay,
-    ReplayError,
+    Command, Decision, LogEntry, LogRecord, LoggedAnswer, LoggedResult, Rejection, ReplayError,
 };
-pub use owner::{MoverAction, MoverOwner};
-pub use platform::{LinkDock, PlatformMotion, PlatformPose, Shuttle};
+pub use paths::corridor::{Corridor, CorridorReads};
+pub use paths::scheduler::{FrameBudget, PathWaits, ScheduleStats};
 pub use runtime::Crowd;
-pub use save::{RestoreError, SAVE_FORMAT_VERSION};
-pub use scheduler::{FrameBudget, PathWaits, RequestId, ScheduleStats};
+pub use runtime::replay::Replay;
+pub use runtime::save::SAVE_FORMAT_VERSION;
+pub use runtime::step::STEP_RANGE_S;
+pub use runtime::step::crossing::CrossingState;
 pub use stats::{PassStats, StepStats};
-pub use step::STEP_RANGE_S;
-pub use support::{SupportAcceleration, SupportMotion};
+pub use supports::connection::ConnectionWindow;
+pub use supports::controller::{
+    BlockedReason, Controller, KinematicController, StepFeedback, StepRequest,
+};
+pub use supports::platform::{LinkDock, PlatformMotion, PlatformPose, Shuttle};
+pub use supports::support::{SupportAcceleration, SupportMotion};

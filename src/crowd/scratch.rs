@@ -8,11 +8,11 @@
 
 use std::collections::TryReserveError;
 
-use super::avoid::{AvoidBody, Solved};
-use super::controller::{StepFeedback, StepRequest};
-use super::parallel::map_pages;
-use super::passes::FollowOutput;
-use super::separation::SeparationScratch;
+use crate::crowd::avoidance::separation::SeparationScratch;
+use crate::crowd::avoidance::velocities::{AvoidBody, Solved};
+use crate::crowd::compute::parallel::map_pages;
+use crate::crowd::supports::controller::{StepFeedback, StepRequest};
+use crate::crowd::walking::passes::FollowOutput;
 
 /// The buffers one step uses, by pass.
 #[derive(Debug, Default)]
@@ -35,7 +35,7 @@ pub(crate) struct StepScratch {
     pub avoid_carried: Vec<glam::Vec2>,
     /// Each body's frame offset (its platform's), in the same order (empty while no
     /// platform is placed).
-    pub avoid_frames: Vec<super::platform::FlatFrame>,
+    pub avoid_frames: Vec<crate::crowd::supports::platform::FlatFrame>,
     /// The separation pass's rounds.
     pub separation: SeparationScratch,
     /// Agents the buffers have room for with their memory already written.

@@ -3,7 +3,7 @@
 //! Stage: crowd, written by the step ([`Crowd::step`](super::Crowd::step)) and read by the
 //! host. Invariant: the figures describe the step; nothing in the crowd reads them back.
 
-use super::scheduler::ScheduleStats;
+use crate::crowd::paths::scheduler::ScheduleStats;
 
 /// Time and work of one pass in one step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -8,63 +8,12 @@
 //! agent. Swap-remove and the size report go through one list of lanes, which is checked
 //! against the struct's fields when the crate compiles.
 
+use crate::crowd::agents::AgentStatus;
 use std::sync::Arc;
 
-use super::agent::{AgentId, FilterId, ProfileId};
-use super::corridor::Corridor;
+use crate::crowd::agents::{AgentId, FilterId, ProfileId};
+use crate::crowd::paths::corridor::Corridor;
 use crate::mesh::PolyRef;
-
-/// What an agent is doing, as the passes see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AgentStatus {
-    /// No move request.
-    Idle,
-    /// A request waits for its path (queued or being searched).
-    WaitingForPath,
-    /// Following a corridor.
-    Moving,
-    /// Moving at a velocity the host asked for
-    /// ([`Crowd::request_velocity`](crate::crowd::Crowd::request_velocity)), with avoidance,
-    /// on no corridor. (Next to `Moving`: the avoid pass asks "walking?" of every neighbour,
-    /// and two adjacent variants are one range compare.)
-    VelocityControlled,
-    /// Crossing an off-mesh link (carried by the crowd from its entry to its exit).
-    CrossingLink,
-    /// Reached the target (within the tolerance, stopped).
-    Arrived,
-    /// Reached the end of a partial corridor: the target is unreachable.
-    PartialArrived,
-    /// The request failed (no polygon at the target or the start).
-    Failed,
-    /// Braking to a stop after a cancel, until the receipt
-    /// ([`CrowdEvent::Cancelled`](crate::crowd::CrowdEvent::Cancelled)).
-    Cancelling,
-    /// Keeping a stand pose ([`Crowd::request_hold`](crate::crowd::Crowd::request_hold)):
-    /// corrected back to it after pushes, with avoidance, on no corridor.
-    Holding,
-    /// Frozen after the host's controller answered its step with a value no body can have
-    /// ([`CrowdEvent::Quarantined`](crate::crowd::CrowdEvent::Quarantined)), until the game
-    /// teleports it.
-    Quarantined,
-}
-
-impl AgentStatus {
-    /// Every status, in declaration order (`ALL[s as usize] == s`): a saved status byte is
-    /// read back through it.
-    pub(crate) const ALL: [AgentStatus; 11] = [
-        AgentStatus::Idle,
-        AgentStatus::WaitingForPath,
-        AgentStatus::Moving,
-        AgentStatus::VelocityControlled,
-        AgentStatus::CrossingLink,
-        AgentStatus::Arrived,
-        AgentStatus::PartialArrived,
-        AgentStatus::Failed,
-        AgentStatus::Cancelling,
-        AgentStatus::Holding,
-        AgentStatus::Quarantined,
-    ];
-}
 
 /// Dense per-agent state every pass touches every frame; slot `i` of every lane is the same
 /// agent. Horizontal vectors are split into x and z lanes so passes vectorise over agents.
@@ -162,9 +111,9 @@ pub struct AgentLanes {
     /// Whether the current stall was reported.
     pub(crate) blocked: Vec<Option<super::events::BlockedBy>>,
     /// Progress along the corridor (toward the next corner) since the last
-    /// [`PROGRESS_STEP_M`](super::feedback::PROGRESS_STEP_M), metres; a step back counts against it.
+    /// [`PROGRESS_STEP_M`](crate::crowd::runtime::step::feedback::PROGRESS_STEP_M), metres; a step back counts against it.
     pub(crate) progress_m: Vec<f32>,
-    /// Seconds since the agent last made [`PROGRESS_STEP_M`](super::feedback::PROGRESS_STEP_M) of
+    /// Seconds since the agent last made [`PROGRESS_STEP_M`](crate::crowd::runtime::step::feedback::PROGRESS_STEP_M) of
     /// progress along its corridor: how long it has been held in a crowd, however much it
     /// is jostled meanwhile. Avoidance escalates on it.
     pub(crate) unprogressed_s: Vec<f32>,
@@ -487,13 +436,17 @@ impl AgentLanes {
     /// an off-mesh link is asked to stand still: the crowd carries it along the link and
     /// replaces the controller's feedback for it (its velocity lanes hold the crossing's
     /// velocity for the neighbours' avoidance, not a walk to continue).
-    pub fn step_request(&self, slot: usize, dt: f32) -> super::controller::StepRequest {
+    pub fn step_request(
+        &self,
+        slot: usize,
+        dt: f32,
+    ) -> crate::crowd::supports::controller::StepRequest {
         let velocity = if self.status[slot] == AgentStatus::CrossingLink {
             glam::Vec2::ZERO
         } else {
             glam::Vec2::new(self.velocity_x[slot], self.velocity_z[slot])
         };
-        super::controller::StepRequest {
+        crate::crowd::supports::controller::StepRequest {
             dt,
             foot: self.position(slot),
             polygon: self.polygon[slot],

@@ -12,11 +12,11 @@
 //!   change closes because it had read what changed (its query expires);
 //! - each order's terminal outcome, before the step returns it to the host.
 //!
-//! Entries are numbered from the crowd's frontier ([`Crowd::log_frontier`], saved with the
-//! crowd), so a host that keeps what it drains ([`Crowd::drain_log`]) has a gapless record
+//! Entries are numbered from the crowd's frontier ([`Crowd::log_frontier`](crate::crowd::Crowd::log_frontier), saved with the
+//! crowd), so a host that keeps what it drains ([`Crowd::drain_log`](crate::crowd::Crowd::drain_log)) has a gapless record
 //! from any save on. The outbox holds only what the host has not drained.
 //!
-//! Replay: a [`Replay`] runs a log against a crowd in the state the log starts from (a new
+//! Replay: a [`Replay`](crate::crowd::Replay) runs a log against a crowd in the state the log starts from (a new
 //! crowd, or one restored from the save whose frontier is the log's first number). It
 //! gives the logged commands again at their frames and steps the crowd in replay mode: no
 //! path search runs; each step's results are read from the log and put through the same
@@ -34,12 +34,11 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
-use super::agent::{AgentId, AgentParams, FilterId, ProfileId};
-use super::avoid::AvoidanceProfile;
-use super::corridor::Corridor;
-use super::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
-use super::runtime::Crowd;
-use super::scheduler::RequestId;
+use super::events::{CancelRecord, CrowdError, Outcome};
+use crate::crowd::agents::RequestId;
+use crate::crowd::agents::{AgentId, AgentParams, FilterId, ProfileId};
+use crate::crowd::avoidance::velocities::AvoidanceProfile;
+use crate::crowd::paths::corridor::Corridor;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{QueryFilter, Validity};
 
@@ -48,7 +47,7 @@ use crate::query::{QueryFilter, Validity};
 pub struct LogEntry {
     /// Its place in the log: consecutive from the crowd's frontier.
     pub sequence: u64,
-    /// The crowd's frame ([`Crowd::frame`]) when it was written: a command at frame `f` is
+    /// The crowd's frame ([`Crowd::frame`](crate::crowd::Crowd::frame)) when it was written: a command at frame `f` is
     /// carried out by the step that starts at `f`, and a result or outcome was decided in it.
     pub frame: u64,
     /// What happened.
@@ -63,7 +62,7 @@ pub enum LogRecord {
     /// A path result at the commit point and the decision taken.
     Result(LoggedResult),
     /// A search under way that had read what a mesh change touched, closed at the change
-    /// ([`Crowd::set_mesh`]): its query expires, and the route is asked again as a new one.
+    /// ([`Crowd::set_mesh`](crate::crowd::Crowd::set_mesh)): its query expires, and the route is asked again as a new one.
     Expired {
         /// The agent.
         agent: AgentId,
@@ -72,7 +71,7 @@ pub enum LogRecord {
         /// What changed: the first dependency found stale.
         changed: Validity,
     },
-    /// An order's terminal outcome (as its [`CrowdEvent::OrderEnded`]).
+    /// An order's terminal outcome (as its [`CrowdEvent::OrderEnded`](crate::crowd::CrowdEvent::OrderEnded)).
     Ended {
         /// The agent.
         agent: AgentId,
@@ -86,7 +85,7 @@ pub enum LogRecord {
 /// A command as the crowd accepted it, with the identities it issued.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
-    /// [`Crowd::add_agent`].
+    /// [`Crowd::add_agent`](crate::crowd::Crowd::add_agent).
     AddAgent {
         /// The id issued.
         agent: AgentId,
@@ -95,12 +94,12 @@ pub enum Command {
         /// Its parameters.
         params: AgentParams,
     },
-    /// [`Crowd::remove_agent`].
+    /// [`Crowd::remove_agent`](crate::crowd::Crowd::remove_agent).
     RemoveAgent {
         /// The agent.
         agent: AgentId,
     },
-    /// [`Crowd::request_move`] or [`Crowd::request_move_by`].
+    /// [`Crowd::request_move`](crate::crowd::Crowd::request_move) or [`Crowd::request_move_by`](crate::crowd::Crowd::request_move_by).
     Move {
         /// The agent.
         agent: AgentId,
@@ -111,7 +110,7 @@ pub enum Command {
         /// The deadline, if any.
         deadline_frame: Option<u64>,
     },
-    /// [`Crowd::request_velocity`].
+    /// [`Crowd::request_velocity`](crate::crowd::Crowd::request_velocity).
     Velocity {
         /// The agent.
         agent: AgentId,
@@ -120,7 +119,7 @@ pub enum Command {
         /// The velocity asked for.
         velocity: Vec3,
     },
-    /// [`Crowd::request_hold`].
+    /// [`Crowd::request_hold`](crate::crowd::Crowd::request_hold).
     Hold {
         /// The agent.
         agent: AgentId,
@@ -129,9 +128,9 @@ pub enum Command {
         /// The stand point.
         target: Vec3,
         /// The hold's policy.
-        policy: crate::crowd::HoldPolicy,
+        policy: crate::crowd::interactions::hold::HoldPolicy,
     },
-    /// The hold [`Crowd::request_move_then_hold`] reserves beside its move (logged after
+    /// The hold [`Crowd::request_move_then_hold`](crate::crowd::Crowd::request_move_then_hold) reserves beside its move (logged after
     /// the move).
     ReserveHold {
         /// The agent.
@@ -139,9 +138,9 @@ pub enum Command {
         /// The hold's identity.
         hold: RequestId,
         /// Its policy.
-        policy: crate::crowd::HoldPolicy,
+        policy: crate::crowd::interactions::hold::HoldPolicy,
     },
-    /// [`Crowd::request_interaction`], with the foot of the pose its projection chose
+    /// [`Crowd::request_interaction`](crate::crowd::Crowd::request_interaction), with the foot of the pose its projection chose
     /// (`None`: it found none, and the order ended at once).
     Interact {
         /// The agent.
@@ -153,25 +152,25 @@ pub enum Command {
         /// The target.
         record: Box<crate::target::TargetRecord>,
         /// The hold's policy.
-        policy: crate::crowd::HoldPolicy,
+        policy: crate::crowd::interactions::hold::HoldPolicy,
         /// The chosen pose's foot.
         foot: Option<Vec3>,
     },
-    /// [`Crowd::push`].
+    /// [`Crowd::push`](crate::crowd::Crowd::push).
     Push {
         /// The agent.
         agent: AgentId,
         /// The displacement asked for.
         by: Vec3,
     },
-    /// [`Crowd::set_support_velocity`].
+    /// [`Crowd::set_support_velocity`](crate::crowd::Crowd::set_support_velocity).
     SetSupportVelocity {
         /// The support.
         support: crate::ids::SupportId,
         /// Its surface velocity.
         velocity: Vec3,
     },
-    /// [`Crowd::set_support_rotation`].
+    /// [`Crowd::set_support_rotation`](crate::crowd::Crowd::set_support_rotation).
     SetSupportRotation {
         /// The support.
         support: crate::ids::SupportId,
@@ -180,89 +179,89 @@ pub enum Command {
         /// Its turn rate about Up, rad/s.
         angular_velocity_rad_s: f32,
     },
-    /// [`Crowd::set_link_window`].
+    /// [`Crowd::set_link_window`](crate::crowd::Crowd::set_link_window).
     SetLinkWindow {
         /// The link.
         link: crate::mesh::LinkId,
         /// Its window (`None`: none).
-        window: Option<super::ConnectionWindow>,
+        window: Option<crate::crowd::supports::connection::ConnectionWindow>,
     },
-    /// [`Crowd::set_platform_motion`].
+    /// [`Crowd::set_platform_motion`](crate::crowd::Crowd::set_platform_motion).
     SetPlatformMotion {
         /// The support.
         support: crate::ids::SupportId,
         /// Its motion (`None`: no longer a platform).
-        motion: Option<super::PlatformMotion>,
+        motion: Option<crate::crowd::supports::platform::PlatformMotion>,
     },
-    /// [`Crowd::set_link_dock`].
+    /// [`Crowd::set_link_dock`](crate::crowd::Crowd::set_link_dock).
     SetLinkDock {
         /// The link.
         link: crate::mesh::LinkId,
         /// Its dock (`None`: none).
-        dock: Option<super::LinkDock>,
+        dock: Option<crate::crowd::supports::platform::LinkDock>,
     },
-    /// [`Crowd::release_hold`].
+    /// [`Crowd::release_hold`](crate::crowd::Crowd::release_hold).
     ReleaseHold {
         /// The agent.
         agent: AgentId,
         /// The hold released.
         hold: RequestId,
     },
-    /// [`Crowd::cancel`].
+    /// [`Crowd::cancel`](crate::crowd::Crowd::cancel).
     Cancel {
         /// The agent.
         agent: AgentId,
         /// The record returned.
         record: CancelRecord,
     },
-    /// [`Crowd::teleport`].
+    /// [`Crowd::teleport`](crate::crowd::Crowd::teleport).
     Teleport {
         /// The agent.
         agent: AgentId,
         /// The position asked for (before snapping).
         position: Vec3,
     },
-    /// [`Crowd::set_params`].
+    /// [`Crowd::set_params`](crate::crowd::Crowd::set_params).
     SetParams {
         /// The agent.
         agent: AgentId,
         /// The new parameters.
         params: AgentParams,
     },
-    /// [`Crowd::add_filter`].
+    /// [`Crowd::add_filter`](crate::crowd::Crowd::add_filter).
     AddFilter {
         /// The id issued.
         filter: FilterId,
         /// The filter as given (boxed: it is most of a log entry's size otherwise).
         query_filter: Box<QueryFilter>,
     },
-    /// [`Crowd::set_filter`].
+    /// [`Crowd::set_filter`](crate::crowd::Crowd::set_filter).
     SetFilter {
         /// The agent.
         agent: AgentId,
         /// Its new filter.
         filter: FilterId,
     },
-    /// [`Crowd::add_avoidance_profile`].
+    /// [`Crowd::add_avoidance_profile`](crate::crowd::Crowd::add_avoidance_profile).
     AddAvoidanceProfile {
         /// The id issued.
         profile: ProfileId,
         /// The profile.
         avoidance: AvoidanceProfile,
     },
-    /// [`Crowd::set_avoidance_profile`].
+    /// [`Crowd::set_avoidance_profile`](crate::crowd::Crowd::set_avoidance_profile).
     SetAvoidanceProfile {
         /// The agent.
         agent: AgentId,
         /// Its new profile.
         profile: ProfileId,
     },
-    /// [`Crowd::bump_epoch`].
+    /// [`Crowd::bump_epoch`](crate::crowd::Crowd::bump_epoch).
     BumpEpoch {
         /// The epoch begun.
         epoch: u32,
     },
-    /// [`Crowd::set_mesh`]: the crowd took a new snapshot. The mesh itself is the game's;
+    /// [`Crowd::set_mesh`](crate::crowd::Crowd::set_mesh): the crowd took a new snapshot. The mesh itself is the game's;
     /// the log keeps its fingerprint, which a replay checks against the mesh it is given.
     SetMesh {
         /// A fingerprint of the snapshot taken: every tile slot's state and generation and
@@ -336,7 +335,7 @@ pub enum ReplayError {
     NotAtFrontier {
         /// The first entry's sequence number.
         log_starts: u64,
-        /// [`Crowd::log_frontier`].
+        /// [`Crowd::log_frontier`](crate::crowd::Crowd::log_frontier).
         frontier: u64,
     },
     /// Entries out of order: a gap in the numbers or a frame going back.
@@ -381,7 +380,7 @@ pub enum ReplayError {
     #[error("the step failed: {0}")]
     Step(CrowdError),
     /// A logged interaction order, replayed without the host's world
-    /// ([`Replay::step_with`] gives it).
+    /// ([`Replay::step_with`](crate::crowd::Replay::step_with) gives it).
     #[error("log entry {sequence}: an interaction order needs the host's world to replay")]
     NeedsWorld {
         /// The entry.
@@ -435,7 +434,7 @@ impl Fnv {
 /// The crowd's side of the log: the outbox, the next sequence number, and in replay mode
 /// the results and outcomes still to come.
 #[derive(Default)]
-pub(super) struct OrderedLog {
+pub(crate) struct OrderedLog {
     /// Entries written and not yet drained.
     pub outbox: Vec<LogEntry>,
     /// The next entry's sequence number (saved with the crowd).
@@ -446,7 +445,7 @@ pub(super) struct OrderedLog {
 
 /// In replay mode, what the log says the steps will decide.
 #[derive(Default)]
-pub(super) struct ReplayFeed {
+pub(crate) struct ReplayFeed {
     /// Logged results, in order: (sequence, frame, result).
     pub results: VecDeque<(u64, u64, LoggedResult)>,
     /// The searches the mesh change being given closes, as logged right after it:
@@ -459,7 +458,7 @@ pub(super) struct ReplayFeed {
 }
 
 impl ReplayFeed {
-    fn diverge(&mut self, sequence: u64, frame: u64, logged: String, replayed: String) {
+    pub(crate) fn diverge(&mut self, sequence: u64, frame: u64, logged: String, replayed: String) {
         if self.divergence.is_none() {
             self.divergence = Some(ReplayError::Diverged {
                 sequence,
@@ -470,136 +469,3 @@ impl ReplayFeed {
         }
     }
 }
-
-impl Crowd {
-    /// Appends `record` to the outbox if the crowd keeps the log.
-    pub(super) fn log(&mut self, record: impl FnOnce() -> LogRecord) {
-        if self.config.ordered_log {
-            self.log.outbox.push(LogEntry {
-                sequence: self.log.frontier,
-                frame: self.frame,
-                record: record(),
-            });
-            self.log.frontier += 1;
-        }
-    }
-
-    /// Moves the log's entries written since the last call to the end of `into`, in order
-    /// (the outbox: a host persists them to replay the run or audit it). Empty unless
-    /// [`CrowdConfig::ordered_log`](crate::crowd::CrowdConfig::ordered_log) is on.
-    pub fn drain_log(&mut self, into: &mut Vec<LogEntry>) {
-        into.append(&mut self.log.outbox);
-    }
-
-    /// The sequence number the next log entry will have; saved with the crowd, so a log
-    /// kept from a save on starts here.
-    pub fn log_frontier(&self) -> u64 {
-        self.log.frontier
-    }
-
-    /// Whether the crowd steps in replay mode (see [`Replay`]).
-    pub fn replaying(&self) -> bool {
-        self.log.replay.is_some()
-    }
-
-    /// Replay mode: this step's logged results, rebuilt for the commit point, each with the
-    /// decision the log holds (checked by [`Crowd::check_decision`]).
-    pub(super) fn logged_results(&mut self) -> Vec<(u64, LoggedResult)> {
-        let frame = self.frame;
-        let Some(feed) = self.log.replay.as_mut() else {
-            return Vec::new();
-        };
-        let mut results = Vec::new();
-        while let Some((sequence, _, result)) =
-            feed.results.front().filter(|(_, at, _)| *at == frame)
-        {
-            results.push((*sequence, result.clone()));
-            feed.results.pop_front();
-        }
-        results
-    }
-
-    /// Replay mode: the searches a mesh change given now closed, as the log says.
-    pub(super) fn logged_expiries(&mut self) -> Vec<(AgentId, RequestId, Validity)> {
-        self.log
-            .replay
-            .as_mut()
-            .map(|feed| std::mem::take(&mut feed.expiries))
-            .unwrap_or_default()
-    }
-
-    /// Replay mode: the decision taken must be the logged one.
-    pub(super) fn check_decision(&mut self, sequence: u64, logged: Decision, taken: Decision) {
-        let frame = self.frame;
-        if logged != taken {
-            if let Some(feed) = self.log.replay.as_mut() {
-                feed.diverge(sequence, frame, format!("{logged:?}"), format!("{taken:?}"));
-            }
-        }
-    }
-
-    /// At the end of a step, before its events are returned: each outcome is logged, and
-    /// in replay mode checked against the log.
-    pub(super) fn log_outcomes(&mut self, events: &[CrowdEvent]) {
-        for event in events {
-            if let &CrowdEvent::OrderEnded {
-                agent,
-                order,
-                outcome,
-            } = event
-            {
-                self.log(|| LogRecord::Ended {
-                    agent,
-                    order,
-                    outcome,
-                });
-                self.check_outcome(agent, order, outcome);
-            }
-        }
-        // Outcomes the log holds for this step and the replay did not reach.
-        let frame = self.frame;
-        if let Some(feed) = self.log.replay.as_mut() {
-            if let Some(&(sequence, at, agent, order, outcome)) = feed.outcomes.front() {
-                if at <= frame {
-                    feed.diverge(
-                        sequence,
-                        at,
-                        format!("{agent:?} {order:?} ended {outcome:?}"),
-                        "no such outcome".to_string(),
-                    );
-                }
-            }
-            if let Some((sequence, at, result)) = feed.results.front() {
-                if *at <= frame {
-                    let (sequence, at) = (*sequence, *at);
-                    let logged = format!("{:?} answered {:?}", result.agent, result.query);
-                    feed.diverge(sequence, at, logged, "no such result".to_string());
-                }
-            }
-        }
-    }
-
-    fn check_outcome(&mut self, agent: AgentId, order: RequestId, outcome: Outcome) {
-        let frame = self.frame;
-        let Some(feed) = self.log.replay.as_mut() else {
-            return;
-        };
-        let replayed = format!("{agent:?} {order:?} ended {outcome:?}");
-        match feed.outcomes.pop_front() {
-            Some((sequence, at, logged_agent, logged_order, logged_outcome)) => {
-                if (at, logged_agent, logged_order, logged_outcome)
-                    != (frame, agent, order, outcome)
-                {
-                    let logged = format!(
-                        "{logged_agent:?} {logged_order:?} ended {logged_outcome:?} at frame {at}"
-                    );
-                    feed.diverge(sequence, frame, logged, replayed);
-                }
-            }
-            None => feed.diverge(u64::MAX, frame, "the log's end".to_string(), replayed),
-        }
-    }
-}
-
-mod replay;
-pub use replay::Replay;

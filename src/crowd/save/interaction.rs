@@ -7,9 +7,9 @@
 
 use glam::{Affine3A, Vec3};
 
-use super::RestoreError;
-use super::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
-use crate::crowd::interaction::{
+use crate::crowd::codec::RestoreError;
+use crate::crowd::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
+use crate::crowd::interactions::interaction::{
     CheckName, ChecksRun, InteractionFailure, InteractionOrder, InteractionPhase,
 };
 use crate::ids::TransformVersion;

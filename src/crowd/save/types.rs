@@ -6,18 +6,18 @@
 //! by value. Types with private fields (corridors, the scheduler's jobs) are saved by
 //! their own modules.
 
-use super::RestoreError;
-use super::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
-use super::column::LaneValue;
-use crate::crowd::agent::{AgentId, AgentParams, FilterId, ProfileId};
-use crate::crowd::avoid::AvoidanceProfile;
+use crate::crowd::agents::AgentStatus;
+use crate::crowd::agents::RequestId;
+use crate::crowd::agents::{AgentId, AgentParams, FilterId, ProfileId};
+use crate::crowd::avoidance::velocities::AvoidanceProfile;
+use crate::crowd::codec::RestoreError;
+use crate::crowd::codec::column::LaneValue;
+use crate::crowd::codec::{Reader, Saved, Writer, saved_newtype, saved_struct};
 use crate::crowd::components::{
     Cancelling, Ending, HoldOrder, HoldReserved, LinkCrossing, MoveRequest, VelocityRequest,
 };
 use crate::crowd::events::{BlockedBy, CancelRecord, CrowdEvent, FailureCondition, Outcome};
-use crate::crowd::hold::HoldFailure;
-use crate::crowd::lanes::AgentStatus;
-use crate::crowd::scheduler::RequestId;
+use crate::crowd::interactions::hold::HoldFailure;
 use crate::ids::{AreaId, CostVersion, FilterVersion, SupportId};
 use crate::mesh::{LinkId, LinkVersion, PolyRef, TileGeneration, TileSlot};
 use crate::query::{QueryFilter, Validity};
@@ -40,24 +40,24 @@ saved_struct!(RequestId {
     epoch
 });
 saved_struct!(CancelRecord { order, frame });
-saved_struct!(crate::crowd::ConnectionWindow {
+saved_struct!(crate::crowd::supports::connection::ConnectionWindow {
     first_open_frame,
     open_frames,
     period_frames,
 });
-saved_struct!(crate::crowd::PlatformPose { offset, yaw_rad });
-saved_struct!(crate::crowd::LinkDock {
+saved_struct!(crate::crowd::supports::platform::PlatformPose { offset, yaw_rad });
+saved_struct!(crate::crowd::supports::platform::LinkDock {
     support,
     pose,
     tolerance_m,
 });
-saved_struct!(crate::crowd::Shuttle {
+saved_struct!(crate::crowd::supports::platform::Shuttle {
     from,
     to,
     dwell_frames,
     travel_frames,
 });
-saved_struct!(crate::crowd::platform::Platform { layer, motion });
+saved_struct!(crate::crowd::supports::platform::Platform { layer, motion });
 saved_struct!(VelocityRequest { velocity, order });
 saved_struct!(HoldReserved { hold, policy });
 saved_struct!(HoldOrder {
@@ -402,11 +402,11 @@ impl Saved for QueryFilter {
     }
 }
 
-impl Saved for crate::crowd::PlatformMotion {
+impl Saved for crate::crowd::supports::platform::PlatformMotion {
     const MIN_BYTES: usize = 1;
     fn write(&self, out: &mut Writer) {
         match self {
-            crate::crowd::PlatformMotion::Placed {
+            crate::crowd::supports::platform::PlatformMotion::Placed {
                 pose,
                 velocity,
                 yaw_rate_rad_s,
@@ -416,7 +416,7 @@ impl Saved for crate::crowd::PlatformMotion {
                 velocity.write(out);
                 out.f32(*yaw_rate_rad_s);
             }
-            crate::crowd::PlatformMotion::Shuttle(shuttle) => {
+            crate::crowd::supports::platform::PlatformMotion::Shuttle(shuttle) => {
                 out.u8(1);
                 shuttle.write(out);
             }
@@ -424,12 +424,12 @@ impl Saved for crate::crowd::PlatformMotion {
     }
     fn read(input: &mut Reader) -> Result<Self, RestoreError> {
         Ok(match input.u8()? {
-            0 => crate::crowd::PlatformMotion::Placed {
+            0 => crate::crowd::supports::platform::PlatformMotion::Placed {
                 pose: Saved::read(input)?,
                 velocity: Saved::read(input)?,
                 yaw_rate_rad_s: input.f32()?,
             },
-            1 => crate::crowd::PlatformMotion::Shuttle(Saved::read(input)?),
+            1 => crate::crowd::supports::platform::PlatformMotion::Shuttle(Saved::read(input)?),
             other => return Err(input.malformed(format!("platform motion tag {other}"))),
         })
     }
@@ -543,8 +543,8 @@ impl LaneValue for Option<BlockedBy> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::save::codec::SharedTable;
-    use crate::crowd::{FeedbackFault, FeedbackField};
+    use crate::crowd::codec::SharedTable;
+    use crate::crowd::events::{FeedbackFault, FeedbackField};
 
     #[test]
     fn the_shortest_event_is_no_shorter_than_the_least_a_count_allows_for() {
