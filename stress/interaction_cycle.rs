@@ -21,11 +21,12 @@
 
 use std::collections::HashMap;
 use std::time::Instant;
+use waymark::harness::HostWorld;
 
 use glam::{Vec2, Vec3};
 use waymark::crowd::{
-    AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, HoldPolicy, HostWorld,
-    KinematicController, Outcome, RequestId, StepStats,
+    AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, HoldPolicy, KinematicController, Outcome,
+    RequestId, StepStats,
 };
 use waymark::geom::SplitMix64;
 use waymark::harness::median;

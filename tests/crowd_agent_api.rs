@@ -8,7 +8,7 @@ use glam::Vec3;
 use waymark::crowd::internals::{CANCEL_CONFIRM_S, TABLE_ENTRIES_MAX};
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, AvoidanceProfile, Crowd, CrowdConfig, CrowdError,
-    CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, ProfileId, STEP_RANGE_S,
+    CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, ProfileId,
 };
 use waymark::ids::AreaId;
 use waymark::mesh::{NavMesh, WalkablePolygon};
@@ -89,7 +89,7 @@ fn a_step_outside_the_step_range_is_refused_naming_its_length_and_leaves_the_cro
     }
     assert_eq!(crowd.position(agent).unwrap(), before);
     // The range's ends are steps.
-    for dt in [*STEP_RANGE_S.start(), *STEP_RANGE_S.end()] {
+    for dt in [*Crowd::STEP_RANGE_S.start(), *Crowd::STEP_RANGE_S.end()] {
         crowd.step(dt, &mut KinematicController).unwrap();
     }
     assert_ne!(crowd.position(agent).unwrap(), before);

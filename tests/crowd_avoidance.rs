@@ -2,7 +2,7 @@
 //! guarantees the pass owes the rest of the crowd (never off the mesh, the same at any
 //! thread count, a configuration error named by its field).
 
-use waymark::crowd::{AvoidanceConfig, ContactModel, Crowd, CrowdConfig, CrowdError};
+use waymark::crowd::{AvoidanceConfig, Crowd, CrowdConfig, CrowdError};
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
 
 /// `config` with the escalation off: bodies that never give, never pass through anybody,
@@ -39,7 +39,7 @@ fn sliding_contacts_let_the_circle_crush_sink_in() {
     // circle: everyone still arrives, but the crush at the centre sinks a third of a radius
     // deep (measured 0.52 m).
     let mut scenario = Scenario::new(ScenarioKind::Circle, 250).unwrap();
-    scenario.config.avoidance.contact = ContactModel::Slide;
+    scenario.config.avoidance.inelastic_contact = false;
     scenario.config.avoidance.slow_turn_rad = 0.0;
     scenario.config.avoidance.yield_share = 0.5;
     let (report, _) = run_scenario(&scenario, |_| {}).unwrap();
@@ -487,9 +487,9 @@ fn an_inelastic_contact_removes_the_velocity_into_it_and_a_sliding_one_keeps_it(
     // Two walkers (radius 0.4) 0.7 m apart walking into each other at 1.4 m/s: after one
     // step they overlap and are pushed apart.
     let scenario = Scenario::new(ScenarioKind::Bottleneck, 4).unwrap();
-    let approach_after = |contact: ContactModel| {
+    let approach_after = |inelastic: bool| {
         let mut config = scenario.config;
-        config.avoidance.contact = contact;
+        config.avoidance.inelastic_contact = inelastic;
         // Avoidance off for the step's velocities, the separation pass kept with rigid
         // bodies: the pair walks straight into each other.
         config.avoidance.time_horizon_s = 1e-3;
@@ -526,8 +526,8 @@ fn an_inelastic_contact_removes_the_velocity_into_it_and_a_sliding_one_keeps_it(
         }
         closing
     };
-    let inelastic = approach_after(ContactModel::Inelastic);
-    let slide = approach_after(ContactModel::Slide);
+    let inelastic = approach_after(true);
+    let slide = approach_after(false);
     // Whenever the pair was pushed apart (exactly touching at the end of the step), an inelastic
     // contact left no closing speed; a sliding one kept walking into the other.
     let in_contact = |run: &[(f32, f32)]| -> Vec<f32> {
@@ -618,7 +618,7 @@ impl waymark::crowd::Controller for Frozen {
             velocity_world_end: glam::Vec3::ZERO,
             velocity_support_end: glam::Vec3::ZERO,
             velocity_valid: true,
-            blocked: None,
+            blocked: false,
         }));
     }
 }

@@ -2,7 +2,7 @@
 //! generation seen); through every kind of mesh change it must judge a corridor exactly as
 //! the search's full read set does.
 
-use waymark::crowd::CorridorReads;
+use waymark::crowd::internals::CorridorReads;
 use waymark::ids::SourceVersion;
 use waymark::mesh::{NavMesh, TileData};
 use waymark::query::{PathResult, QueryFilter, Validity};

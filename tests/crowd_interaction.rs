@@ -6,15 +6,15 @@
 
 use glam::{Affine3A, Vec2, Vec3};
 use waymark::crowd::{
-    AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, FailureCondition, HoldPolicy, HostWorld,
-    InteractionFailure, InteractionPhase, KinematicController, ObjectState, Outcome, Replay,
-    RequestId,
+    AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, FailureCondition, HoldPolicy,
+    InteractionFailure, InteractionPhase, KinematicController, Outcome, Replay, RequestId,
 };
+use waymark::harness::HostWorld;
 use waymark::ids::TransformVersion;
 use waymark::mesh::{NavMesh, TileData, WalkablePolygon, blob::BakeParams};
 use waymark::target::{
-    BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, Placement, Shape,
-    SightFrom, StandArea, StaticWorld, TargetRecord, Tolerances,
+    BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, ObjectState, Placement,
+    Shape, SightFrom, StandArea, StaticWorld, TargetRecord, Tolerances,
 };
 
 const DT: f32 = 0.1;

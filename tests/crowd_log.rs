@@ -10,9 +10,8 @@ use common::{Game, proving_ground_mesh, rooms, rooms_door, turntable_crowd};
 use glam::Vec3;
 use waymark::crowd::internals::mesh_fingerprint;
 use waymark::crowd::{
-    AgentParams, AgentView, Command, ConnectionWindow, Crowd, CrowdConfig, CrowdEvent, Decision,
-    FrameBudget, KinematicController, LogEntry, LogRecord, LoggedAnswer, Rejection, Replay,
-    ReplayError,
+    AgentParams, AgentView, ConnectionWindow, Crowd, CrowdConfig, CrowdEvent, Decision,
+    KinematicController, LogEntry, LogRecord, LoggedAnswer, Replay, ReplayError,
 };
 use waymark::harness::random_plans;
 use waymark::mesh::{LinkId, NavMesh};
@@ -28,11 +27,9 @@ const PARAMS: AgentParams = AgentParams {
 /// A logging crowd with a budget small enough that searches queue and finish over frames.
 fn logged_config(search_time_ms: f32) -> CrowdConfig {
     CrowdConfig {
-        budget: FrameBudget {
-            node_expansions: 96,
-            head_starts: 16,
-            search_time_ms,
-        },
+        path_nodes_per_step: 96,
+        head_starts_per_step: 16,
+        path_search_time_ms: search_time_ms,
         ordered_log: true,
         ..CrowdConfig::default()
     }
@@ -93,28 +90,28 @@ fn the_log_holds_every_command_result_and_outcome_in_order() {
     assert_eq!(
         log.iter().map(|entry| &entry.record).collect::<Vec<_>>(),
         [
-            &LogRecord::Command(Command::AddAgent {
+            &LogRecord::AddAgent {
                 agent: walker,
                 position: Vec3::new(2.0, 0.0, 3.0),
                 params: PARAMS
-            }),
-            &LogRecord::Command(Command::AddAgent {
+            },
+            &LogRecord::AddAgent {
                 agent: other,
                 position: Vec3::new(8.0, 0.0, 2.0),
                 params: PARAMS
-            }),
-            &LogRecord::Command(Command::Move {
+            },
+            &LogRecord::Move {
                 agent: walker,
                 order: walk,
                 target: Vec3::new(19.0, 0.0, 3.0),
                 deadline_frame: None
-            }),
-            &LogRecord::Command(Command::Move {
+            },
+            &LogRecord::Move {
                 agent: other,
                 order: short,
                 target: Vec3::new(6.0, 0.0, 2.0),
                 deadline_frame: None
-            }),
+            },
         ]
     );
 
@@ -144,9 +141,15 @@ fn the_log_holds_every_command_result_and_outcome_in_order() {
         let first_new = log.len();
         crowd.drain_log(&mut log);
         for entry in &log[first_new..] {
-            if let LogRecord::Result(result) = &entry.record {
+            if let LogRecord::Result {
+                agent,
+                answer,
+                decision,
+                ..
+            } = &entry.record
+            {
                 if let (true, Decision::Adopted, LoggedAnswer::Corridor(corridor)) =
-                    (result.agent == walker, result.decision, &result.answer)
+                    (*agent == walker, *decision, answer)
                 {
                     let walking = crowd.corridor(walker).unwrap().unwrap();
                     assert!(std::ptr::eq(&**corridor, walking), "frame {frame}");
@@ -164,16 +167,18 @@ fn the_log_holds_every_command_result_and_outcome_in_order() {
     // The door: the mesh change, by the fingerprint of the snapshot taken.
     assert!(log.iter().any(|entry| entry.frame == 3
         && entry.record
-            == LogRecord::Command(Command::SetMesh {
+            == LogRecord::SetMesh {
                 fingerprint: mesh_fingerprint(&mesh.snapshot())
-            })));
+            }));
     // The walker's first route went through the door: its adoption is logged, and after
     // the door closed a result read the old link version is rejected as stale or the
     // route is asked again and adopted round the back.
     let walker_decisions: Vec<Decision> = log
         .iter()
         .filter_map(|entry| match &entry.record {
-            LogRecord::Result(result) if result.agent == walker => Some(result.decision),
+            LogRecord::Result {
+                agent, decision, ..
+            } if *agent == walker => Some(*decision),
             _ => None,
         })
         .collect();
@@ -188,10 +193,10 @@ fn the_log_holds_every_command_result_and_outcome_in_order() {
     // The cancel, with the record it returned, at the frame it was asked.
     assert!(log.iter().any(|entry| entry.frame == 120
         && entry.record
-            == LogRecord::Command(Command::Cancel {
+            == LogRecord::Cancel {
                 agent: walker,
                 record: cancel.unwrap()
-            })));
+            }));
     // Every outcome, in the order and at the frame the steps reported it.
     let logged_ends: Vec<_> = log
         .iter()
@@ -215,7 +220,7 @@ fn a_replay_reads_its_paths_from_the_log_and_reproduces_the_run() {
     let (seen, events, log) = record(&mesh, config, 150);
     let results = log
         .iter()
-        .filter(|entry| matches!(entry.record, LogRecord::Result(_)))
+        .filter(|entry| matches!(entry.record, LogRecord::Result { .. }))
         .count();
     assert!(results > 300, "{results} results logged");
 
@@ -230,7 +235,7 @@ fn a_replay_reads_its_paths_from_the_log_and_reproduces_the_run() {
         assert_eq!(found, events[frame], "frame {frame}");
         assert_same(&views(&again), &seen[frame], frame);
         // No search ran: every path came from the log.
-        assert_eq!(again.stats().scheduler.nodes_expanded, 0);
+        assert_eq!(again.stats().nodes_expanded, 0);
         again.drain_log(&mut relogged);
     }
     // The orders given after the last step are for a step not taken (frame 150).
@@ -256,10 +261,10 @@ fn a_turntable_set_in_the_log_turns_in_the_replay() {
         crowd.step(0.1, &mut KinematicController).unwrap();
         crowd.drain_log(&mut log);
     }
-    assert!(log.iter().any(|entry| matches!(
-        entry.record,
-        LogRecord::Command(Command::SetSupportRotation { .. })
-    )));
+    assert!(
+        log.iter()
+            .any(|entry| matches!(entry.record, LogRecord::SetSupportRotation { .. }))
+    );
     let mut again = Crowd::new(&scenario.mesh, config).unwrap();
     let mut replay = Replay::start(&mut again, log).unwrap();
     for _ in 0..200 {
@@ -394,7 +399,7 @@ fn a_log_the_replay_cannot_follow_is_refused_naming_the_entry() {
     // The host gives the mesh without the door change.
     let set_mesh = log
         .iter()
-        .find(|entry| matches!(entry.record, LogRecord::Command(Command::SetMesh { .. })))
+        .find(|entry| matches!(entry.record, LogRecord::SetMesh { .. }))
         .unwrap()
         .sequence;
     assert!(matches!(
@@ -407,8 +412,8 @@ fn a_log_the_replay_cannot_follow_is_refused_naming_the_entry() {
     let adoption = tampered
         .iter_mut()
         .find_map(|entry| match &mut entry.record {
-            LogRecord::Result(result) if result.decision == Decision::Adopted => {
-                result.decision = Decision::Rejected(Rejection::OffCorridor);
+            LogRecord::Result { decision, .. } if *decision == Decision::Adopted => {
+                *decision = Decision::RejectedOffCorridor;
                 Some(entry.sequence)
             }
             _ => None,
@@ -424,7 +429,7 @@ fn a_log_the_replay_cannot_follow_is_refused_naming_the_entry() {
     let order = tampered
         .iter_mut()
         .find_map(|entry| match &mut entry.record {
-            LogRecord::Command(Command::Move { order, .. }) => {
+            LogRecord::Move { order, .. } => {
                 order.logical += 7;
                 Some(entry.sequence)
             }
@@ -440,7 +445,15 @@ fn a_log_the_replay_cannot_follow_is_refused_naming_the_entry() {
     let mut tampered = log.clone();
     let left_out = tampered
         .iter()
-        .position(|entry| matches!(&entry.record, LogRecord::Result(r) if r.decision == Decision::Adopted))
+        .position(|entry| {
+            matches!(
+                &entry.record,
+                LogRecord::Result {
+                    decision: Decision::Adopted,
+                    ..
+                }
+            )
+        })
         .unwrap();
     let mut shifted = tampered.split_off(left_out);
     shifted.remove(0);

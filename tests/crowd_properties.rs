@@ -26,8 +26,8 @@ use common::{rooms, rooms_door};
 use glam::Vec3;
 use waymark::crowd::{
     AgentId, AgentParams, AgentStatus, CancelRecord, Crowd, CrowdConfig, CrowdError, CrowdEvent,
-    Decision, FrameBudget, HoldPolicy, KinematicController, LogEntry, LogRecord, LoggedAnswer,
-    LoggedResult, MoverAction, Replay, RequestId,
+    Decision, HoldPolicy, KinematicController, LogEntry, LogRecord, LoggedAnswer, MoverAction,
+    Replay, RequestId,
 };
 use waymark::harness::state_hash;
 use waymark::mesh::{LinkId, NavMesh};
@@ -300,10 +300,7 @@ fn check(crowd: &Crowd, events: &[CrowdEvent], agents: &[AgentId], ledger: &mut 
 fn config() -> CrowdConfig {
     CrowdConfig {
         ordered_log: true,
-        budget: FrameBudget {
-            node_expansions: 24,
-            ..FrameBudget::default()
-        },
+        path_nodes_per_step: 24,
         ..CrowdConfig::default()
     }
 }
@@ -322,14 +319,14 @@ fn check_adoptions(log: &[LogEntry], mesh: &NavMesh) {
     let mut filter = QueryFilter::new();
     filter.set_links_allowed(true);
     for entry in log {
-        if let LogRecord::Result(LoggedResult {
+        if let LogRecord::Result {
             decision: Decision::Adopted,
             answer: LoggedAnswer::Corridor(corridor),
             ..
-        }) = &entry.record
+        } = &entry.record
         {
             assert_eq!(
-                corridor.reads.still_valid_in(&snapshot, &filter),
+                corridor.reads().still_valid_in(&snapshot, &filter),
                 Validity::Valid,
                 "entry {}",
                 entry.sequence

@@ -153,7 +153,7 @@ fn m2_belt_carry_and_relative_velocity() {
         velocity_world_end: Vec3::ZERO,
         velocity_support_end: Vec3::new(1.0, 0.0, 0.0),
         velocity_valid: true,
-        blocked: None,
+        blocked: false,
     };
     let (end, average) = waymark::crowd::internals::feedback_velocities(&feedback);
     assert_eq!(end, Vec2::new(-1.0, 0.0));
@@ -518,7 +518,7 @@ impl Controller for Stuck {
             velocity_world_end: Vec3::ZERO,
             velocity_support_end: Vec3::ZERO,
             velocity_valid: true,
-            blocked: None,
+            blocked: false,
         }));
     }
 }
@@ -1353,11 +1353,8 @@ fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
 /// and one agent ordered from one end to the other: its search runs for many frames.
 fn slow_walk_along(mesh: &NavMesh) -> (Crowd, AgentId, waymark::crowd::RequestId) {
     let config = CrowdConfig {
-        budget: waymark::crowd::FrameBudget {
-            node_expansions: 2,
-            head_starts: 0,
-            ..Default::default()
-        },
+        path_nodes_per_step: 2,
+        head_starts_per_step: 0,
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(mesh, config).unwrap();
@@ -1407,7 +1404,7 @@ fn h1_a_search_that_read_a_replaced_tile_expires_and_a_new_query_is_registered()
     assert_eq!((q8.attempt, q8.epoch), (0, q7.epoch));
     let corridor = crowd.corridor(agent).unwrap().unwrap();
     assert_eq!(
-        corridor.reads.newest_generation(),
+        corridor.reads().newest_generation(),
         waymark::mesh::TileGeneration(2)
     );
 }
@@ -1508,11 +1505,8 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
     let mesh = mesh_of(&polygons);
     let budget = 100;
     let config = CrowdConfig {
-        budget: waymark::crowd::FrameBudget {
-            node_expansions: budget,
-            head_starts: 0,
-            ..Default::default()
-        },
+        path_nodes_per_step: budget,
+        head_starts_per_step: 0,
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(&mesh, config).unwrap();
@@ -1534,7 +1528,7 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
     let (mut spent, mut busy_frames) = (0u64, 0);
     for _ in 0..400 {
         crowd.step(1.0 / 30.0, &mut controller).unwrap();
-        let expanded = crowd.stats().scheduler.nodes_expanded;
+        let expanded = crowd.stats().nodes_expanded;
         assert!(expanded <= budget, "a frame expanded {expanded} nodes");
         spent += u64::from(expanded);
         busy_frames += usize::from(expanded > budget / 2);
@@ -1552,11 +1546,7 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
         .filter(|view| crowd.awaiting_first_path(view.id).unwrap())
         .count();
     assert_eq!(first_requests_waiting, 0);
-    assert!(
-        crowd.stats().scheduler.oldest_wait_frames <= 2,
-        "{:?}",
-        crowd.stats()
-    );
+    assert!(crowd.stats().oldest_wait_frames <= 2, "{:?}", crowd.stats());
 }
 
 #[test]
@@ -1723,11 +1713,8 @@ fn strip_crowd_with(head_starts: u32, node_expansions: u32) -> (NavMesh, Crowd, 
         .collect();
     let mesh = mesh_of(&polygons);
     let config = CrowdConfig {
-        budget: waymark::crowd::FrameBudget {
-            node_expansions,
-            head_starts,
-            ..Default::default()
-        },
+        path_nodes_per_step: node_expansions,
+        head_starts_per_step: head_starts,
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(&mesh, config).unwrap();
@@ -1830,11 +1817,9 @@ fn a_search_time_budget_still_finds_every_path_and_a_bad_one_is_refused_by_name(
     // A time budget far below one round: a round still runs each frame, so every agent
     // gets its path and arrives (in more frames than the node budget alone needs).
     let mut config = CrowdConfig {
-        budget: waymark::crowd::FrameBudget {
-            node_expansions: 12,
-            head_starts: 0,
-            search_time_ms: 1e-6,
-        },
+        path_nodes_per_step: 12,
+        head_starts_per_step: 0,
+        path_search_time_ms: 1e-6,
         ..CrowdConfig::default()
     };
     let polygons: Vec<WalkablePolygon> = (0..40)
@@ -1863,10 +1848,10 @@ fn a_search_time_budget_still_finds_every_path_and_a_bad_one_is_refused_by_name(
     }
     assert_eq!(arrived, 10);
     for bad in [-1.0, f32::NAN, f32::INFINITY] {
-        config.budget.search_time_ms = bad;
+        config.path_search_time_ms = bad;
         match Crowd::new(&mesh, config) {
             Err(CrowdError::BadConfig { field, .. }) => {
-                assert_eq!(field, "budget.search_time_ms")
+                assert_eq!(field, "path_search_time_ms")
             }
             other => panic!("{bad}: {:?}", other.map(|_| ())),
         }

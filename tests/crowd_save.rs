@@ -7,8 +7,8 @@ mod common;
 use common::{Game, proving_ground_mesh, rooms, rooms_door, turntable_crowd};
 use glam::Vec3;
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, AgentView, Crowd, CrowdConfig, CrowdEvent, FrameBudget,
-    KinematicController, RestoreError, SAVE_FORMAT_VERSION,
+    AgentId, AgentParams, AgentStatus, AgentView, Crowd, CrowdConfig, CrowdEvent,
+    KinematicController, RestoreError,
 };
 use waymark::harness::{random_plans, state_hash};
 use waymark::mesh::{LinkId, LinkVersion, NavMesh, TileGeneration};
@@ -55,11 +55,8 @@ fn views(crowd: &Crowd) -> Vec<AgentView> {
 /// A budget small enough that searches are still open and queued at the save.
 fn tight_config() -> CrowdConfig {
     CrowdConfig {
-        budget: FrameBudget {
-            node_expansions: 96,
-            head_starts: 16,
-            ..FrameBudget::default()
-        },
+        path_nodes_per_step: 96,
+        head_starts_per_step: 16,
         ..CrowdConfig::default()
     }
 }
@@ -78,7 +75,7 @@ fn a_restored_crowd_continues_exactly_as_the_uninterrupted_one() {
     for _ in 0..SAVE_FRAME {
         whole_game.frame(&mut whole);
     }
-    let queue_at_save = whole.stats().scheduler.queue_depth;
+    let queue_at_save = whole.stats().queue_depth;
     let bytes = whole.save();
     assert_eq!(bytes, whole.save(), "the same crowd saves the same bytes");
     let mut restored = Crowd::restore(&mesh, config, &bytes).unwrap();
@@ -301,12 +298,12 @@ fn truncated_corrupted_and_foreign_bytes_are_refused_by_value() {
     assert!(error.to_string().contains("corrupted"), "{error}");
 
     let mut other_version = bytes.clone();
-    other_version[8..12].copy_from_slice(&(SAVE_FORMAT_VERSION + 1).to_le_bytes());
+    other_version[8..12].copy_from_slice(&(Crowd::SAVE_FORMAT_VERSION + 1).to_le_bytes());
     assert_eq!(
         restore(&other_version),
         Some(RestoreError::Version {
-            found: SAVE_FORMAT_VERSION + 1,
-            supported: SAVE_FORMAT_VERSION,
+            found: Crowd::SAVE_FORMAT_VERSION + 1,
+            supported: Crowd::SAVE_FORMAT_VERSION,
         })
     );
 

@@ -104,8 +104,13 @@ fn agents_answered_with_nan_infinite_or_absurd_feedback_are_quarantined_and_the_
             .step(DT, &mut controller)
             .expect("the frame completes");
         for event in events {
-            if let CrowdEvent::Quarantined { agent, fault } = event {
-                quarantined.push((agent, fault.field, fault.value()));
+            if let CrowdEvent::Quarantined {
+                agent,
+                field,
+                value_bits,
+            } = event
+            {
+                quarantined.push((agent, field, f32::from_bits(value_bits)));
             }
         }
         if frame == 10 {

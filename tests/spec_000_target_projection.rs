@@ -4,9 +4,10 @@
 mod common;
 use glam::{Affine3A, Vec2, Vec3};
 use waymark::crowd::{
-    AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, FailureCondition, HoldPolicy, HostWorld,
+    AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, FailureCondition, HoldPolicy,
     InteractionFailure, InteractionPhase, KinematicController, MoverAction, Outcome, RequestId,
 };
+use waymark::harness::HostWorld;
 use waymark::ids::TransformVersion;
 
 use waymark::mesh::{NavMesh, Snapshot, WalkablePolygon};

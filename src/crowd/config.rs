@@ -12,8 +12,18 @@ use crate::crowd::paths::scheduler::FrameBudget;
 /// Crowd settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CrowdConfig {
-    /// Node expansions per step for all searches.
-    pub budget: FrameBudget,
+    /// Node expansions per step, all path searches together. Limit: at least 1.
+    pub path_nodes_per_step: u32,
+    /// Fresh move orders given a head start per step (a few polygons toward the target,
+    /// walked while the path is searched; a few adjacency reads each, about a microsecond;
+    /// 0: none, agents stand until their path is found).
+    pub head_starts_per_step: u32,
+    /// Wall-clock time the path searches may take per step, milliseconds, on top of the
+    /// node budget (0: no time limit). The scheduler stops opening and stepping searches
+    /// once it is spent, after at least one round (so paths still come on a slow frame). A
+    /// time limit makes which searches finish in a frame depend on the machine's speed, so
+    /// runs are no longer repeatable bit for bit; the node budget alone keeps them so.
+    pub path_search_time_ms: f32,
     /// Horizontal distance to the goal that counts as there, metres.
     pub arrive_tolerance_m: f32,
     /// Speed below which an agent counts as stopped, m/s.
@@ -85,7 +95,9 @@ pub enum BlockedPolicy {
 impl Default for CrowdConfig {
     fn default() -> Self {
         CrowdConfig {
-            budget: FrameBudget::default(),
+            path_nodes_per_step: FrameBudget::DEFAULT.node_expansions,
+            head_starts_per_step: FrameBudget::DEFAULT.head_starts,
+            path_search_time_ms: FrameBudget::DEFAULT.search_time_ms,
             arrive_tolerance_m: 0.25,
             stop_speed_mps: 0.05,
             snap_half_extents: Vec3::new(2.0, 4.0, 2.0),
@@ -105,14 +117,23 @@ impl Default for CrowdConfig {
 }
 
 impl CrowdConfig {
+    /// What path finding may spend in one step.
+    pub(crate) fn budget(&self) -> FrameBudget {
+        FrameBudget {
+            node_expansions: self.path_nodes_per_step,
+            head_starts: self.head_starts_per_step,
+            search_time_ms: self.path_search_time_ms,
+        }
+    }
+
     /// The field that makes this configuration unusable, with its value, if any.
     pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
         let finite_at_least = |value: f32, low: f32| value.is_finite() && value >= low;
-        if self.budget.node_expansions == 0 {
-            return Some(("budget.node_expansions", 0.0));
+        if self.path_nodes_per_step == 0 {
+            return Some(("path_nodes_per_step", 0.0));
         }
-        if !finite_at_least(self.budget.search_time_ms, 0.0) {
-            return Some(("budget.search_time_ms", self.budget.search_time_ms));
+        if !finite_at_least(self.path_search_time_ms, 0.0) {
+            return Some(("path_search_time_ms", self.path_search_time_ms));
         }
         if !finite_at_least(self.arrive_tolerance_m, 0.0) {
             return Some(("arrive_tolerance_m", self.arrive_tolerance_m));

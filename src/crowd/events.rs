@@ -117,15 +117,18 @@ pub enum CrowdEvent {
     Quarantined {
         /// The agent.
         agent: AgentId,
-        /// What was wrong.
-        fault: FeedbackFault,
+        /// The first field of the answer found wrong.
+        field: FeedbackField,
+        /// Its value's bits (a vector's largest component; `f32::from_bits` gives it, NaN
+        /// included, which an `f32` field would keep from comparing equal).
+        value_bits: u32,
     },
 }
 
 /// The first value of a controller's answer that put its agent in quarantine
 /// ([`CrowdEvent::Quarantined`](crate::crowd::CrowdEvent::Quarantined)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FeedbackFault {
+pub(crate) struct FeedbackFault {
     /// The field.
     pub field: FeedbackField,
     /// The value's bits (a vector's largest component; `f32::from_bits` gives it, NaN
@@ -152,7 +155,7 @@ pub enum FeedbackField {
     /// A displacement (`displacement`, `displacement_support`, `displacement_correction`):
     /// not finite, or longer than the world.
     Displacement,
-    /// `dt`: outside [`STEP_RANGE_S`](crate::crowd::runtime::step::STEP_RANGE_S).
+    /// `dt`: outside [`Crowd::STEP_RANGE_S`](crate::crowd::Crowd::STEP_RANGE_S).
     StepLength,
 }
 
@@ -278,7 +281,7 @@ pub enum CrowdError {
         /// Its value.
         value: f32,
     },
-    /// A step length outside [`STEP_RANGE_S`](crate::crowd::runtime::step::STEP_RANGE_S).
+    /// A step length outside [`Crowd::STEP_RANGE_S`](crate::crowd::Crowd::STEP_RANGE_S).
     #[error("step length {0} s is outside 0.0001..=1 s")]
     BadStep(f32),
     /// A crowd configuration field out of range.
@@ -424,22 +427,15 @@ pub enum CrowdError {
         /// The crowd's frame ([`Crowd::frame`](crate::crowd::Crowd::frame)).
         frame: u64,
     },
-    /// More agents than a crowd can hold ([`AGENTS_MAX`]).
+    /// More agents than a crowd can hold ([`Crowd::AGENTS_MAX`](crate::crowd::Crowd::AGENTS_MAX)).
     #[error("{requested} agents exceed a crowd's limit of {AGENTS_MAX}")]
     TooManyAgents {
         /// Agents the crowd would hold.
         requested: usize,
     },
-    /// A percentile asked of [`PathWaits`](crate::crowd::paths::scheduler::PathWaits) with a fraction outside 0 to 1 (or NaN).
+    /// A percentile of the path waits ([`Crowd::path_wait_frames`](crate::crowd::Crowd::path_wait_frames)) asked with a fraction outside 0 to 1 (or NaN).
     #[error("percentile fraction {0} is not within 0 to 1")]
     BadPercentile(f64),
-    /// [`PathWaits::since`](crate::crowd::PathWaits::since) given waits that are not an earlier state of these: they count
-    /// the wait of this many frames more often.
-    #[error("the earlier waits count more waits of {frames} frames than these")]
-    NotEarlierWaits {
-        /// The first wait, in frames, counted more often.
-        frames: u64,
-    },
     /// The system refused the memory for this many agents' state.
     #[error("no memory for the state of {agents} agents")]
     OutOfMemory {

@@ -103,7 +103,7 @@ pub mod internals {
     pub use super::lanes::AgentLanes;
     pub use super::log::mesh_fingerprint;
     pub use super::paths::corridor::{
-        CORRIDOR_POLYGONS_MAX, CorridorCache, CorridorKey, CorridorMemory,
+        CORRIDOR_POLYGONS_MAX, CorridorCache, CorridorKey, CorridorMemory, CorridorReads,
     };
     pub use super::runtime::flow::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
     pub use super::supports::controller::{integrate_velocity, move_foot};
@@ -117,36 +117,29 @@ pub mod internals {
     };
 }
 
-pub use agents::{
-    AGENTS_MAX, AgentId, AgentParams, AgentStatus, AgentView, FilterId, ProfileId, RequestId,
-};
-pub use avoidance::velocities::{AvoidanceConfig, AvoidanceProfile, ContactModel};
+pub use agents::{AgentId, AgentParams, AgentStatus, AgentView, FilterId, ProfileId, RequestId};
+pub use avoidance::velocities::{AvoidanceConfig, AvoidanceProfile};
 pub use codec::RestoreError;
 pub use config::{BlockedPolicy, CrowdConfig};
 pub use events::{
-    BlockedBy, CancelRecord, CrowdError, CrowdEvent, FailureCondition, FeedbackFault,
-    FeedbackField, MoverAction, MoverOwner, Outcome,
+    BlockedBy, CancelRecord, CrowdError, CrowdEvent, FailureCondition, FeedbackField, MoverAction,
+    MoverOwner, Outcome,
 };
 pub use interactions::hold::{FactChange, HoldFailure, HoldPhase, HoldPolicy, HoldView};
 pub use interactions::interaction::{
-    HostWorld, InteractionFailure, InteractionPhase, InteractionView, InteractionWorld, ObjectState,
+    InteractionFailure, InteractionPhase, InteractionView, InteractionWorld,
 };
 #[cfg(feature = "harness")]
 pub(crate) use log::Fnv;
-pub use log::{
-    Command, Decision, LogEntry, LogRecord, LoggedAnswer, LoggedResult, Rejection, ReplayError,
-};
-pub use paths::corridor::{Corridor, CorridorReads};
-pub use paths::scheduler::{FrameBudget, PathWaits, ScheduleStats};
+pub use log::{Decision, LogEntry, LogRecord, LoggedAnswer, ReplayError};
+pub use paths::corridor::Corridor;
+#[cfg(feature = "harness")]
+pub(crate) use paths::scheduler::PathWaits;
 pub use runtime::Crowd;
 pub use runtime::replay::Replay;
-pub use runtime::save::SAVE_FORMAT_VERSION;
-pub use runtime::step::STEP_RANGE_S;
 pub use runtime::step::crossing::CrossingState;
 pub use stats::{PassStats, StepStats};
 pub use supports::connection::ConnectionWindow;
-pub use supports::controller::{
-    BlockedReason, Controller, KinematicController, StepFeedback, StepRequest,
-};
+pub use supports::controller::{Controller, KinematicController, StepFeedback, StepRequest};
 pub use supports::platform::{LinkDock, PlatformMotion, PlatformPose, Shuttle};
 pub use supports::support::{SupportAcceleration, SupportMotion};

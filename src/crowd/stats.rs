@@ -40,8 +40,16 @@ pub struct StepStats {
     pub movement: PassStats,
     /// Feedback, statuses and events.
     pub feedback: PassStats,
-    /// The scheduler's own counters.
-    pub scheduler: ScheduleStats,
+    /// Node expansions the path searches spent.
+    pub nodes_expanded: u32,
+    /// Path jobs finished (searched or answered from the corridor cache).
+    pub paths_finished: u32,
+    /// Path jobs answered from the corridor cache.
+    pub cache_hits: u32,
+    /// Path requests still queued or in flight after the step.
+    pub queue_depth: u32,
+    /// Frames the oldest waiting path request has waited.
+    pub oldest_wait_frames: u64,
     /// Agents without their searched path after the step: queued, searched, or walking a
     /// head start meanwhile.
     pub waiting_for_path: u32,
@@ -58,6 +66,15 @@ pub struct StepStats {
 }
 
 impl StepStats {
+    /// Takes the scheduler's counters of the step.
+    pub(crate) fn record_schedule(&mut self, schedule: ScheduleStats) {
+        self.nodes_expanded = schedule.nodes_expanded;
+        self.paths_finished = schedule.finished;
+        self.cache_hits = schedule.cache_hits;
+        self.queue_depth = schedule.queue_depth;
+        self.oldest_wait_frames = schedule.oldest_wait_frames;
+    }
+
     /// The passes' names, in step order, as [`StepStats::pass_stats`] lists them.
     pub const PASS_NAMES: [&'static str; StepStats::PASSES] = [
         "interactions",

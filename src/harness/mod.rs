@@ -12,6 +12,7 @@ mod plans;
 mod resume;
 mod run;
 mod scenario;
+mod world;
 
 /// The flow of a run (arrivals, partial ends, progress, stuck agents, overlaps), metered
 /// from the crowd's events and lanes outside the timed step.
@@ -30,3 +31,4 @@ pub use scenario::{
     CIRCLE_SLOW_TURN_RAD, DepthHistogram, FrameQuality, Scenario, ScenarioError, ScenarioKind,
     ScenarioReport, measure_quality, run_scenario, scenario_crowd,
 };
+pub use world::HostWorld;

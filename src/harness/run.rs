@@ -355,9 +355,8 @@ fn run_frames(
             report
                 .pass_ms
                 .push(stats.pass_stats().map(|pass| pass.time_ms));
-            report.nodes_expanded_max_frame = report
-                .nodes_expanded_max_frame
-                .max(stats.scheduler.nodes_expanded);
+            report.nodes_expanded_max_frame =
+                report.nodes_expanded_max_frame.max(stats.nodes_expanded);
             report.reconnected += u64::from(stats.reconnected);
             report.funnel_runs += u64::from(stats.funnel_runs);
             report.last = stats;
@@ -471,7 +470,7 @@ fn run_frames(
     report.path_wait_frames_p95 = crowd
         .path_waits()
         .since(&waits_before)
-        .and_then(|waits| waits.percentile(0.95))?
+        .map_or(Ok(None), |waits| waits.percentile(0.95))?
         .unwrap_or(0);
     Ok(())
 }

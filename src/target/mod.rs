@@ -25,8 +25,8 @@ pub use collision::{
 };
 pub use pose::{POSE_CHECKS, PoseReport, ProbeReport, ShapeClearance, SightReport, validate_pose};
 pub use record::{
-    BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, Placement, ProbeRule,
-    SAMPLE_SPACING_MIN_M, SightFrom, StandArea, TargetRecord, Tolerances,
+    BodyProfile, FacingRule, InPlaceRule, InteractionRule, ObjectMotion, ObjectState, Placement,
+    ProbeRule, SAMPLE_SPACING_MIN_M, SightFrom, StandArea, TargetRecord, Tolerances,
 };
 pub use region::{Fragment, RegionReport, Shadow, WalkableFace, legal_fragments};
 

@@ -198,6 +198,20 @@ pub struct ObjectMotion {
     pub transform_version: TransformVersion,
 }
 
+/// The state of a moving target's object at one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ObjectState {
+    /// Where the object is now, moved continuously since the last step.
+    Moving(ObjectMotion),
+    /// The object jumped (a teleport, a respawn): an interaction order on it fails.
+    Teleported(ObjectMotion),
+    /// The object or the slot was replaced (a new asset, a changed slot geometry):
+    /// an interaction order on it fails.
+    Replaced,
+    /// The host knows no such object: an interaction order on it fails.
+    Missing,
+}
+
 /// `Ok` when `value` is finite, within the world's coordinates (every field of a record is
 /// a length, a position or an angle) and `ok`.
 fn check(field: &'static str, value: f32, ok: bool) -> Result<(), TargetError> {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use waymark::crowd::{AvoidanceConfig, BlockedPolicy, ContactModel, Crowd, CrowdConfig};
+use waymark::crowd::{AvoidanceConfig, BlockedPolicy, Crowd, CrowdConfig};
 use waymark::debug::{draw_crowd, svg::SvgDrawer};
 
 use crate::CliError;
@@ -74,7 +74,7 @@ impl AvoidanceArg {
     }
 }
 
-/// How bodies in contact behave (`AvoidanceConfig::contact`).
+/// How bodies in contact behave (`AvoidanceConfig::inelastic_contact`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContactArg {
     /// Positions corrected, velocities kept.
@@ -128,14 +128,16 @@ pub struct ContactArgs {
     pub time_horizon: Option<f32>,
 }
 
+/// The name the reports give a contact: `slide` or `inelastic`.
+pub fn contact_name(inelastic: bool) -> &'static str {
+    if inelastic { "inelastic" } else { "slide" }
+}
+
 impl ContactArgs {
     /// Applies the flags that were given.
     pub fn apply(&self, avoidance: &mut AvoidanceConfig) {
         if let Some(contact) = self.contact {
-            avoidance.contact = match contact {
-                ContactArg::Slide => ContactModel::Slide,
-                ContactArg::Inelastic => ContactModel::Inelastic,
-            };
+            avoidance.inelastic_contact = contact == ContactArg::Inelastic;
         }
         if let Some(turn) = self.slow_turn {
             avoidance.slow_turn_rad = turn;

@@ -5,9 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
-use waymark::crowd::{
-    AgentParams, AvoidanceConfig, Crowd, CrowdConfig, FrameBudget, StepStats, SupportMotion,
-};
+use waymark::crowd::{AgentParams, AvoidanceConfig, Crowd, CrowdConfig, StepStats, SupportMotion};
 use waymark::harness::{
     AgentPlan, RunOptions, RunReport, add_lift_doors, median, reachable_plans, read_agents_csv,
     resume_crowd, run_crowd, run_lift, state_hash,
@@ -17,7 +15,7 @@ use waymark::mesh::{LinkId, NavMesh};
 
 use crate::bake_args::{BakeArgs, PresetArg};
 use crate::common::{
-    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, frames_arg, head_starts_arg,
+    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, contact_name, frames_arg, head_starts_arg,
     node_budget_arg, peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads,
     write_svg,
 };
@@ -57,11 +55,11 @@ pub struct CrowdCommand {
     #[arg(long, value_name = "FILE")]
     pub agents_csv: Option<PathBuf>,
     /// Node expansions per frame for all path searches.
-    #[arg(long, default_value_t = FrameBudget::default().node_expansions, value_parser = node_budget_arg)]
+    #[arg(long, default_value_t = CrowdConfig::default().path_nodes_per_step, value_parser = node_budget_arg)]
     pub node_budget: u32,
     /// Fresh move orders given a head start per frame (a few polygons toward the target,
     /// walked while the path is searched; 0: none).
-    #[arg(long, default_value_t = FrameBudget::default().head_starts, value_parser = head_starts_arg)]
+    #[arg(long, default_value_t = CrowdConfig::default().head_starts_per_step, value_parser = head_starts_arg)]
     pub head_starts: u32,
     /// Wall-clock time path searches may take per frame, ms, on top of the node budget
     /// (0: none). Runs are then no longer repeatable bit for bit.
@@ -121,8 +119,8 @@ impl CrowdCommand {
             frames: 300,
             dt: 1.0 / 30.0,
             seed: 1,
-            node_budget: FrameBudget::default().node_expansions,
-            head_starts: FrameBudget::default().head_starts,
+            node_budget: CrowdConfig::default().path_nodes_per_step,
+            head_starts: CrowdConfig::default().head_starts_per_step,
             search_time_ms: 0.0,
             heuristic_weight: CrowdConfig::default().heuristic_weight,
             ..CrowdCommand::default()
@@ -248,7 +246,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             command.heuristic_weight
         )));
     }
-    if !waymark::crowd::STEP_RANGE_S.contains(&command.dt) {
+    if !Crowd::STEP_RANGE_S.contains(&command.dt) {
         return Err(CliError::Usage(format!(
             "--dt {} s is outside 0.0001..=1 s",
             command.dt
@@ -278,11 +276,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     command.contact.apply(&mut avoidance);
     waymark::crowd::internals::use_baseline_only(command.baseline_cpu);
     let mut crowd_config = CrowdConfig {
-        budget: FrameBudget {
-            node_expansions: command.node_budget,
-            head_starts: command.head_starts,
-            search_time_ms: command.search_time_ms,
-        },
+        path_nodes_per_step: command.node_budget,
+        head_starts_per_step: command.head_starts,
+        path_search_time_ms: command.search_time_ms,
         heuristic_weight: command.heuristic_weight,
         avoidance,
         ..CrowdConfig::default()
@@ -530,7 +526,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "corridor_cache_misses": run.crowd.cache().misses,
             "pass_ms": pass_ms,
             "avoidance": run.crowd.config().avoidance.enabled,
-            "contact": format!("{:?}", run.crowd.config().avoidance.contact).to_lowercase(),
+            "contact": contact_name(run.crowd.config().avoidance.inelastic_contact),
             "slow_turn_rad": run.crowd.config().avoidance.slow_turn_rad,
             "yield_share": run.crowd.config().avoidance.yield_share,
             "squeeze_fraction": run.crowd.config().avoidance.squeeze_fraction,
@@ -561,7 +557,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         report["overlap_depth_p99_m"] = measured(json!(depths.percentile_m(0.99)));
         // How long the oldest request still queued or searched at the end has waited
         // (agents re-planning after a push off their corridor wait a frame or two).
-        report["oldest_path_wait_frames"] = json!(run.report.last.scheduler.oldest_wait_frames);
+        report["oldest_path_wait_frames"] = json!(run.report.last.oldest_wait_frames);
         report["waiting_for_first_path"] = json!(run.report.waiting_for_first_path);
         report["reconnected"] = json!(run.report.reconnected);
         // How many agents found their corner again, per measured frame: the follow pass's

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use crate::CliError;
 use crate::common::{
-    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, threads_arg, with_threads, write_svg,
+    AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, contact_name, threads_arg, with_threads,
+    write_svg,
 };
 use serde_json::json;
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
@@ -119,7 +120,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
             "scenario": name,
             "agents": report.agents,
             "avoidance": scenario.config.avoidance.enabled,
-            "contact": format!("{:?}", scenario.config.avoidance.contact).to_lowercase(),
+            "contact": contact_name(scenario.config.avoidance.inelastic_contact),
             "slow_turn_rad": scenario.config.avoidance.slow_turn_rad,
             "yield_share": scenario.config.avoidance.yield_share,
             "squeeze_fraction": scenario.config.avoidance.squeeze_fraction,

@@ -270,7 +270,7 @@ impl ProfileId {
 pub const TABLE_ENTRIES_MAX: usize = 16;
 
 /// Most agents one crowd holds: the neighbour grid names agents by 32-bit indices.
-pub const AGENTS_MAX: usize = u32::MAX as usize;
+pub(crate) const AGENTS_MAX: usize = u32::MAX as usize;
 
 /// One agent as a renderer reads it ([`Crowd::agents`](super::runtime::Crowd::agents)).
 #[derive(Clone, Copy, Debug, PartialEq)]

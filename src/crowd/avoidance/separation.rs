@@ -5,7 +5,7 @@
 //! neighbour grid and the bodies the avoid pass gathered this step (cell order), the
 //! controller's feedback records (slot order). Output: the feedback records with their
 //! feet moved out of overlap (a `displacement_correction`, not walking) and, with an
-//! inelastic [`ContactModel`], the velocity into the contact removed. The same at any
+//! inelastic contact ([`AvoidanceConfig::inelastic_contact`]), the velocity into the contact removed. The same at any
 //! thread count: every round reads the last round's feet and writes a second buffer.
 
 use glam::Vec2;
@@ -14,8 +14,7 @@ use rayon::prelude::*;
 use super::neighbours::NeighbourGrid;
 use crate::crowd::agents::AgentStatus;
 use crate::crowd::avoidance::velocities::{
-    AvoidBody, AvoidanceConfig, AvoidanceProfile, ContactModel, ProfileTable, give, passes,
-    passing_through,
+    AvoidBody, AvoidanceConfig, AvoidanceProfile, ProfileTable, give, passes, passing_through,
 };
 use crate::crowd::supports::platform::{FlatFrame, PlatformFrames};
 use crate::mesh::Snapshot;
@@ -307,7 +306,7 @@ pub struct SeparationMove {
     pub foot: glam::Vec3,
     /// Its polygon.
     pub polygon: crate::mesh::PolyRef,
-    /// Change of the horizontal end velocity, m/s (zero for [`ContactModel::Slide`]).
+    /// Change of the horizontal end velocity, m/s (zero for a sliding contact).
     pub velocity_change: Vec2,
     /// Whether `foot.y` is still the height before the move (a move within the polygon;
     /// the pass reads the height once, after its last round).
@@ -395,12 +394,11 @@ fn separation_move(
         .to_local(push * (SEPARATION_FACTOR / contacts as f32));
     // An inelastic contact: the end velocity keeps nothing that drives back into the
     // agents it was pushed away from.
-    let velocity_change = match config.contact {
-        ContactModel::Slide => Vec2::ZERO,
-        ContactModel::Inelastic => {
-            let normal = push.normalize_or_zero();
-            -normal * agent.end.dot(normal).min(0.0)
-        }
+    let velocity_change = if config.inelastic_contact {
+        let normal = push.normalize_or_zero();
+        -normal * agent.end.dot(normal).min(0.0)
+    } else {
+        Vec2::ZERO
     };
     let target = agent.foot + glam::Vec3::new(push.x, 0.0, push.y);
     // Most pushes stay in the agent's polygon: the foot moves there with its height left

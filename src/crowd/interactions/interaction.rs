@@ -49,6 +49,7 @@ use glam::{Vec2, Vec3};
 
 use crate::crowd::agents::RequestId;
 use crate::mesh::PolyRef;
+use crate::target::ObjectState;
 use crate::target::{
     CollisionVersion, CollisionWorld, ObjectMotion, StandArea, TargetRecord, validate_pose,
 };
@@ -68,52 +69,6 @@ pub trait InteractionWorld: Sync {
     fn fixed_transform(&self, instance: u32) -> Option<crate::ids::TransformVersion> {
         let _ = instance;
         None
-    }
-}
-
-/// The state of a moving target's object at one step.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ObjectState {
-    /// Where the object is now, moved continuously since the last step.
-    Moving(ObjectMotion),
-    /// The object jumped (a teleport, a respawn): interaction orders on it fail.
-    Teleported(ObjectMotion),
-    /// The object or the slot was replaced (a new asset, a changed slot geometry):
-    /// interaction orders on it fail.
-    Replaced,
-    /// The host knows no such object: interaction orders on it fail.
-    Missing,
-}
-
-/// An [`InteractionWorld`] from a collision world and a list of objects' states: what a
-/// host without a world type of its own, a test or `waymark sim` passes.
-#[derive(Clone, Copy, Debug)]
-pub struct HostWorld<'a, W> {
-    /// The collision world.
-    pub collision: &'a W,
-    /// Each moving target's object and its state this step; an object not listed is
-    /// [`ObjectState::Missing`].
-    pub objects: &'a [(u32, ObjectState)],
-    /// Fixed targets' object instances whose transform version the host tracks, with the
-    /// current version; an instance not listed is not tracked.
-    pub fixed: &'a [(u32, crate::ids::TransformVersion)],
-}
-
-impl<W: CollisionWorld + Sync> InteractionWorld for HostWorld<'_, W> {
-    fn collision(&self) -> &dyn CollisionWorld {
-        self.collision
-    }
-    fn object(&self, reference_object: u32) -> ObjectState {
-        self.objects
-            .iter()
-            .find(|(object, _)| *object == reference_object)
-            .map_or(ObjectState::Missing, |(_, state)| *state)
-    }
-    fn fixed_transform(&self, instance: u32) -> Option<crate::ids::TransformVersion> {
-        self.fixed
-            .iter()
-            .find(|(known, _)| *known == instance)
-            .map(|&(_, version)| version)
     }
 }
 

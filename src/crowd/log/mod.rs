@@ -22,7 +22,7 @@
 //! path search runs; each step's results are read from the log and put through the same
 //! commit point, which must come to the decision the log holds, and each outcome must be
 //! the logged one. So a run whose searches raced the clock (a time budget,
-//! [`FrameBudget::search_time_ms`](crate::crowd::FrameBudget::search_time_ms)) is
+//! [`CrowdConfig::path_search_time_ms`](crate::crowd::CrowdConfig::path_search_time_ms)) is
 //! reproduced exactly, which running it again would not do; any difference stops the
 //! replay with a [`ReplayError`] naming the entry.
 //!
@@ -54,37 +54,10 @@ pub struct LogEntry {
     pub record: LogRecord,
 }
 
-/// What a log entry records.
+/// What a log entry records: a command the crowd accepted (with the identities it issued),
+/// a path result at the commit point, an expired search, or an order's outcome.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LogRecord {
-    /// A command the crowd accepted.
-    Command(Command),
-    /// A path result at the commit point and the decision taken.
-    Result(LoggedResult),
-    /// A search under way that had read what a mesh change touched, closed at the change
-    /// ([`Crowd::set_mesh`](crate::crowd::Crowd::set_mesh)): its query expires, and the route is asked again as a new one.
-    Expired {
-        /// The agent.
-        agent: AgentId,
-        /// The expired query.
-        query: RequestId,
-        /// What changed: the first dependency found stale.
-        changed: Validity,
-    },
-    /// An order's terminal outcome (as its [`CrowdEvent::OrderEnded`](crate::crowd::CrowdEvent::OrderEnded)).
-    Ended {
-        /// The agent.
-        agent: AgentId,
-        /// The order.
-        order: RequestId,
-        /// How it ended.
-        outcome: Outcome,
-    },
-}
-
-/// A command as the crowd accepted it, with the identities it issued.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Command {
     /// [`Crowd::add_agent`](crate::crowd::Crowd::add_agent).
     AddAgent {
         /// The id issued.
@@ -268,20 +241,47 @@ pub enum Command {
         /// every link's version.
         fingerprint: u64,
     },
+    /// A path result at the commit point and the decision taken.
+    Result {
+        /// The agent.
+        agent: AgentId,
+        /// The query it answers.
+        query: RequestId,
+        /// The goal the search snapped the target to, if it got that far.
+        goal: Option<(PolyRef, Vec3)>,
+        /// What the search produced.
+        answer: LoggedAnswer,
+        /// What the commit point made of it.
+        decision: Decision,
+    },
+    /// A search under way that had read what a mesh change touched, closed at the change
+    /// ([`Crowd::set_mesh`](crate::crowd::Crowd::set_mesh)): its query expires, and the route is asked again as a new one.
+    Expired {
+        /// The agent.
+        agent: AgentId,
+        /// The expired query.
+        query: RequestId,
+        /// What changed: the first dependency found stale.
+        changed: Validity,
+    },
+    /// An order's terminal outcome (as its [`CrowdEvent::OrderEnded`](crate::crowd::CrowdEvent::OrderEnded)).
+    Ended {
+        /// The agent.
+        agent: AgentId,
+        /// The order.
+        order: RequestId,
+        /// How it ended.
+        outcome: Outcome,
+    },
 }
 
-/// A path result at the commit point.
+/// A path result at the commit point, as a replay feeds it back ([`LogRecord::Result`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct LoggedResult {
-    /// The agent.
+pub(crate) struct LoggedResult {
     pub agent: AgentId,
-    /// The query it answers.
     pub query: RequestId,
-    /// The goal the search snapped the target to, if it got that far.
     pub goal: Option<(PolyRef, Vec3)>,
-    /// What the search produced.
     pub answer: LoggedAnswer,
-    /// What the commit point made of it.
     pub decision: Decision,
 }
 
@@ -307,16 +307,44 @@ pub enum Decision {
     HeadStartWalked,
     /// The head start no longer fits (the agent moved, or the mesh it read changed).
     HeadStartSkipped,
-    /// Rejected; a rejection other than [`Rejection::NotCurrent`] asks the route again
-    /// under a new query.
-    Rejected(Rejection),
+    /// Rejected: its query is not the agent's current one, or is of an older epoch. The
+    /// other rejections ask the route again under a new query.
+    RejectedNotCurrent,
+    /// Rejected: the search gave no corridor.
+    RejectedNoCorridor,
+    /// Rejected: a dependency it read changed (the first one found).
+    RejectedStale(Validity),
+    /// Rejected: the agent has left the corridor's reach while it waited.
+    RejectedOffCorridor,
     /// The order failed (no walkable polygon near the target).
     Failed,
 }
 
+impl LogRecord {
+    /// Whether it records a command (not a result, an expiry or an outcome).
+    pub fn is_command(&self) -> bool {
+        !matches!(
+            self,
+            LogRecord::Result { .. } | LogRecord::Expired { .. } | LogRecord::Ended { .. }
+        )
+    }
+}
+
+impl Decision {
+    /// The decision of a rejection.
+    pub(crate) fn rejected(why: Rejection) -> Decision {
+        match why {
+            Rejection::NotCurrent => Decision::RejectedNotCurrent,
+            Rejection::NoCorridor => Decision::RejectedNoCorridor,
+            Rejection::Stale(changed) => Decision::RejectedStale(changed),
+            Rejection::OffCorridor => Decision::RejectedOffCorridor,
+        }
+    }
+}
+
 /// Why a result was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rejection {
+pub(crate) enum Rejection {
     /// Its query is not the agent's current one, or is of an older epoch.
     NotCurrent,
     /// The search gave no corridor.

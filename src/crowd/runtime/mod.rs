@@ -16,7 +16,7 @@ use super::components::{LinkCrossing, MoveRequest, Slot};
 use super::config::CrowdConfig;
 use super::events::{CrowdError, CrowdEvent};
 use super::lanes::AgentLanes;
-use super::log::{Command, LogRecord, OrderedLog, mesh_fingerprint};
+use super::log::{LogRecord, OrderedLog, mesh_fingerprint};
 use super::scratch::StepScratch;
 use super::stats::StepStats;
 use crate::crowd::agents::AgentStatus;
@@ -96,6 +96,20 @@ pub struct Crowd {
 }
 
 impl Crowd {
+    /// Most agents one crowd holds: the neighbour grid names agents by 32-bit indices.
+    pub const AGENTS_MAX: usize = AGENTS_MAX;
+
+    /// The save format this build writes and reads ([`Crowd::save`]); a save of another
+    /// is refused with [`RestoreError::Version`](crate::crowd::RestoreError::Version).
+    pub const SAVE_FORMAT_VERSION: u32 = save::SAVE_FORMAT_VERSION;
+
+    /// The step lengths [`Crowd::step`] takes, seconds: from a tenth of a millisecond (a
+    /// physics tick) to a second (a crowd stepped rarely, far from the player). Outside it
+    /// the passes' rates lose their meaning: at 1e-30 s no agent moves a representable
+    /// distance, and at 1e9 s every walker crosses the world in one step and the
+    /// acceleration limit allows any velocity.
+    pub const STEP_RANGE_S: std::ops::RangeInclusive<f32> = step::STEP_RANGE_S;
+
     /// A crowd on the mesh's current snapshot; a configuration field out of range is refused
     /// by name.
     pub fn new(mesh: &NavMesh, config: CrowdConfig) -> Result<Crowd, CrowdError> {
@@ -143,7 +157,7 @@ impl Crowd {
     /// here for all of them, as `add_agent` does for one (so the first step does not fault
     /// it in), so reserve what will be added.
     ///
-    /// A crowd past [`AGENTS_MAX`] is refused, and so is memory the system refuses up
+    /// A crowd past [`Crowd::AGENTS_MAX`] is refused, and so is memory the system refuses up
     /// front; either way the crowd is left as it was, and usable. (A system that
     /// overcommits may grant more than it has and stop the process when the memory is
     /// written: reserve what the crowd will hold, as with any allocation.)
@@ -202,7 +216,7 @@ impl Crowd {
     pub fn set_mesh(&mut self, mesh: &NavMesh) {
         self.snapshot = mesh.snapshot();
         let fingerprint = mesh_fingerprint(&self.snapshot);
-        self.log(|| LogRecord::Command(Command::SetMesh { fingerprint }));
+        self.log(|| LogRecord::SetMesh { fingerprint });
         // Searches under way that read what changed expire now, their queries asked again
         // as new ones (in replay mode, as the log says: no search runs there).
         let expired: Vec<(AgentId, RequestId, crate::query::Validity)> = match self.log.replay {
@@ -321,8 +335,16 @@ impl Crowd {
     }
 
     /// Frames each answered path request waited, over the whole run, as a histogram.
-    pub fn path_waits(&self) -> &PathWaits {
+    pub(crate) fn path_waits(&self) -> &PathWaits {
         &self.scheduler.waits
+    }
+
+    /// How many frames the answered path requests waited, from queueing to the answer, at
+    /// `fraction` (0 to 1) of the way through the waits sorted ascending (0.95: the 95th
+    /// percentile); `None` before any request was answered. A fraction outside 0 to 1 (or
+    /// NaN) is refused by value.
+    pub fn path_wait_frames(&self, fraction: f64) -> Result<Option<u64>, CrowdError> {
+        self.scheduler.waits.percentile(fraction)
     }
 
     /// Number of agents.

@@ -11,7 +11,9 @@ use crate::crowd::interactions::interaction::InteractionWorld;
 use crate::crowd::runtime::Crowd;
 use crate::crowd::supports::controller::Controller;
 
-use crate::crowd::log::{Command, LogEntry, LogRecord, ReplayError, ReplayFeed, mesh_fingerprint};
+use crate::crowd::log::{
+    LogEntry, LogRecord, LoggedResult, ReplayError, ReplayFeed, mesh_fingerprint,
+};
 use std::collections::VecDeque;
 
 /// Runs a log against a crowd (see the module documentation).
@@ -80,12 +82,23 @@ impl Replay {
         let last_frame = entries.last().map_or(crowd.frame(), |entry| entry.frame);
         for entry in entries {
             match entry.record {
-                // An expiry follows the mesh change that caused it: given with it.
-                LogRecord::Command(_) | LogRecord::Expired { .. } => commands.push_back(entry),
-                LogRecord::Result(result) => {
-                    feed.results
-                        .push_back((entry.sequence, entry.frame, result))
-                }
+                LogRecord::Result {
+                    agent,
+                    query,
+                    goal,
+                    answer,
+                    decision,
+                } => feed.results.push_back((
+                    entry.sequence,
+                    entry.frame,
+                    LoggedResult {
+                        agent,
+                        query,
+                        goal,
+                        answer,
+                        decision,
+                    },
+                )),
                 LogRecord::Ended {
                     agent,
                     order,
@@ -93,6 +106,9 @@ impl Replay {
                 } => feed
                     .outcomes
                     .push_back((entry.sequence, entry.frame, agent, order, outcome)),
+                // Commands, and each expiry after the mesh change that caused it (given
+                // with it).
+                _ => commands.push_back(entry),
             }
         }
         crowd.log.replay = Some(feed);
@@ -153,14 +169,15 @@ impl Replay {
                     frame: entry.frame,
                 });
             }
-            let LogRecord::Command(command) = &entry.record else {
+            let command = &entry.record;
+            if !command.is_command() {
                 // An expiry not right after its mesh change.
                 return Err(ReplayError::OutOfOrder {
                     sequence: entry.sequence,
                     frame: entry.frame,
                 });
-            };
-            if let Command::SetMesh { .. } = command {
+            }
+            if let LogRecord::SetMesh { .. } = command {
                 // The searches this change closed: the crowd's `set_mesh` takes them from
                 // the feed instead of closing searches of its own (none run in replay).
                 let mut expiries = Vec::new();
@@ -204,7 +221,7 @@ fn give(
     crowd: &mut Crowd,
     sequence: u64,
     frame: u64,
-    command: &Command,
+    command: &LogRecord,
     world: Option<&dyn InteractionWorld>,
     set_mesh: &mut dyn FnMut(&mut Crowd, u64),
 ) -> Result<(), ReplayError> {
@@ -227,7 +244,7 @@ fn give(
         }
     }
     match command {
-        &Command::AddAgent {
+        &LogRecord::AddAgent {
             agent,
             position,
             params,
@@ -236,8 +253,8 @@ fn give(
             crowd.add_agent(position, params).map_err(refused)?,
             differs,
         ),
-        &Command::RemoveAgent { agent } => crowd.remove_agent(agent).map_err(refused),
-        &Command::Move {
+        &LogRecord::RemoveAgent { agent } => crowd.remove_agent(agent).map_err(refused),
+        &LogRecord::Move {
             agent,
             order,
             target,
@@ -249,7 +266,7 @@ fn give(
             };
             same(order, issued.map_err(refused)?, differs)
         }
-        &Command::Velocity {
+        &LogRecord::Velocity {
             agent,
             order,
             velocity,
@@ -258,7 +275,7 @@ fn give(
             crowd.request_velocity(agent, velocity).map_err(refused)?,
             differs,
         ),
-        &Command::Hold {
+        &LogRecord::Hold {
             agent,
             order,
             target,
@@ -268,7 +285,7 @@ fn give(
             crowd.request_hold(agent, target, policy).map_err(refused)?,
             differs,
         ),
-        &Command::ReserveHold {
+        &LogRecord::ReserveHold {
             agent,
             hold,
             policy,
@@ -285,7 +302,7 @@ fn give(
                 differs,
             )
         }
-        Command::Interact {
+        LogRecord::Interact {
             agent,
             order,
             hold,
@@ -305,31 +322,33 @@ fn give(
                 .map(|view| view.foot);
             same(*foot, chosen, differs)
         }
-        &Command::Push { agent, by } => crowd.push(agent, by).map_err(refused),
-        &Command::SetSupportVelocity { support, velocity } => crowd
+        &LogRecord::Push { agent, by } => crowd.push(agent, by).map_err(refused),
+        &LogRecord::SetSupportVelocity { support, velocity } => crowd
             .set_support_velocity(support, velocity)
             .map_err(refused),
-        &Command::SetSupportRotation {
+        &LogRecord::SetSupportRotation {
             support,
             centre,
             angular_velocity_rad_s,
         } => crowd
             .set_support_rotation(support, centre, angular_velocity_rad_s)
             .map_err(refused),
-        &Command::SetLinkWindow { link, window } => {
+        &LogRecord::SetLinkWindow { link, window } => {
             crowd.set_link_window(link, window).map_err(refused)
         }
-        &Command::SetPlatformMotion { support, motion } => {
+        &LogRecord::SetPlatformMotion { support, motion } => {
             crowd.set_platform_motion(support, motion).map_err(refused)
         }
-        &Command::SetLinkDock { link, dock } => crowd.set_link_dock(link, dock).map_err(refused),
-        &Command::ReleaseHold { agent, hold } => crowd.release_hold(agent, hold).map_err(refused),
-        &Command::Cancel { agent, record } => {
+        &LogRecord::SetLinkDock { link, dock } => crowd.set_link_dock(link, dock).map_err(refused),
+        &LogRecord::ReleaseHold { agent, hold } => crowd.release_hold(agent, hold).map_err(refused),
+        &LogRecord::Cancel { agent, record } => {
             same(record, crowd.cancel(agent).map_err(refused)?, differs)
         }
-        &Command::Teleport { agent, position } => crowd.teleport(agent, position).map_err(refused),
-        &Command::SetParams { agent, params } => crowd.set_params(agent, params).map_err(refused),
-        Command::AddFilter {
+        &LogRecord::Teleport { agent, position } => {
+            crowd.teleport(agent, position).map_err(refused)
+        }
+        &LogRecord::SetParams { agent, params } => crowd.set_params(agent, params).map_err(refused),
+        LogRecord::AddFilter {
             filter,
             query_filter,
         } => same(
@@ -339,20 +358,20 @@ fn give(
                 .map_err(refused)?,
             differs,
         ),
-        &Command::SetFilter { agent, filter } => crowd.set_filter(agent, filter).map_err(refused),
-        &Command::AddAvoidanceProfile { profile, avoidance } => same(
+        &LogRecord::SetFilter { agent, filter } => crowd.set_filter(agent, filter).map_err(refused),
+        &LogRecord::AddAvoidanceProfile { profile, avoidance } => same(
             profile,
             crowd.add_avoidance_profile(avoidance).map_err(refused)?,
             differs,
         ),
-        &Command::SetAvoidanceProfile { agent, profile } => {
+        &LogRecord::SetAvoidanceProfile { agent, profile } => {
             crowd.set_avoidance_profile(agent, profile).map_err(refused)
         }
-        &Command::BumpEpoch { epoch } => {
+        &LogRecord::BumpEpoch { epoch } => {
             crowd.bump_epoch();
             same(epoch, crowd.epoch(), differs)
         }
-        &Command::SetMesh { fingerprint } => {
+        &LogRecord::SetMesh { fingerprint } => {
             set_mesh(crowd, fingerprint);
             let given = mesh_fingerprint(crowd.snapshot());
             if given == fingerprint {
@@ -365,5 +384,7 @@ fn give(
                 })
             }
         }
+        // Results, expiries and outcomes are checked where the step reaches them.
+        LogRecord::Result { .. } | LogRecord::Expired { .. } | LogRecord::Ended { .. } => Ok(()),
     }
 }

@@ -291,11 +291,15 @@ impl Saved for CrowdEvent {
                 (agent, order).write(out);
                 change.write(out);
             }
-            CrowdEvent::Quarantined { agent, fault } => {
+            CrowdEvent::Quarantined {
+                agent,
+                field,
+                value_bits,
+            } => {
                 out.u8(11);
                 agent.write(out);
-                out.u8(fault.field as u8);
-                out.u32(fault.value_bits);
+                out.u8(field as u8);
+                out.u32(value_bits);
             }
         }
     }
@@ -358,10 +362,8 @@ impl Saved for CrowdEvent {
                     .ok_or_else(|| input.malformed(format!("feedback field {field}")))?;
                 CrowdEvent::Quarantined {
                     agent,
-                    fault: crate::crowd::events::FeedbackFault {
-                        field,
-                        value_bits: input.u32()?,
-                    },
+                    field,
+                    value_bits: input.u32()?,
                 }
             }
             other => return Err(input.malformed(format!("event tag {other}"))),
@@ -544,7 +546,7 @@ impl LaneValue for Option<BlockedBy> {
 mod tests {
     use super::*;
     use crate::crowd::codec::SharedTable;
-    use crate::crowd::events::{FeedbackFault, FeedbackField};
+    use crate::crowd::events::FeedbackField;
 
     #[test]
     fn the_shortest_event_is_no_shorter_than_the_least_a_count_allows_for() {
@@ -553,10 +555,8 @@ mod tests {
         let agent = AgentId::from_bits(1 << 32).unwrap();
         let event = CrowdEvent::Quarantined {
             agent,
-            fault: FeedbackFault {
-                field: FeedbackField::Foot,
-                value_bits: 0,
-            },
+            field: FeedbackField::Foot,
+            value_bits: 0,
         };
         let events = vec![event; 75];
         let table = SharedTable::<u8>::of_lanes(&[], 0);

@@ -49,15 +49,6 @@ pub struct StepRequest {
     pub filter: FilterId,
 }
 
-/// Why a step did not go where it was asked to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BlockedReason {
-    /// A wall (the edge of walkable space) stopped the move.
-    Wall,
-    /// The start polygon was stale (its tile was replaced): the agent did not move.
-    StaleSurface,
-}
-
 /// What a step actually did (spec 004, "位移与步末速度").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepFeedback {
@@ -83,8 +74,10 @@ pub struct StepFeedback {
     pub velocity_support_end: Vec3,
     /// Whether the end velocities are known (false: vUnknown).
     pub velocity_valid: bool,
-    /// Why the move was cut short, if it was.
-    pub blocked: Option<BlockedReason>,
+    /// Whether the move was cut short: a wall (the edge of walkable space) stopped it, or
+    /// the start polygon was stale (its tile was replaced) and the agent did not move. The
+    /// crowd reports an agent held so as [`BlockedBy::Wall`](crate::crowd::BlockedBy::Wall).
+    pub blocked: bool,
 }
 
 /// Moves agents one step. [`Crowd::step`](crate::crowd::runtime::Crowd::step) runs on rayon's thread pool
@@ -195,14 +188,14 @@ impl KinematicController {
             velocity_world_end: Vec3::ZERO,
             velocity_support_end: Vec3::ZERO,
             velocity_valid: true,
-            blocked: Some(BlockedReason::StaleSurface),
+            blocked: true,
         };
         if planned == Vec2::ZERO {
             // Standing still in the world: on a support, walking against it (carried as
             // far as it walked back).
             let world_velocity = end_velocity + support_velocity;
             return StepFeedback {
-                blocked: None,
+                blocked: false,
                 displacement_support: Vec3::new(carried.x, 0.0, carried.y),
                 velocity_world_end: Vec3::new(
                     world_velocity.x,
@@ -222,7 +215,7 @@ impl KinematicController {
         let wanted = Vec2::new(target.x, target.z);
         let shortfall = wanted - reached;
         let mut velocity = end_velocity;
-        let mut blocked = None;
+        let mut blocked = false;
         if shortfall.length() > 1e-4 {
             // The wall pushes back along the shortfall: drop the velocity going into it.
             let out_of_wall = -shortfall.normalize();
@@ -230,7 +223,7 @@ impl KinematicController {
             if into < 0.0 {
                 velocity -= out_of_wall * into;
             }
-            blocked = Some(BlockedReason::Wall);
+            blocked = true;
         }
         let support_end = if turning {
             support_velocity_at(position)

@@ -8,8 +8,8 @@
 use glam::Vec3;
 
 use crate::crowd::{
-    AgentParams, AvoidanceConfig, ContactModel, CrowdConfig, LinkDock, PlatformMotion,
-    PlatformPose, Shuttle, SupportMotion,
+    AgentParams, AvoidanceConfig, CrowdConfig, LinkDock, PlatformMotion, PlatformPose, Shuttle,
+    SupportMotion,
 };
 use crate::ids::SupportId;
 use crate::mesh::{LinkDesc, LinkKind, WalkablePolygon};
@@ -191,7 +191,7 @@ pub(super) fn circle(agents: usize) -> Scenario {
                 neighbour_range_m: 15.0,
                 time_horizon_s: 10.0,
                 wall_time_horizon_s: 10.0,
-                contact: ContactModel::Inelastic,
+                inelastic_contact: true,
                 slow_turn_rad: CIRCLE_SLOW_TURN_RAD,
                 // Open ground: the slow turn circulates the crush, nobody need pass
                 // through or squeeze past anybody (with both the ring finishes in 1.13x

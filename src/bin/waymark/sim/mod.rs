@@ -12,6 +12,7 @@ mod report;
 mod spec;
 
 use spec::{AgentSpec, Scenario, crowd_config};
+use waymark::harness::HostWorld;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -20,8 +21,8 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde_json::{Value, json};
 use waymark::crowd::{
-    AgentId, AgentParams, AvoidanceProfile, Crowd, CrowdConfig, HostWorld, KinematicController,
-    Outcome, RequestId,
+    AgentId, AgentParams, AvoidanceProfile, Crowd, CrowdConfig, KinematicController, Outcome,
+    RequestId,
 };
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh, TileData, WalkablePolygon};
@@ -193,7 +194,7 @@ fn check_commands(scenario: &Scenario) -> Result<(), CliError> {
 impl Sim {
     fn new(scenario: &Scenario, base: &Path) -> Result<Sim, CliError> {
         let level = &scenario.level;
-        if !waymark::crowd::STEP_RANGE_S.contains(&scenario.dt_s) {
+        if !Crowd::STEP_RANGE_S.contains(&scenario.dt_s) {
             return Err(CliError::Usage(format!(
                 "dt_s {} s is outside 0.0001..=1 s",
                 scenario.dt_s

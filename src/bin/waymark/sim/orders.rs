@@ -2,7 +2,8 @@
 
 use glam::Vec3;
 use serde_json::{Value, json};
-use waymark::crowd::{ConnectionWindow, Crowd, HoldPolicy, HostWorld};
+use waymark::crowd::{ConnectionWindow, Crowd, HoldPolicy};
+use waymark::harness::HostWorld;
 use waymark::ids::SupportId;
 
 use crate::CliError;

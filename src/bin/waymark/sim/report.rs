@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use waymark::crowd::{
     AgentId, BlockedBy, CancelRecord, Crowd, CrowdEvent, Decision, FactChange, FailureCondition,
     HoldFailure, HoldPhase, InteractionFailure, InteractionPhase, LogEntry, LogRecord, MoverAction,
-    MoverOwner, Outcome, Rejection, RequestId,
+    MoverOwner, Outcome, RequestId,
 };
 
 use crate::CliError;
@@ -22,13 +22,18 @@ impl Sim {
     pub(super) fn decisions(&self, log: &[LogEntry]) -> Vec<Value> {
         log.iter()
             .filter_map(|entry| match &entry.record {
-                LogRecord::Result(result) => {
+                LogRecord::Result {
+                    agent,
+                    query,
+                    decision,
+                    ..
+                } => {
                     let mut record = json!({
-                        "agent": self.name(result.agent),
-                        "query": identity(result.query),
-                        "decision": decision_name(result.decision),
+                        "agent": self.name(*agent),
+                        "query": identity(*query),
+                        "decision": decision_name(*decision),
                     });
-                    if let Decision::Rejected(Rejection::Stale(changed)) = result.decision {
+                    if let Decision::RejectedStale(changed) = decision {
                         record["changed"] = json!(format!("{changed:?}"));
                     }
                     Some(record)
@@ -91,10 +96,14 @@ impl Sim {
             CrowdEvent::NoPath { agent, request } => {
                 ("no_path", agent, json!({ "order": identity(request) }))
             }
-            CrowdEvent::Quarantined { agent, fault } => (
+            CrowdEvent::Quarantined {
+                agent,
+                field,
+                value_bits,
+            } => (
                 "quarantined",
                 agent,
-                json!({ "field": fault.field.name(), "value": format!("{}", fault.value()) }),
+                json!({ "field": field.name(), "value": format!("{}", f32::from_bits(value_bits)) }),
             ),
             CrowdEvent::StandFact {
                 agent,
@@ -339,10 +348,10 @@ pub(super) fn decision_name(decision: Decision) -> &'static str {
         Decision::HeadStartWalked => "head_start_walked",
         Decision::HeadStartSkipped => "head_start_skipped",
         Decision::Failed => "failed",
-        Decision::Rejected(Rejection::NotCurrent) => "rejected_not_current",
-        Decision::Rejected(Rejection::NoCorridor) => "rejected_no_corridor",
-        Decision::Rejected(Rejection::Stale(_)) => "rejected_stale",
-        Decision::Rejected(Rejection::OffCorridor) => "rejected_off_corridor",
+        Decision::RejectedNotCurrent => "rejected_not_current",
+        Decision::RejectedNoCorridor => "rejected_no_corridor",
+        Decision::RejectedStale(_) => "rejected_stale",
+        Decision::RejectedOffCorridor => "rejected_off_corridor",
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::Value;
-use waymark::crowd::{BlockedPolicy, CrowdConfig, FrameBudget, HoldPolicy};
+use waymark::crowd::{BlockedPolicy, CrowdConfig, HoldPolicy};
 
 use crate::CliError;
 use crate::target::{BodySpec, BoxSpec, CapsuleSpec, PlaneSpec, TargetSpec};
@@ -300,13 +300,12 @@ pub(super) fn crowd_config(spec: &CrowdSpec) -> Result<CrowdConfig, CliError> {
         ordered_log: true,
         ..CrowdConfig::default()
     };
-    config.budget = FrameBudget {
-        node_expansions: spec
-            .node_expansions
-            .unwrap_or(config.budget.node_expansions),
-        head_starts: spec.head_starts.unwrap_or(config.budget.head_starts),
-        ..config.budget
-    };
+    if let Some(nodes) = spec.node_expansions {
+        config.path_nodes_per_step = nodes;
+    }
+    if let Some(head_starts) = spec.head_starts {
+        config.head_starts_per_step = head_starts;
+    }
     if let Some(seconds) = spec.pass_through_after_s {
         config.avoidance.pass_through_after_s = seconds;
     }

@@ -31,8 +31,13 @@ pub struct AvoidanceConfig {
     /// as such in the step feedback). Turn off when the host's controller resolves body
     /// contacts itself.
     pub separation: bool,
-    /// What a contact does to the velocity of the agents pushed apart.
-    pub contact: ContactModel,
+    /// What a contact does to the velocity of the agents pushed apart. False (sliding):
+    /// positions are corrected, velocities kept, so bodies slide past each other, which
+    /// keeps two-way traffic in narrow corridors flowing at the cost of overlap in a
+    /// crush. True (inelastic): the end velocity also loses its component into the push,
+    /// so a crush stops sinking in, but two streams meeting head-on in a corridor can
+    /// deadlock.
+    pub inelastic_contact: bool,
     /// The most a slowed walker turns its preferred velocity, radians (0: never). A walker
     /// moving slower than it wants with a neighbour close ahead turns its wish to the right
     /// by this angle times how much slower it goes; every agent turns the same way, so a
@@ -116,17 +121,6 @@ impl AvoidanceProfile {
     }
 }
 
-/// What the separation pass does to the velocity of agents it pushes apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContactModel {
-    /// Positions are corrected, velocities kept: bodies slide past each other, which keeps
-    /// two-way traffic in narrow corridors flowing at the cost of overlap in a crush.
-    Slide,
-    /// The end velocity also loses its component into the push (an inelastic contact): a
-    /// crush stops sinking in, but two streams meeting head-on in a corridor can deadlock.
-    Inelastic,
-}
-
 impl Default for AvoidanceConfig {
     fn default() -> Self {
         // DetourCrowd's reference settings for human-sized agents: a query range of about
@@ -144,7 +138,7 @@ impl Default for AvoidanceConfig {
             // (the flow suite, docs/benchmarks.md, chose these over the alternatives).
             squeeze_fraction: 0.45,
             separation: true,
-            contact: ContactModel::Slide,
+            inelastic_contact: false,
             slow_turn_rad: 0.0,
             // Plain reciprocity: a larger share flows better in corridors at the cost of
             // deeper overlap in dense crowds.

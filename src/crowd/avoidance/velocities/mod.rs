@@ -44,7 +44,7 @@
 //! After the move, the separation pass (`crowd/separation.rs`) pushes overlapping agents
 //! apart along the surface,
 //! in rounds over feet and polygons copied into cell order, the
-//! step's feedback read once and written once; [`ContactModel`] says whether it also
+//! step's feedback read once and written once; [`AvoidanceConfig::inelastic_contact`] says whether it also
 //! removes the velocity into the contact. A pair that
 //! has stalled may give up to [`AvoidanceConfig::squeeze_fraction`] of its radius sum, in
 //! both passes alike (off by default: it trades overlap for flow).
@@ -63,7 +63,7 @@ pub(crate) mod constraints;
 pub(crate) mod program;
 
 pub(crate) use config::ProfileTable;
-pub use config::{AvoidanceConfig, AvoidanceProfile, ContactModel, NEIGHBOURS_CAPACITY};
+pub use config::{AvoidanceConfig, AvoidanceProfile, NEIGHBOURS_CAPACITY};
 pub(crate) use constraints::orca_half_plane;
 pub use constraints::wall_constraints;
 // The lanes form of the half-planes, for the benchmarks and the circle model.

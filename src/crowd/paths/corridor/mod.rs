@@ -52,10 +52,17 @@ pub struct Corridor {
     /// Whether the last polygon holds the goal (false: partial, the goal is unreachable).
     pub complete: bool,
     /// What the search read.
-    pub reads: CorridorReads,
+    pub(crate) reads: CorridorReads,
 }
 
 impl Corridor {
+    /// What the corridor's search read, for the crate's white-box tests.
+    #[cfg(feature = "harness")]
+    #[doc(hidden)]
+    pub fn reads(&self) -> &CorridorReads {
+        &self.reads
+    }
+
     /// Builds the corridor of a search result; `None` if a portal or a link the path
     /// crosses no longer exists (the mesh changed between the search and now).
     pub fn from_path(snapshot: &Snapshot, result: &PathResult) -> Option<Corridor> {
@@ -104,7 +111,7 @@ impl Corridor {
     /// [`reconnect`](crate::query::reconnect) result, ending on polygon `join` of this
     /// corridor, which lies in the walkable piece the agent was on) and then this
     /// corridor from `join` on. Links behind `join` are dropped, those after it renumbered;
-    /// the reads are both reads together (see [`CorridorReads::joined`]: the caller has
+    /// the reads are both reads together (see `CorridorReads::joined`: the caller has
     /// checked this corridor still valid). Keeps whether the corridor reaches its goal.
     /// `None` if the joined corridor would be longer than 65,536 polygons.
     pub fn reconnected(&self, path: &PathResult, join: usize) -> Option<Corridor> {

@@ -38,7 +38,7 @@ const QUEUE_MARGIN: usize = 256;
 /// answer: a histogram, so its memory is bounded by the longest wait (a counter per frame
 /// of it), not by the number of requests a long-running game answers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PathWaits {
+pub(crate) struct PathWaits {
     /// `count_by_frames[f]`: requests answered after waiting `f` frames.
     count_by_frames: Vec<u64>,
 }
@@ -59,25 +59,20 @@ impl PathWaits {
     }
 
     /// Those of these requests that `earlier` (this histogram at an earlier frame) did not
-    /// count yet: the waits of the frames in between. Refused if `earlier` counts some wait
-    /// more often than this histogram does (it is not an earlier state of it), naming the
-    /// first such wait.
-    pub fn since(&self, earlier: &PathWaits) -> Result<PathWaits, CrowdError> {
+    /// count yet: the waits of the frames in between. `None` if `earlier` counts some wait
+    /// more often than this histogram does (it is not an earlier state of it).
+    pub fn since(&self, earlier: &PathWaits) -> Option<PathWaits> {
         let mut count_by_frames = self.count_by_frames.clone();
         for (frames, &before) in earlier.count_by_frames.iter().enumerate() {
             if before > 0 {
                 let now = count_by_frames.get_mut(frames);
                 match now.and_then(|count| count.checked_sub(before).map(|left| (count, left))) {
                     Some((count, left)) => *count = left,
-                    None => {
-                        return Err(CrowdError::NotEarlierWaits {
-                            frames: frames as u64,
-                        });
-                    }
+                    None => return None,
                 }
             }
         }
-        Ok(PathWaits { count_by_frames })
+        Some(PathWaits { count_by_frames })
     }
 
     /// The wait at `fraction` (0 to 1) of the way through the waits sorted ascending: the
@@ -105,7 +100,7 @@ impl PathWaits {
 
 /// What path finding may spend in one step.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FrameBudget {
+pub(crate) struct FrameBudget {
     /// Node expansions per step, all searches together.
     pub node_expansions: u32,
     /// Fresh requests given a head start per step (a few adjacency reads each, about a
@@ -119,14 +114,19 @@ pub struct FrameBudget {
     pub search_time_ms: f32,
 }
 
+impl FrameBudget {
+    /// The crowd's default budget.
+    pub(crate) const DEFAULT: FrameBudget = FrameBudget {
+        node_expansions: 2048,
+        // A burst of 10,000 orders walking within 5 frames, 100,000 within 49.
+        head_starts: 2048,
+        search_time_ms: 0.0,
+    };
+}
+
 impl Default for FrameBudget {
     fn default() -> Self {
-        FrameBudget {
-            node_expansions: 2048,
-            // A burst of 10,000 orders walking within 5 frames, 100,000 within 49.
-            head_starts: 2048,
-            search_time_ms: 0.0,
-        }
+        FrameBudget::DEFAULT
     }
 }
 
@@ -183,7 +183,7 @@ const SNAP_COST_NODES: u32 = 8;
 
 /// What the scheduler did in one step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ScheduleStats {
+pub(crate) struct ScheduleStats {
     /// Node expansions spent.
     pub nodes_expanded: u32,
     /// Jobs finished (searched or cached).

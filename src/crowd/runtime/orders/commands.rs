@@ -20,7 +20,7 @@ use crate::crowd::components::{
 use crate::crowd::events::MoverAction;
 use crate::crowd::events::{CancelRecord, CrowdError, CrowdEvent, Outcome};
 use crate::crowd::lanes::NewAgent;
-use crate::crowd::log::{Command, LogRecord};
+use crate::crowd::log::LogRecord;
 use crate::crowd::runtime::Crowd;
 use crate::crowd::walking::passes::PortalWindow;
 use crate::geom::limits;
@@ -83,12 +83,10 @@ impl Crowd {
         self.world
             .insert(entity, (Slot(slot), params))
             .expect("the entity was just spawned");
-        self.log(|| {
-            LogRecord::Command(Command::AddAgent {
-                agent,
-                position,
-                params,
-            })
+        self.log(|| LogRecord::AddAgent {
+            agent,
+            position,
+            params,
         });
         Ok(agent)
     }
@@ -96,7 +94,7 @@ impl Crowd {
     /// Removes an agent; its pending searches are dropped.
     pub fn remove_agent(&mut self, agent: AgentId) -> Result<(), CrowdError> {
         let slot = self.slot(agent)?;
-        self.log(|| LogRecord::Command(Command::RemoveAgent { agent }));
+        self.log(|| LogRecord::RemoveAgent { agent });
         self.portal_windows.swap_remove(slot);
         if let Some(moved) = self.lanes.swap_remove(slot) {
             if let Ok(mut moved_slot) = self.world.get::<&mut Slot>(self.ids.entity(moved)) {
@@ -166,13 +164,11 @@ impl Crowd {
     ) -> Result<RequestId, CrowdError> {
         let (slot, request) = self.admit(agent, |_, _| check_point("move target", target))?;
         if logged == Logged::Yes {
-            self.log(|| {
-                LogRecord::Command(Command::Move {
-                    agent,
-                    order: request,
-                    target,
-                    deadline_frame,
-                })
+            self.log(|| LogRecord::Move {
+                agent,
+                order: request,
+                target,
+                deadline_frame,
             });
         }
         self.world
@@ -221,7 +217,7 @@ impl Crowd {
     pub fn cancel(&mut self, agent: AgentId) -> Result<CancelRecord, CrowdError> {
         let slot = self.slot(agent)?;
         let record = self.start_braking(agent, slot, Ending::Cancel);
-        self.log(|| LogRecord::Command(Command::Cancel { agent, record }));
+        self.log(|| LogRecord::Cancel { agent, record });
         // Braking for a deadline or a block already: the host's cancel is owed its receipt
         // all the same (the order's outcome stays what stopped it).
         if let Ok(mut braking) = self.world.get::<&mut Cancelling>(self.ids.entity(agent)) {
@@ -298,7 +294,7 @@ impl Crowd {
     /// not yet answered continues; its old attempt's results are stale).
     pub fn bump_epoch(&mut self) {
         let epoch = self.epoch + 1;
-        self.log(|| LogRecord::Command(Command::BumpEpoch { epoch }));
+        self.log(|| LogRecord::BumpEpoch { epoch });
         self.epoch += 1;
         let epoch = self.epoch;
         let mut resumed = Vec::new();
@@ -338,7 +334,7 @@ impl Crowd {
     pub fn set_params(&mut self, agent: AgentId, params: AgentParams) -> Result<(), CrowdError> {
         let slot = self.slot(agent)?;
         self.check_params(&params)?;
-        self.log(|| LogRecord::Command(Command::SetParams { agent, params }));
+        self.log(|| LogRecord::SetParams { agent, params });
         let lanes = &mut self.lanes;
         // The patch limits are the surface limits over the patch's k: scaled with them, they
         // hold on the patch the agent stands on until the slope pass refreshes them.
@@ -376,7 +372,7 @@ impl Crowd {
             return self.teleport(agent, landing);
         }
         let nearest = self.snap(landing, self.lanes.filter[slot])?;
-        self.log(|| LogRecord::Command(Command::Push { agent, by }));
+        self.log(|| LogRecord::Push { agent, by });
         let lanes = &mut self.lanes;
         let point = nearest.point;
         (
@@ -406,7 +402,7 @@ impl Crowd {
         let slot = self.slot(agent)?;
         check_point("teleport position", position)?;
         let nearest = self.snap(position, self.lanes.filter[slot])?;
-        self.log(|| LogRecord::Command(Command::Teleport { agent, position }));
+        self.log(|| LogRecord::Teleport { agent, position });
         let _ = self
             .world
             .remove_one::<LinkCrossing>(self.ids.entity(agent));
@@ -502,12 +498,10 @@ impl Crowd {
             }
             Ok(())
         })?;
-        self.log(|| {
-            LogRecord::Command(Command::Velocity {
-                agent,
-                order,
-                velocity,
-            })
+        self.log(|| LogRecord::Velocity {
+            agent,
+            order,
+            velocity,
         });
         self.world
             .insert_one(
@@ -541,11 +535,9 @@ impl Crowd {
             });
         }
         let id = FilterId(self.filters.len() as u8);
-        self.log(|| {
-            LogRecord::Command(Command::AddFilter {
-                filter: id,
-                query_filter: Box::new(filter.clone()),
-            })
+        self.log(|| LogRecord::AddFilter {
+            filter: id,
+            query_filter: Box::new(filter.clone()),
         });
         if !self.config.use_links {
             filter.set_links_allowed(false);
@@ -561,7 +553,7 @@ impl Crowd {
         if filter.index() >= self.filters.len() {
             return Err(CrowdError::UnknownFilter(filter));
         }
-        self.log(|| LogRecord::Command(Command::SetFilter { agent, filter }));
+        self.log(|| LogRecord::SetFilter { agent, filter });
         if self.lanes.filter[slot] == filter {
             return Ok(());
         }
@@ -601,11 +593,9 @@ impl Crowd {
             });
         }
         let id = ProfileId(self.profiles.len() as u8);
-        self.log(|| {
-            LogRecord::Command(Command::AddAvoidanceProfile {
-                profile: id,
-                avoidance: profile,
-            })
+        self.log(|| LogRecord::AddAvoidanceProfile {
+            profile: id,
+            avoidance: profile,
         });
         self.profiles.push(profile);
         Ok(id)
@@ -621,7 +611,7 @@ impl Crowd {
         if profile.index() >= self.profiles.len() {
             return Err(CrowdError::UnknownProfile(profile));
         }
-        self.log(|| LogRecord::Command(Command::SetAvoidanceProfile { agent, profile }));
+        self.log(|| LogRecord::SetAvoidanceProfile { agent, profile });
         self.lanes.profile[slot] = profile;
         Ok(())
     }

@@ -15,7 +15,7 @@ use crate::crowd::components::{HoldOrder, HoldReserved};
 use crate::crowd::events::MoverAction;
 use crate::crowd::events::{CrowdError, CrowdEvent};
 use crate::crowd::interactions::hold::{FactChange, HoldKeeper, HoldPolicy};
-use crate::crowd::log::{Command, LogRecord};
+use crate::crowd::log::LogRecord;
 use crate::crowd::runtime::Crowd;
 
 impl Crowd {
@@ -41,13 +41,11 @@ impl Crowd {
             crowd.check_hold_capacity(agent)
         })?;
         let keeper = HoldKeeper::new(policy).expect("checked at admission");
-        self.log(|| {
-            LogRecord::Command(Command::Hold {
-                agent,
-                order,
-                target,
-                policy,
-            })
+        self.log(|| LogRecord::Hold {
+            agent,
+            order,
+            target,
+            policy,
         });
         self.world
             .insert_one(
@@ -87,7 +85,7 @@ impl Crowd {
                 owner,
             });
         }
-        self.log(|| LogRecord::Command(Command::ReleaseHold { agent, hold }));
+        self.log(|| LogRecord::ReleaseHold { agent, hold });
         let fact_ended = self
             .world
             .get::<&mut HoldOrder>(self.ids.entity(agent))
@@ -140,12 +138,10 @@ impl Crowd {
         };
         self.next_logical += 1;
         if logged == Logged::Yes {
-            self.log(|| {
-                LogRecord::Command(Command::ReserveHold {
-                    agent,
-                    hold,
-                    policy,
-                })
+            self.log(|| LogRecord::ReserveHold {
+                agent,
+                hold,
+                policy,
             });
         }
         self.world

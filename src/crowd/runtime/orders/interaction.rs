@@ -5,6 +5,7 @@
 //! order's move and hold, its events. The types and the per-step checks live in the
 //! interactions room.
 
+use crate::target::ObjectState;
 use glam::Vec3;
 
 use super::commands::Logged;
@@ -15,9 +16,8 @@ use crate::crowd::events::{CrowdError, CrowdEvent, FailureCondition, Outcome};
 use crate::crowd::interactions::hold::{HoldKeeper, HoldPolicy};
 use crate::crowd::interactions::interaction::{
     InteractionFailure, InteractionOrder, InteractionPhase, InteractionView, InteractionWorld,
-    ObjectState,
 };
-use crate::crowd::log::{Command, LogRecord};
+use crate::crowd::log::LogRecord;
 use crate::crowd::runtime::Crowd;
 use crate::target::{Placement, TargetError, TargetRecord, Verdict, project_target};
 
@@ -94,15 +94,13 @@ impl Crowd {
         };
         let order = self.order_move(agent, foot, None, Logged::InWhole)?;
         let hold = self.reserve_hold(agent, policy, Logged::InWhole);
-        self.log(|| {
-            LogRecord::Command(Command::Interact {
-                agent,
-                order,
-                hold,
-                record: Box::new(record.clone()),
-                policy,
-                foot: Some(foot),
-            })
+        self.log(|| LogRecord::Interact {
+            agent,
+            order,
+            hold,
+            record: Box::new(record.clone()),
+            policy,
+            foot: Some(foot),
         });
         self.world
             .insert_one(
@@ -144,15 +142,13 @@ impl Crowd {
             epoch: self.epoch,
         };
         self.next_logical += 1;
-        self.log(|| {
-            LogRecord::Command(Command::Interact {
-                agent,
-                order,
-                hold,
-                record: Box::new(record),
-                policy,
-                foot: None,
-            })
+        self.log(|| LogRecord::Interact {
+            agent,
+            order,
+            hold,
+            record: Box::new(record),
+            policy,
+            foot: None,
         });
         if self.lanes.status[slot] != AgentStatus::CrossingLink {
             self.lanes.status[slot] = AgentStatus::Failed;

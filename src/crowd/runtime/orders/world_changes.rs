@@ -9,7 +9,7 @@ use glam::Vec3;
 
 use super::commands::{check_point, out_of_range};
 use crate::crowd::events::CrowdError;
-use crate::crowd::log::{Command, LogRecord};
+use crate::crowd::log::LogRecord;
 use crate::crowd::runtime::Crowd;
 use crate::crowd::supports::support::SupportMotion;
 use crate::geom::limits;
@@ -45,7 +45,7 @@ impl Crowd {
         if velocity != Vec3::ZERO && self.platform_motion(support).is_some() {
             return Err(CrowdError::PlatformWithSurfaceMotion { support });
         }
-        self.log(|| LogRecord::Command(Command::SetSupportVelocity { support, velocity }));
+        self.log(|| LogRecord::SetSupportVelocity { support, velocity });
         self.store_support_motion(layer, SupportMotion::belt(velocity));
         Ok(())
     }
@@ -84,12 +84,10 @@ impl Crowd {
         if angular_velocity_rad_s != 0.0 && self.platform_motion(support).is_some() {
             return Err(CrowdError::PlatformWithSurfaceMotion { support });
         }
-        self.log(|| {
-            LogRecord::Command(Command::SetSupportRotation {
-                support,
-                centre,
-                angular_velocity_rad_s,
-            })
+        self.log(|| LogRecord::SetSupportRotation {
+            support,
+            centre,
+            angular_velocity_rad_s,
         });
         self.store_support_motion(
             layer,
@@ -163,7 +161,7 @@ impl Crowd {
                 problem,
             });
         }
-        self.log(|| LogRecord::Command(Command::SetLinkWindow { link, window }));
+        self.log(|| LogRecord::SetLinkWindow { link, window });
         let at = self.link_windows.binary_search_by_key(&link, |&(id, _)| id);
         match (at, window) {
             (Ok(at), Some(window)) => self.link_windows[at].1 = window,
@@ -222,7 +220,7 @@ impl Crowd {
         if !self.support_motion(support).is_still() {
             return Err(CrowdError::PlatformWithSurfaceMotion { support });
         }
-        self.log(|| LogRecord::Command(Command::SetPlatformMotion { support, motion }));
+        self.log(|| LogRecord::SetPlatformMotion { support, motion });
         let layer = layer as u16;
         let at = self
             .platforms
@@ -287,7 +285,7 @@ impl Crowd {
                 problem,
             });
         }
-        self.log(|| LogRecord::Command(Command::SetLinkDock { link, dock }));
+        self.log(|| LogRecord::SetLinkDock { link, dock });
         let at = self.link_docks.binary_search_by_key(&link, |&(id, _)| id);
         match (at, dock) {
             (Ok(at), Some(dock)) => self.link_docks[at].1 = dock,

@@ -92,7 +92,7 @@ use crate::mesh::{LinkId, NavMesh};
 use crate::query::QueryFilter;
 
 /// The format this build writes and reads.
-pub const SAVE_FORMAT_VERSION: u32 = 8;
+pub(crate) const SAVE_FORMAT_VERSION: u32 = 8;
 
 /// Bytes of the header: magic, version, payload length, checksum.
 pub(super) const HEADER_BYTES: usize = 8 + 4 + 8 + 4;

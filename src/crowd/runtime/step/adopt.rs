@@ -18,7 +18,7 @@ use crate::crowd::agents::RequestId;
 use crate::crowd::components::MoveRequest;
 use crate::crowd::events::{CrowdEvent, FailureCondition, Outcome};
 use crate::crowd::lanes::AgentLanes;
-use crate::crowd::log::{Decision, LogRecord, LoggedAnswer, LoggedResult, Rejection};
+use crate::crowd::log::{Decision, LogRecord, LoggedAnswer, Rejection};
 use crate::crowd::paths::corridor::Corridor;
 use crate::crowd::paths::scheduler::{Answer, Finished, Job};
 use crate::crowd::runtime::Crowd;
@@ -224,19 +224,17 @@ impl Crowd {
             if let Some((sequence, result)) = logged.get(index) {
                 self.check_decision(*sequence, result.decision, decision);
             }
-            self.log(|| {
-                LogRecord::Result(LoggedResult {
-                    agent,
-                    query,
-                    goal,
-                    answer: match &outcome {
-                        Answer::Corridor(corridor) => LoggedAnswer::Corridor(corridor.clone()),
-                        Answer::HeadStart(corridor) => LoggedAnswer::HeadStart(corridor.clone()),
-                        Answer::Retry => LoggedAnswer::Retry,
-                        Answer::NoGoal => LoggedAnswer::NoGoal,
-                    },
-                    decision,
-                })
+            self.log(|| LogRecord::Result {
+                agent,
+                query,
+                goal,
+                answer: match &outcome {
+                    Answer::Corridor(corridor) => LoggedAnswer::Corridor(corridor.clone()),
+                    Answer::HeadStart(corridor) => LoggedAnswer::HeadStart(corridor.clone()),
+                    Answer::Retry => LoggedAnswer::Retry,
+                    Answer::NoGoal => LoggedAnswer::NoGoal,
+                },
+                decision,
             });
             match verdict {
                 Verdict::Reject(Rejection::NotCurrent) => rejected += 1,
@@ -423,7 +421,7 @@ enum Verdict {
 impl Verdict {
     fn decision(&self) -> Decision {
         match *self {
-            Verdict::Reject(rejection) => Decision::Rejected(rejection),
+            Verdict::Reject(rejection) => Decision::rejected(rejection),
             Verdict::Fail => Decision::Failed,
             Verdict::HeadStart { .. } => Decision::HeadStartWalked,
             Verdict::HeadStartSkipped => Decision::HeadStartSkipped,

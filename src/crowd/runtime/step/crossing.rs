@@ -197,7 +197,7 @@ impl Crowd {
                 velocity_world_end: velocity,
                 velocity_support_end: Vec3::ZERO,
                 velocity_valid: true,
-                blocked: None,
+                blocked: false,
             };
             if !landed {
                 *self
@@ -245,7 +245,7 @@ impl Crowd {
             velocity_world_end: Vec3::ZERO,
             velocity_support_end: Vec3::ZERO,
             velocity_valid: true,
-            blocked: None,
+            blocked: false,
         };
         self.lanes.status[slot] = AgentStatus::Moving;
         self.lanes.velocity_x[slot] = 0.0;

@@ -275,9 +275,10 @@ fn feedback_run(
         view.anchor_z[offset] = anchor.y;
         view.stalled_s[offset] = stalled_s;
         // A wall the controller ran into, else the crowd in the way.
-        let by = match step.blocked {
-            Some(_) => BlockedBy::Wall,
-            None => BlockedBy::Crowd,
+        let by = if step.blocked {
+            BlockedBy::Wall
+        } else {
+            BlockedBy::Crowd
         };
         if stalled && view.blocked[offset].is_none() {
             view.blocked[offset] = Some(by);

@@ -7,6 +7,7 @@
 //! new paths and events; every order is judged on its own, on all cores, and what changes
 //! an agent's other state is applied after, in slot order.
 
+use crate::target::ObjectState;
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
@@ -20,7 +21,7 @@ use crate::target::{Placement, Verdict, project_target_avoiding};
 
 use crate::crowd::interactions::interaction::{
     CheckName, ChecksRun, InteractionFailure, InteractionOrder, InteractionPhase, InteractionWorld,
-    ObjectState, RECHECK_AFTER_M, failing_check,
+    RECHECK_AFTER_M, failing_check,
 };
 
 impl Crowd {

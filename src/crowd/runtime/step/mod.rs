@@ -116,10 +116,10 @@ fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
 /// passes' rates lose their meaning: at 1e-30 s no agent moves a representable distance,
 /// and at 1e9 s every walker crosses the world in one step and the acceleration limit
 /// allows any velocity.
-pub const STEP_RANGE_S: std::ops::RangeInclusive<f32> = 1e-4..=1.0;
+pub(crate) const STEP_RANGE_S: std::ops::RangeInclusive<f32> = 1e-4..=1.0;
 
 impl Crowd {
-    /// Advances the crowd by `dt` seconds (within [`STEP_RANGE_S`], else
+    /// Advances the crowd by `dt` seconds (within [`Crowd::STEP_RANGE_S`], else
     /// [`CrowdError::BadStep`]); returns the step's events in order.
     ///
     /// The step runs on rayon's thread pool (the current one when called from inside a
@@ -193,7 +193,7 @@ impl Crowd {
 
         // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
         // spreads over frames instead of stretching one. The rest waits, in order.
-        let most = INGEST_PER_FRAME_MIN.max(self.config.budget.head_starts as usize);
+        let most = INGEST_PER_FRAME_MIN.max(self.config.head_starts_per_step as usize);
         let take = self.pending.len().min(most);
         let pending: Vec<AgentId> = self.pending.drain(..take).collect();
         timed(&mut stats.ingest, pending.len(), || {
@@ -384,7 +384,7 @@ impl Crowd {
     ) {
         let mut finished = Vec::new();
         let replaying = self.replaying();
-        stats.scheduler = timed(&mut stats.schedule, self.scheduler.depth(), || {
+        let schedule = timed(&mut stats.schedule, self.scheduler.depth(), || {
             if replaying {
                 // The results come from the log (the adopt pass reads them).
                 return Default::default();
@@ -425,7 +425,7 @@ impl Crowd {
                 snapshot,
                 &self.filters,
                 &mut self.cache,
-                self.config.budget,
+                self.config.budget(),
                 self.frame,
                 &is_current,
                 &standing,
@@ -433,6 +433,7 @@ impl Crowd {
                 &mut finished,
             )
         });
+        stats.record_schedule(schedule);
         let count = finished.len();
         stats.rejected = timed(&mut stats.adopt, count, || self.adopt(finished, events));
         let agents = self.lanes.len();

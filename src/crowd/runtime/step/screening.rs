@@ -52,7 +52,7 @@ impl Crowd {
                 velocity_world_end: Vec3::ZERO,
                 velocity_support_end: Vec3::ZERO,
                 velocity_valid: true,
-                blocked: None,
+                blocked: false,
             };
             if let Some(fault) = fault {
                 if lanes.status[slot] != AgentStatus::Quarantined {
@@ -67,7 +67,8 @@ impl Crowd {
                     }
                     events.push(CrowdEvent::Quarantined {
                         agent: lanes.id[slot],
-                        fault,
+                        field: fault.field,
+                        value_bits: fault.value_bits,
                     });
                 }
             }
