@@ -248,7 +248,7 @@ fn main() {
         let clock = Instant::now();
         let events = walking.step(DT_S, &mut controller).expect("a valid step");
         frame_ms[0].push(clock.elapsed().as_secs_f64() * 1e3);
-        pass_ms[0].push(walking.stats().pass_stats().map(|pass| pass.time_ms));
+        pass_ms[0].push(walking.stats().pass_ms());
         for event in events {
             if let CrowdEvent::OrderEnded { agent, .. } = event {
                 walks_ended += 1;
@@ -267,7 +267,7 @@ fn main() {
             .step_with(DT_S, &mut controller, &host)
             .expect("a valid step");
         frame_ms[1].push(clock.elapsed().as_secs_f64() * 1e3);
-        pass_ms[1].push(interacting.stats().pass_stats().map(|pass| pass.time_ms));
+        pass_ms[1].push(interacting.stats().pass_ms());
         let frame = interacting.frame();
         for event in events {
             let CrowdEvent::OrderEnded {

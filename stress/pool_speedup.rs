@@ -47,7 +47,7 @@ fn main() {
         let clock = Instant::now();
         pools[pool].install(|| crowd.step(dt, &mut controller).expect("a valid step"));
         frame_ms[pool].push(clock.elapsed().as_secs_f64() * 1e3);
-        pass_ms[pool].push(crowd.stats().pass_stats().map(|pass| pass.time_ms));
+        pass_ms[pool].push(crowd.stats().pass_ms());
     }
     let [one, two] = frame_ms.map(|mut times| median(&mut times));
     println!(

@@ -117,8 +117,13 @@ pub enum CrowdEvent {
     Quarantined {
         /// The agent.
         agent: AgentId,
-        /// The first field of the answer found wrong.
-        field: FeedbackField,
+        /// The first field of the answer found wrong, by its name in
+        /// [`StepFeedback`](crate::crowd::StepFeedback): `foot` (not finite, or outside
+        /// the world's coordinates), `velocity_world_end` or `velocity_support_end` (not
+        /// finite, or past the speed limit), `displacement` (one of the three
+        /// displacements: not finite, or longer than the world) or `dt` (outside
+        /// [`Crowd::STEP_RANGE_S`](crate::crowd::Crowd::STEP_RANGE_S)).
+        field: &'static str,
         /// Its value's bits (a vector's largest component; `f32::from_bits` gives it, NaN
         /// included, which an `f32` field would keep from comparing equal).
         value_bits: u32,
@@ -145,7 +150,7 @@ impl FeedbackFault {
 
 /// A field of a controller's answer ([`StepFeedback`](crate::crowd::supports::controller::StepFeedback)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FeedbackField {
+pub(crate) enum FeedbackField {
     /// `foot`: not finite, or outside the world's coordinates.
     Foot,
     /// `velocity_world_end`: not finite, or past the speed limit.
@@ -170,7 +175,7 @@ impl FeedbackField {
     ];
 
     /// The field's name in [`StepFeedback`](crate::crowd::supports::controller::StepFeedback).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             FeedbackField::Foot => "foot",
             FeedbackField::Velocity => "velocity_world_end",

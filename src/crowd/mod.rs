@@ -32,6 +32,22 @@
 //! parallel passes write only their own outputs and results are collected in slot order, so
 //! the same inputs give the same lanes and events at any thread count.
 //!
+//! # The API in four groups
+//!
+//! - **The core**, what every game calls: [`Crowd::new`] with a [`CrowdConfig`];
+//!   [`Crowd::add_agent`] with [`AgentParams`] and [`Crowd::remove_agent`];
+//!   [`Crowd::request_move`], [`Crowd::request_velocity`], [`Crowd::cancel`];
+//!   [`Crowd::set_params`], query filters ([`Crowd::add_filter`]) and avoidance profiles
+//!   ([`Crowd::add_avoidance_profile`]); [`Crowd::step`] with a [`Controller`] (the
+//!   built-in [`KinematicController`] or the host's), which returns [`CrowdEvent`]s; and
+//!   the agents as [`AgentView`]s ([`Crowd::agents`]).
+//! - **The protocol**: the ordered log ([`CrowdConfig::ordered_log`], [`Crowd::drain_log`],
+//!   [`LogEntry`]), [`Replay`], and [`Crowd::save`] / [`Crowd::restore`].
+//! - **Interactions and holds** (spec 000 and 001): [`Crowd::request_interaction`] with the
+//!   host's [`InteractionWorld`], [`Crowd::request_hold`] with a [`HoldPolicy`].
+//! - **Moving supports** (spec 004): belts and turntables ([`Crowd::set_support_motion`]),
+//!   platforms ([`Crowd::set_platform_motion`]) with their docks and link windows.
+//!
 //! # Example
 //! ```
 //! use glam::Vec3;
@@ -117,29 +133,38 @@ pub mod internals {
     };
 }
 
+// The core: what every game calls.
 pub use agents::{AgentId, AgentParams, AgentStatus, AgentView, FilterId, ProfileId, RequestId};
 pub use avoidance::velocities::{AvoidanceConfig, AvoidanceProfile};
-pub use codec::RestoreError;
 pub use config::{BlockedPolicy, CrowdConfig};
 pub use events::{
-    BlockedBy, CancelRecord, CrowdError, CrowdEvent, FailureCondition, FeedbackField, MoverAction,
-    MoverOwner, Outcome,
+    BlockedBy, CancelRecord, CrowdError, CrowdEvent, FailureCondition, MoverAction, MoverOwner,
+    Outcome,
 };
+pub use paths::corridor::Corridor;
+pub use runtime::Crowd;
+pub use runtime::step::crossing::CrossingState;
+pub use stats::StepStats;
+pub use supports::controller::{Controller, KinematicController, StepFeedback, StepRequest};
+
+// The protocol: the ordered log, replay, save and restore.
+pub use codec::RestoreError;
+pub use log::{Decision, LogEntry, LogRecord, LoggedAnswer, ReplayError};
+pub use runtime::replay::Replay;
+
+// Interactions and holds.
 pub use interactions::hold::{FactChange, HoldFailure, HoldPhase, HoldPolicy, HoldView};
 pub use interactions::interaction::{
     InteractionFailure, InteractionPhase, InteractionView, InteractionWorld,
 };
-#[cfg(feature = "harness")]
-pub(crate) use log::Fnv;
-pub use log::{Decision, LogEntry, LogRecord, LoggedAnswer, ReplayError};
-pub use paths::corridor::Corridor;
-#[cfg(feature = "harness")]
-pub(crate) use paths::scheduler::PathWaits;
-pub use runtime::Crowd;
-pub use runtime::replay::Replay;
-pub use runtime::step::crossing::CrossingState;
-pub use stats::{PassStats, StepStats};
+
+// Moving supports and platforms.
 pub use supports::connection::ConnectionWindow;
-pub use supports::controller::{Controller, KinematicController, StepFeedback, StepRequest};
 pub use supports::platform::{LinkDock, PlatformMotion, PlatformPose, Shuttle};
 pub use supports::support::{SupportAcceleration, SupportMotion};
+
+// For the crate's harness.
+#[cfg(feature = "harness")]
+pub(crate) use log::Fnv;
+#[cfg(feature = "harness")]
+pub(crate) use paths::scheduler::PathWaits;

@@ -1,45 +1,36 @@
-//! What one step reports of itself: each pass's time and work, and the step's counts.
+//! What one step reports of itself: each pass's time and the step's counts.
 //!
 //! Stage: crowd, written by the step ([`Crowd::step`](super::Crowd::step)) and read by the
 //! host. Invariant: the figures describe the step; nothing in the crowd reads them back.
 
 use crate::crowd::paths::scheduler::ScheduleStats;
 
-/// Time and work of one pass in one step.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PassStats {
-    /// Wall time, milliseconds.
-    pub time_ms: f64,
-    /// Items processed (agents, jobs or results).
-    pub items: u32,
-}
-
-/// Counters of one step, per pass.
+/// What one step did: each pass's wall time, and the step's counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
     /// Interaction orders' targets placed and poses checked (`interaction.rs`).
-    pub interactions: PassStats,
+    pub interactions_ms: f64,
     /// Requests turned into path jobs.
-    pub ingest: PassStats,
+    pub ingest_ms: f64,
     /// Path finding under the budget.
-    pub schedule: PassStats,
+    pub schedule_ms: f64,
     /// Results checked at the commit point.
-    pub adopt: PassStats,
+    pub adopt_ms: f64,
     /// Corridor following.
-    pub follow: PassStats,
+    pub follow_ms: f64,
     /// Slope limits.
-    pub slope: PassStats,
+    pub slope_ms: f64,
     /// The neighbour grid and every agent's K nearest (rebuilt alongside schedule, adopt,
     /// follow and slope, so its time overlaps theirs).
-    pub neighbours: PassStats,
+    pub neighbours_ms: f64,
     /// Local avoidance (after the neighbour grid).
-    pub avoid: PassStats,
+    pub avoid_ms: f64,
     /// Separation of overlapping agents after the move.
-    pub separate: PassStats,
+    pub separate_ms: f64,
     /// The controller.
-    pub movement: PassStats,
+    pub movement_ms: f64,
     /// Feedback, statuses and events.
-    pub feedback: PassStats,
+    pub feedback_ms: f64,
     /// Node expansions the path searches spent.
     pub nodes_expanded: u32,
     /// Path jobs finished (searched or answered from the corridor cache).
@@ -75,7 +66,7 @@ impl StepStats {
         self.oldest_wait_frames = schedule.oldest_wait_frames;
     }
 
-    /// The passes' names, in step order, as [`StepStats::pass_stats`] lists them.
+    /// The passes' names, in step order, as [`StepStats::pass_ms`] lists them.
     pub const PASS_NAMES: [&'static str; StepStats::PASSES] = [
         "interactions",
         "ingest",
@@ -93,21 +84,21 @@ impl StepStats {
     /// How many passes are counted.
     pub const PASSES: usize = 11;
 
-    /// Every pass's counters, in the order of [`StepStats::PASS_NAMES`] (`neighbours` runs
-    /// alongside `schedule`, so its time lies inside `schedule`'s too).
-    pub fn pass_stats(&self) -> [PassStats; StepStats::PASSES] {
+    /// Every pass's wall time, milliseconds, in the order of [`StepStats::PASS_NAMES`]
+    /// (`neighbours` runs alongside `schedule`, so its time lies inside `schedule`'s too).
+    pub fn pass_ms(&self) -> [f64; StepStats::PASSES] {
         [
-            self.interactions,
-            self.ingest,
-            self.schedule,
-            self.adopt,
-            self.follow,
-            self.slope,
-            self.neighbours,
-            self.avoid,
-            self.movement,
-            self.separate,
-            self.feedback,
+            self.interactions_ms,
+            self.ingest_ms,
+            self.schedule_ms,
+            self.adopt_ms,
+            self.follow_ms,
+            self.slope_ms,
+            self.neighbours_ms,
+            self.avoid_ms,
+            self.movement_ms,
+            self.separate_ms,
+            self.feedback_ms,
         ]
     }
 }

@@ -352,9 +352,7 @@ fn run_frames(
                 report.cpu_wait_ms.push(after[1] - before[1]);
             }
             let stats = *crowd.stats();
-            report
-                .pass_ms
-                .push(stats.pass_stats().map(|pass| pass.time_ms));
+            report.pass_ms.push(stats.pass_ms());
             report.nodes_expanded_max_frame =
                 report.nodes_expanded_max_frame.max(stats.nodes_expanded);
             report.reconnected += u64::from(stats.reconnected);

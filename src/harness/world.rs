@@ -15,7 +15,7 @@ pub struct HostWorld<'a, W> {
     /// The collision world.
     pub collision: &'a W,
     /// Each moving target's object and its state this step; an object not listed is
-    /// [`ObjectState::Missing`](crate::crowd::ObjectState::Missing).
+    /// [`ObjectState::Missing`](crate::target::ObjectState::Missing).
     pub objects: &'a [(u32, ObjectState)],
     /// Fixed targets' object instances whose transform version the host tracks, with the
     /// current version; an instance not listed is not tracked.

@@ -8,7 +8,6 @@
 //! the world's slot components agree on every agent's slot.
 
 use std::collections::TryReserveError;
-use std::sync::Arc;
 
 use glam::Vec3;
 
@@ -24,8 +23,8 @@ use crate::crowd::agents::RequestId;
 use crate::crowd::agents::{AGENTS_MAX, AgentId, AgentIds, AgentView};
 use crate::crowd::avoidance::neighbours::NeighbourGrid;
 use crate::crowd::avoidance::velocities::{AvoidanceConfig, AvoidanceProfile};
-use crate::crowd::paths::corridor::{Corridor, CorridorCache, CorridorMemory};
-use crate::crowd::paths::scheduler::{PathWaits, Scheduler};
+use crate::crowd::paths::corridor::{Corridor, CorridorCache};
+use crate::crowd::paths::scheduler::Scheduler;
 use crate::crowd::walking::passes::PortalWindow;
 use crate::mesh::{NavMesh, Snapshot};
 use crate::query::{QueryFilter, nearest_polygon};
@@ -206,6 +205,7 @@ impl Crowd {
     }
 
     /// The neighbour grid of the last step (empty when avoidance is off).
+    #[cfg(feature = "harness")]
     #[doc(hidden)]
     pub fn neighbour_grid(&self) -> &NeighbourGrid {
         &self.neighbour_grid
@@ -300,19 +300,23 @@ impl Crowd {
         &self.snapshot
     }
 
-    /// The corridor cache (for its counters).
+    /// The corridor cache (for its counters), for the crate's tests and tools.
+    #[cfg(feature = "harness")]
+    #[doc(hidden)]
     pub fn cache(&self) -> &CorridorCache {
         &self.cache
     }
 
     /// Memory held by the corridors that agents follow or the cache keeps, each shared
     /// corridor counted once.
-    pub fn corridor_memory(&self) -> CorridorMemory {
+    #[cfg(feature = "harness")]
+    #[doc(hidden)]
+    pub fn corridor_memory(&self) -> crate::crowd::paths::corridor::CorridorMemory {
         let mut seen = std::collections::HashSet::new();
-        let mut memory = CorridorMemory::default();
+        let mut memory = crate::crowd::paths::corridor::CorridorMemory::default();
         let held = self.lanes.corridor.iter().flatten();
         for corridor in held.chain(self.cache.corridors()) {
-            if seen.insert(Arc::as_ptr(corridor)) {
+            if seen.insert(std::sync::Arc::as_ptr(corridor)) {
                 memory += corridor.memory();
             }
         }
@@ -334,8 +338,9 @@ impl Crowd {
         self.frame
     }
 
+    #[cfg(feature = "harness")]
     /// Frames each answered path request waited, over the whole run, as a histogram.
-    pub(crate) fn path_waits(&self) -> &PathWaits {
+    pub(crate) fn path_waits(&self) -> &crate::crowd::paths::scheduler::PathWaits {
         &self.scheduler.waits
     }
 
@@ -374,6 +379,8 @@ impl Crowd {
     /// moves the last one into its slot, and with avoidance on a step puts every agent's
     /// slot in the neighbour grid's cell order every few dozen frames. Ask again after a step;
     /// keep the id.
+    #[cfg(feature = "harness")]
+    #[doc(hidden)]
     pub fn slot_of(&self, agent: AgentId) -> Option<usize> {
         self.slot(agent).ok()
     }
@@ -402,6 +409,7 @@ impl Crowd {
     /// Every platform's offset now and velocity over a step as long as the last, by
     /// support layer (empty: no platform), as the step reads them: what places a foot in
     /// the world ([`Crowd::world_position`] adds its layer's offset).
+    #[doc(hidden)]
     pub fn platform_frames(&self) -> crate::crowd::supports::platform::PlatformFrames {
         crate::crowd::supports::platform::platform_frames(
             &self.platforms,

@@ -298,7 +298,11 @@ impl Saved for CrowdEvent {
             } => {
                 out.u8(11);
                 agent.write(out);
-                out.u8(field as u8);
+                let index = crate::crowd::events::FeedbackField::ALL
+                    .iter()
+                    .position(|known| known.name() == field)
+                    .unwrap_or(usize::from(u8::MAX));
+                out.u8(index as u8);
                 out.u32(value_bits);
             }
         }
@@ -357,9 +361,10 @@ impl Saved for CrowdEvent {
             },
             11 => {
                 let field = input.u8()?;
-                let field = *crate::crowd::events::FeedbackField::ALL
+                let field = crate::crowd::events::FeedbackField::ALL
                     .get(usize::from(field))
-                    .ok_or_else(|| input.malformed(format!("feedback field {field}")))?;
+                    .ok_or_else(|| input.malformed(format!("feedback field {field}")))?
+                    .name();
                 CrowdEvent::Quarantined {
                     agent,
                     field,
@@ -555,7 +560,7 @@ mod tests {
         let agent = AgentId::from_bits(1 << 32).unwrap();
         let event = CrowdEvent::Quarantined {
             agent,
-            field: FeedbackField::Foot,
+            field: FeedbackField::Foot.name(),
             value_bits: 0,
         };
         let events = vec![event; 75];

@@ -103,7 +103,7 @@ impl Sim {
             } => (
                 "quarantined",
                 agent,
-                json!({ "field": field.name(), "value": format!("{}", f32::from_bits(value_bits)) }),
+                json!({ "field": field, "value": format!("{}", f32::from_bits(value_bits)) }),
             ),
             CrowdEvent::StandFact {
                 agent,

@@ -352,6 +352,7 @@ impl NeighbourGrid {
         }
     }
 
+    #[cfg(feature = "harness")]
     /// The cell size of the last rebuild, metres.
     pub fn cell_size_m(&self) -> f32 {
         self.cell_size_m
@@ -362,6 +363,7 @@ impl NeighbourGrid {
         self.sorted_slot.len()
     }
 
+    #[cfg(feature = "harness")]
     /// Whether the last rebuild covered no agent.
     pub fn is_empty(&self) -> bool {
         self.sorted_slot.is_empty()
@@ -393,6 +395,7 @@ impl NeighbourGrid {
         &self.neighbours[first..first + count]
     }
 
+    #[cfg(feature = "harness")]
     /// The neighbours of `slot` found by the last rebuild, nearest first, as slots (none for
     /// a slot the rebuild did not cover).
     pub fn neighbours_of(&self, slot: usize) -> impl ExactSizeIterator<Item = u32> + '_ {
@@ -404,6 +407,7 @@ impl NeighbourGrid {
             .map(|&index| self.sorted_slot[index as usize])
     }
 
+    #[cfg(feature = "harness")]
     /// Every agent pair closer than `range_m` horizontally (at most the rebuild's range) and
     /// within the vertical range, each once as (lower slot, higher slot, horizontal
     /// distance), in no particular order; for quality measures.
@@ -426,6 +430,7 @@ impl NeighbourGrid {
         }
     }
 
+    #[cfg(feature = "harness")]
     /// Calls `visit(sorted index)` for every agent in the cells within `reach` cells of
     /// `centre` (a square block), one contiguous slice per row.
     #[inline]

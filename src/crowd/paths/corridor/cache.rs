@@ -216,16 +216,19 @@ impl CorridorCache {
         self.make_room_until_sweep();
     }
 
+    #[cfg(feature = "harness")]
     /// The cached corridors, in no particular order.
     pub fn corridors(&self) -> impl Iterator<Item = &Arc<Corridor>> {
         self.entries.values()
     }
 
+    #[cfg(feature = "harness")]
     /// Number of cached corridors.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    #[cfg(feature = "harness")]
     /// Whether the cache is empty.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -430,11 +430,13 @@ impl CorridorReads {
         }
     }
 
+    #[cfg(feature = "harness")]
     /// The newest tile generation the search saw.
     pub fn newest_generation(&self) -> TileGeneration {
         self.newest_generation
     }
 
+    #[cfg(feature = "harness")]
     /// The slots of the tiles read, in the order first read.
     pub fn slots(&self) -> &[TileSlot] {
         &self.slots

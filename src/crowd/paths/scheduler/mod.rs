@@ -58,6 +58,7 @@ impl PathWaits {
         self.count_by_frames.iter().sum()
     }
 
+    #[cfg(feature = "harness")]
     /// Those of these requests that `earlier` (this histogram at an earlier frame) did not
     /// count yet: the waits of the frames in between. `None` if `earlier` counts some wait
     /// more often than this histogram does (it is not an earlier state of it).

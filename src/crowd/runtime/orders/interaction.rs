@@ -182,9 +182,4 @@ impl Crowd {
                 checks_pass: order.checks_pass,
             }))
     }
-
-    /// How many agents have an interaction order (under way or holding).
-    pub(crate) fn interactions_under_way(&self) -> usize {
-        self.world.query::<&InteractionOrder>().iter().len()
-    }
 }

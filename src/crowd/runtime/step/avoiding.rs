@@ -7,19 +7,19 @@
 
 use rayon::prelude::*;
 
+use crate::crowd::avoidance::separation::separation_pass;
 use crate::crowd::avoidance::velocities::{
     avoid_pass, gather_bodies, gather_carried, gather_frames,
 };
 use crate::crowd::runtime::Crowd;
+use crate::crowd::supports::controller::StepFeedback;
+use crate::crowd::supports::platform::PlatformFrames;
+use crate::mesh::Snapshot;
 
 impl Crowd {
     /// Avoid: the neighbour grid, then a negotiated velocity for every agent, which becomes
     /// its request to the controller. Returns how many agents were jammed.
-    pub(crate) fn avoid(
-        &mut self,
-        dt: f32,
-        platforms: &crate::crowd::supports::platform::PlatformFrames,
-    ) -> u32 {
+    pub(crate) fn avoid(&mut self, dt: f32, platforms: &PlatformFrames) -> u32 {
         let avoidance = self.config.avoidance;
         // The grid was rebuilt alongside the path searches, on these same positions.
         let mut velocities = std::mem::take(&mut self.scratch.avoid_velocities);
@@ -72,5 +72,57 @@ impl Crowd {
         self.scratch.avoid_carried = carried;
         self.scratch.avoid_frames = frames;
         jammed
+    }
+
+    /// The positions the neighbour grid is built on: the lanes' feet, placed in the world
+    /// on platforms (`platforms_now`), in the scratch's buffers (left as they were with
+    /// avoidance off).
+    pub(crate) fn neighbour_positions(&mut self, platforms_now: &PlatformFrames) -> [Vec<f32>; 3] {
+        let mut positions = std::mem::take(&mut self.scratch.grid_positions);
+        if self.config.avoidance.enabled {
+            for (copy, lane) in positions.iter_mut().zip([
+                &self.lanes.position_x,
+                &self.lanes.position_y,
+                &self.lanes.position_z,
+            ]) {
+                copy.clear();
+                copy.extend_from_slice(lane);
+            }
+            if !platforms_now.is_empty() {
+                for (slot, &layer) in self.lanes.support.iter().enumerate() {
+                    let placed = platforms_now.place(layer, self.lanes.position(slot));
+                    positions[0][slot] = placed.x;
+                    positions[1][slot] = placed.y;
+                    positions[2][slot] = placed.z;
+                }
+            }
+        }
+        positions
+    }
+
+    /// Separate: bodies still overlapping after the move pushed apart, their feedback
+    /// corrected (`separation.rs`), with the platforms where they stand at the step's end.
+    pub(crate) fn separate(
+        &mut self,
+        dt: f32,
+        snapshot: &Snapshot,
+        platforms_end: &PlatformFrames,
+        feedback: &mut [StepFeedback],
+    ) {
+        let mut scratch = std::mem::take(&mut self.scratch.separation);
+        separation_pass(
+            &self.neighbour_grid,
+            &self.scratch.avoid_bodies,
+            &self.config.avoidance,
+            snapshot,
+            &self.filters,
+            &self.profiles,
+            dt,
+            &self.support_motions,
+            platforms_end,
+            feedback,
+            &mut scratch,
+        );
+        self.scratch.separation = scratch;
     }
 }

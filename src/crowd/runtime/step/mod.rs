@@ -10,13 +10,14 @@
 //! place of the controller. Every [`SLOT_ORDER_FRAMES`] frames the step ends by putting
 //! the agents' slots in the neighbour grid's cell order (locality between the passes).
 //!
-//! This file holds the order and nothing else; each pass lives beside it: the orders'
-//! upkeep (deadlines, cancels, holds, velocity orders) in `upkeep.rs`, ingest and adoption
-//! in `adopt.rs`, the follow pass in `following.rs` over `passes.rs` (which also has the
-//! slope pass), link crossing in `crossing.rs`, the avoid pass in `avoiding.rs` over
-//! `avoid/`, the supports' carry in `carry.rs`, the controller's answers screened in
-//! `screening.rs`, separation in `separation.rs`, the feedback pass in `feedback.rs`, and
-//! what the step reports of itself in `stats.rs`.
+//! This file holds the order and nothing else; each pass's glue lives beside it: the
+//! orders' upkeep (deadlines, cancels, holds, velocity orders) and the step's close in
+//! `upkeep.rs`, ingest and adoption in `adopt.rs`, the follow pass in `following.rs` (its
+//! kernels and the slope pass in the walking room), link crossing in `crossing.rs`, the
+//! avoid and separate passes in `avoiding.rs` (over the avoidance room), the move pass in
+//! `moving.rs`, the supports' carry in `carry.rs`, the controller's answers screened in
+//! `screening.rs`, the feedback pass in `feedback.rs`, interactions in `interaction.rs`;
+//! what the step reports of itself is the crowd's `stats.rs`.
 
 pub(crate) mod adopt;
 pub(crate) mod avoiding;
@@ -25,25 +26,23 @@ pub(crate) mod crossing;
 pub(crate) mod feedback;
 pub(crate) mod following;
 pub(crate) mod interaction;
+pub(crate) mod moving;
 pub(crate) mod screening;
 pub(crate) mod upkeep;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use crate::crowd::agents::AgentId;
 use crate::crowd::agents::AgentStatus;
 use crate::crowd::avoidance::congestion::crowding_factors;
-use crate::crowd::avoidance::separation::separation_pass;
 use crate::crowd::components::{MoveRequest, Slot};
 use crate::crowd::config::BlockedPolicy;
 use crate::crowd::events::{CrowdError, CrowdEvent};
 use crate::crowd::interactions::interaction::InteractionWorld;
 use crate::crowd::paths::scheduler::Job;
 use crate::crowd::runtime::Crowd;
-use crate::crowd::stats::{PassStats, StepStats};
+use crate::crowd::stats::StepStats;
 use crate::crowd::supports::controller::Controller;
 use crate::crowd::supports::platform::platform_frames;
 use crate::crowd::walking::passes::slope_pass;
@@ -103,11 +102,10 @@ fn keep_awake(done: &AtomicBool, stepping: Option<usize>) {
     }
 }
 
-fn timed<T>(stats: &mut PassStats, items: usize, run: impl FnOnce() -> T) -> T {
+fn timed<T>(time_ms: &mut f64, run: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let value = run();
-    stats.time_ms = start.elapsed().as_secs_f64() * 1e3;
-    stats.items = items as u32;
+    *time_ms = start.elapsed().as_secs_f64() * 1e3;
     value
 }
 
@@ -186,8 +184,7 @@ impl Crowd {
         let mut stats = StepStats::default();
         let mut events = std::mem::take(&mut self.deferred_events);
         self.expire_deadlines();
-        let interacting = self.interactions_under_way();
-        timed(&mut stats.interactions, interacting, || {
+        timed(&mut stats.interactions_ms, || {
             self.keep_interactions(world, dt, &mut events)
         });
 
@@ -196,9 +193,7 @@ impl Crowd {
         let most = INGEST_PER_FRAME_MIN.max(self.config.head_starts_per_step as usize);
         let take = self.pending.len().min(most);
         let pending: Vec<AgentId> = self.pending.drain(..take).collect();
-        timed(&mut stats.ingest, pending.len(), || {
-            self.ingest(&pending, &mut events)
-        });
+        timed(&mut stats.ingest_ms, || self.ingest(&pending, &mut events));
 
         let snapshot = self.snapshot.clone();
         // The neighbour grid is rebuilt alongside schedule, adopt, follow and slope: it
@@ -209,35 +204,17 @@ impl Crowd {
         // other side's work instead of nothing.
         let avoidance = self.config.avoidance;
         let mut grid = std::mem::take(&mut self.neighbour_grid);
-        let mut positions = std::mem::take(&mut self.scratch.grid_positions);
         // Platforms where they stand this frame and after it (`platform.rs`): the grid
         // sees every agent at its world place.
         let platforms_now = platform_frames(&self.platforms, self.frame, dt);
-        if avoidance.enabled {
-            for (copy, lane) in positions.iter_mut().zip([
-                &self.lanes.position_x,
-                &self.lanes.position_y,
-                &self.lanes.position_z,
-            ]) {
-                copy.clear();
-                copy.extend_from_slice(lane);
-            }
-            if !platforms_now.is_empty() {
-                for (slot, &layer) in self.lanes.support.iter().enumerate() {
-                    let placed = platforms_now.place(layer, self.lanes.position(slot));
-                    positions[0][slot] = placed.x;
-                    positions[1][slot] = placed.y;
-                    positions[2][slot] = placed.z;
-                }
-            }
-        }
-        let mut neighbours = PassStats::default();
+        let positions = self.neighbour_positions(&platforms_now);
+        let mut neighbours_ms = 0.0;
         let ((), ()) = rayon::join(
             || self.schedule_adopt_follow_slope(dt, &snapshot, &mut stats, &mut events),
             || {
                 if avoidance.enabled {
                     let [x, y, z] = &positions;
-                    timed(&mut neighbours, x.len(), || {
+                    timed(&mut neighbours_ms, || {
                         grid.rebuild(
                             [x, y, z],
                             avoidance.neighbour_range_m,
@@ -248,34 +225,19 @@ impl Crowd {
                 }
             },
         );
-        stats.neighbours = neighbours;
+        stats.neighbours_ms = neighbours_ms;
         self.neighbour_grid = grid;
         self.scratch.grid_positions = positions;
 
-        let agents = self.lanes.len();
         if self.config.avoidance.enabled {
-            stats.jammed_agents =
-                timed(&mut stats.avoid, agents, || self.avoid(dt, &platforms_now));
+            stats.jammed_agents = timed(&mut stats.avoid_ms, || self.avoid(dt, &platforms_now));
         }
         // Per-frame buffers live in the crowd: megabytes allocated and freed every frame
         // would go to the system allocator's mmap path and fault their pages in again.
         let mut requests = std::mem::take(&mut self.scratch.requests);
         let mut feedback = std::mem::take(&mut self.scratch.feedback);
-        timed(&mut stats.movement, agents, || {
-            let support_motions = &self.support_motions;
-            (0..agents)
-                .into_par_iter()
-                .with_min_len(crate::crowd::compute::parallel::LIGHT_AGENTS_PER_TASK)
-                .map(|slot| {
-                    let mut request = self.lanes.step_request(slot, dt);
-                    if let Some(motion) = support_motions.get(request.support as usize) {
-                        request.support_velocity = motion.velocity_at(request.foot);
-                        request.support_angular_velocity_rad_s = motion.angular_velocity_rad_s;
-                    }
-                    request
-                })
-                .collect_into_vec(&mut requests);
-            controller.step_agents(&snapshot, &self.filters, &requests, &mut feedback);
+        timed(&mut stats.movement_ms, || {
+            self.move_agents(dt, controller, &snapshot, &mut requests, &mut feedback)
         });
         if feedback.len() != requests.len() {
             let error = CrowdError::ControllerFeedback {
@@ -291,55 +253,19 @@ impl Crowd {
         let platforms_end = platform_frames(&self.platforms, self.frame + 1, dt);
         self.advance_crossings(&mut feedback, dt, &platforms_end, &mut events);
         if self.config.avoidance.enabled && self.config.avoidance.separation {
-            let mut scratch = std::mem::take(&mut self.scratch.separation);
-            timed(&mut stats.separate, agents, || {
-                separation_pass(
-                    &self.neighbour_grid,
-                    &self.scratch.avoid_bodies,
-                    &self.config.avoidance,
-                    &snapshot,
-                    &self.filters,
-                    &self.profiles,
-                    dt,
-                    &self.support_motions,
-                    &platforms_end,
-                    &mut feedback,
-                    &mut scratch,
-                )
+            timed(&mut stats.separate_ms, || {
+                self.separate(dt, &snapshot, &platforms_end, &mut feedback)
             });
-            self.scratch.separation = scratch;
         }
         self.carry_goals_on_supports(dt);
-        timed(&mut stats.feedback, agents, || {
+        timed(&mut stats.feedback_ms, || {
             self.feedback(&feedback, &mut events)
         });
         self.confirm_cancels(dt, &mut events);
         self.scratch.requests = requests;
         self.scratch.feedback = feedback;
 
-        stats.waiting_for_path = self
-            .lanes
-            .status
-            .iter()
-            .zip(&self.lanes.on_head_start)
-            .filter(|&(status, &head_start)| *status == AgentStatus::WaitingForPath || head_start)
-            .count() as u32;
-        self.last_stats = stats;
-        if self.config.avoidance.enabled
-            && self.frame % SLOT_ORDER_FRAMES == SLOT_ORDER_FRAMES - 1
-            && self.neighbour_grid.len() == self.lanes.len()
-        {
-            self.order_slots_by_cell();
-        }
-        // Routes invalidated during the step (a link closed at its entry, a corridor stale
-        // at landing) are reported with it.
-        events.append(&mut self.deferred_events);
-        self.log_outcomes(&events);
-        self.frame += 1;
-        self.last_dt_s = dt;
-        for platform in &mut self.platforms {
-            platform.motion = platform.motion.after_step(dt);
-        }
+        self.close_step(dt, stats, &mut events);
         Ok(events)
     }
 
@@ -384,7 +310,7 @@ impl Crowd {
     ) {
         let mut finished = Vec::new();
         let replaying = self.replaying();
-        let schedule = timed(&mut stats.schedule, self.scheduler.depth(), || {
+        let schedule = timed(&mut stats.schedule_ms, || {
             if replaying {
                 // The results come from the log (the adopt pass reads them).
                 return Default::default();
@@ -434,12 +360,10 @@ impl Crowd {
             )
         });
         stats.record_schedule(schedule);
-        let count = finished.len();
-        stats.rejected = timed(&mut stats.adopt, count, || self.adopt(finished, events));
-        let agents = self.lanes.len();
+        stats.rejected = timed(&mut stats.adopt_ms, || self.adopt(finished, events));
         (stats.funnel_runs, stats.reconnected) =
-            timed(&mut stats.follow, agents, || self.follow(dt, events));
-        timed(&mut stats.slope, agents, || {
+            timed(&mut stats.follow_ms, || self.follow(dt, events));
+        timed(&mut stats.slope_ms, || {
             slope_pass(snapshot, &mut self.lanes)
         });
         self.lean_into_carries();

@@ -67,7 +67,7 @@ impl Crowd {
                     }
                     events.push(CrowdEvent::Quarantined {
                         agent: lanes.id[slot],
-                        field: fault.field,
+                        field: fault.field.name(),
                         value_bits: fault.value_bits,
                     });
                 }

@@ -14,8 +14,42 @@ use crate::crowd::events::{CANCEL_CONFIRM_S, CrowdEvent, FailureCondition, Outco
 use crate::crowd::interactions::hold::{FactChange, HoldObservation, HoldPhase};
 use crate::crowd::interactions::interaction::InteractionOrder;
 use crate::crowd::runtime::Crowd;
+use crate::crowd::stats::StepStats;
 
 impl Crowd {
+    /// The step's close: the counts kept, the slots put in cell order when it is time
+    /// ([`SLOT_ORDER_FRAMES`](super::SLOT_ORDER_FRAMES)), routes invalidated during the
+    /// step (a link closed at its entry, a corridor stale at landing) reported with it,
+    /// the outcomes logged, and the frame and the platforms moved on.
+    pub(crate) fn close_step(
+        &mut self,
+        dt: f32,
+        mut stats: StepStats,
+        events: &mut Vec<CrowdEvent>,
+    ) {
+        stats.waiting_for_path = self
+            .lanes
+            .status
+            .iter()
+            .zip(&self.lanes.on_head_start)
+            .filter(|&(status, &head_start)| *status == AgentStatus::WaitingForPath || head_start)
+            .count() as u32;
+        self.last_stats = stats;
+        if self.config.avoidance.enabled
+            && self.frame % super::SLOT_ORDER_FRAMES == super::SLOT_ORDER_FRAMES - 1
+            && self.neighbour_grid.len() == self.lanes.len()
+        {
+            self.order_slots_by_cell();
+        }
+        events.append(&mut self.deferred_events);
+        self.log_outcomes(events);
+        self.frame += 1;
+        self.last_dt_s = dt;
+        for platform in &mut self.platforms {
+            platform.motion = platform.motion.after_step(dt);
+        }
+    }
+
     /// Orders whose deadline has come and that have not ended fail: their agents brake
     /// to a stop as after a cancel (the outcome comes once they stand).
     pub(crate) fn expire_deadlines(&mut self) {
