@@ -46,6 +46,7 @@ use waymark::ids::SupportId;
 use waymark::mesh::blob::NavMeshFile;
 use waymark::mesh::{LinkDesc, LinkId, LinkKind, NavMesh};
 use waymark::query::{NodePool, QueryFilter, find_path, nearest_polygon};
+use waymark::scene::gltf::{GltfOptions, parse_gltf, write_glb};
 use waymark::scene::obj::{ObjOptions, parse_obj};
 use waymark::scene::{InstanceDesc, Scene, TriMesh};
 
@@ -209,6 +210,12 @@ pub fn targets() -> Vec<Target> {
             text: true,
             run: run_obj,
             seeds: || vec![small_level_obj().into_bytes()],
+        },
+        Target {
+            name: "gltf",
+            text: false,
+            run: run_gltf,
+            seeds: || vec![small_level_glb()],
         },
         Target {
             name: "wmnav",
@@ -620,6 +627,19 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Two rooms joined by a corridor, as OBJ text.
+/// The small OBJ level as a GLB.
+fn small_level_glb() -> Vec<u8> {
+    let world = parse_obj(
+        small_level_obj().as_bytes(),
+        "rooms.obj",
+        &ObjOptions::default(),
+    )
+    .expect("the seed level reads")
+    .world_triangles()
+    .expect("the seed level has triangles");
+    write_glb(&world)
+}
+
 fn small_level_obj() -> String {
     let mut text = String::from("# two rooms and a corridor\n");
     let mut vertices = 0;
@@ -768,6 +788,25 @@ fn run_obj(input: &[u8]) -> Result<(), String> {
     // is no finding, and a level that size is a benchmark's input, not a fuzzer's.
     let extent = world.bounds.max - world.bounds.min;
     if extent.x * extent.z > 1e5 {
+        return Ok(());
+    }
+    if let Ok(baked) = bake(&world, &fuzz_bake_config()) {
+        NavMesh::from_file(baked.to_file())
+            .map_err(|error| format!("baked but not loaded: {error}"))?;
+    }
+    Ok(())
+}
+
+fn run_gltf(input: &[u8]) -> Result<(), String> {
+    let Ok(scene) = parse_gltf(input, None, "fuzz.glb", &GltfOptions::default()) else {
+        return Ok(());
+    };
+    let Ok(world) = scene.world_triangles() else {
+        return Ok(());
+    };
+    // Baked as the OBJ target bakes, within the same bounds.
+    let extent = world.bounds.max - world.bounds.min;
+    if world.len() > 20_000 || extent.x * extent.z > 1e5 {
         return Ok(());
     }
     if let Ok(baked) = bake(&world, &fuzz_bake_config()) {

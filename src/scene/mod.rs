@@ -22,6 +22,7 @@ pub mod city;
 mod error;
 #[cfg(feature = "harness")]
 pub mod flow_levels;
+pub mod gltf;
 mod graph;
 #[cfg(feature = "harness")]
 pub mod hills;

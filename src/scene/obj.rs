@@ -227,13 +227,13 @@ pub fn parse_obj(
 
 /// A group name split into its plain name and its tags.
 #[derive(Debug, Default, PartialEq)]
-struct GroupTags {
-    name: String,
-    area: Option<AreaId>,
-    support: Option<String>,
+pub(super) struct GroupTags {
+    pub(super) name: String,
+    pub(super) area: Option<AreaId>,
+    pub(super) support: Option<String>,
 }
 
-fn parse_tags(group: &str) -> Result<GroupTags, String> {
+pub(super) fn parse_tags(group: &str) -> Result<GroupTags, String> {
     let mut tags = GroupTags::default();
     let mut name_parts = Vec::new();
     for token in group

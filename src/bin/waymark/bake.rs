@@ -14,7 +14,7 @@ use crate::{CliError, level};
 
 #[derive(clap::Args, Debug, Default)]
 pub struct BakeCommand {
-    /// Level: an .obj file or a built-in level name (default: the proving ground).
+    /// Level: an .obj, .gltf or .glb file or a built-in level name (default: the proving ground).
     level: Option<PathBuf>,
     #[command(flatten)]
     bake: BakeArgs,

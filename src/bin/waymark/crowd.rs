@@ -26,7 +26,7 @@ const RANDOM_TARGETS: usize = 16;
 
 #[derive(clap::Args, Debug, Default)]
 pub struct CrowdCommand {
-    /// Level: an .obj or .wmnav file, `city` or `hills` (generated, sized from --agents)
+    /// Level: an .obj, .gltf, .glb or .wmnav file, `city` or `hills` (generated, sized from --agents)
     /// or the proving ground (default).
     pub level: Option<PathBuf>,
     /// Number of agents.

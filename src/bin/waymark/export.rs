@@ -31,7 +31,7 @@ const SIZE_FOR_MAX: usize = 100_000;
 
 #[derive(clap::Args, Debug)]
 pub struct ExportCommand {
-    /// Level: an .obj file, `city`, `hills`, `plaza`, `corridor` or the proving ground
+    /// Level: an .obj, .gltf or .glb file, `city`, `hills`, `plaza`, `corridor` or the proving ground
     /// (default).
     pub level: Option<PathBuf>,
     /// Agents to place.

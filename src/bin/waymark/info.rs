@@ -10,7 +10,7 @@ use crate::{CliError, level};
 
 #[derive(clap::Args, Debug, Default)]
 pub struct InfoArgs {
-    /// Level: an .obj file or a built-in level name (default: the proving ground).
+    /// Level: an .obj, .gltf or .glb file or a built-in level name (default: the proving ground).
     level: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]

@@ -6,6 +6,7 @@ use waymark::crowd::SupportMotion;
 use waymark::ids::SupportId;
 use waymark::mesh::NavMesh;
 use waymark::mesh::blob::{BlobError, NavMeshFile};
+use waymark::scene::gltf::{GltfError, GltfOptions, load_gltf};
 use waymark::scene::obj::{ObjError, ObjOptions, load_obj};
 use waymark::scene::{Scene, proving_ground::proving_ground};
 
@@ -17,8 +18,10 @@ pub const PROVING_GROUND: &str = "proving_ground";
 pub enum LevelError {
     #[error(transparent)]
     Obj(#[from] ObjError),
+    #[error(transparent)]
+    Gltf(#[from] GltfError),
     #[error(
-        "level '{0}' is neither a built-in level ({PROVING_GROUND}) nor a file ending in .obj or .wmnav"
+        "level '{0}' is neither a built-in level ({PROVING_GROUND}) nor a file ending in .obj, .gltf, .glb or .wmnav"
     )]
     Unknown(PathBuf),
     #[error("'{path}': {source}")]
@@ -28,7 +31,9 @@ pub enum LevelError {
         path: String,
         source: std::io::Error,
     },
-    #[error("'{0}' is a baked .wmnav file; this command needs level geometry (.obj)")]
+    #[error(
+        "'{0}' is a baked .wmnav file; this command needs level geometry (.obj, .gltf or .glb)"
+    )]
     NeedsGeometry(PathBuf),
     #[error(transparent)]
     Geometry(#[from] waymark::scene::GeometryError),
@@ -36,7 +41,7 @@ pub enum LevelError {
     Bake(#[from] waymark::bake::BakeError),
     #[error(transparent)]
     NavMesh(#[from] waymark::mesh::NavMeshError),
-    #[error("'{path}' is already baked; bake flags ({}) apply only to level geometry (.obj)", flags.join(", "))]
+    #[error("'{path}' is already baked; bake flags ({}) apply only to level geometry (.obj, .gltf or .glb)", flags.join(", "))]
     BakeFlagsWithBaked {
         path: String,
         flags: Vec<&'static str>,
@@ -78,12 +83,16 @@ pub fn load(level: Option<&Path>) -> Result<Level, LevelError> {
     if has_extension(path, "wmnav") {
         return Err(LevelError::NeedsGeometry(path.to_owned()));
     }
-    if !has_extension(path, "obj") {
+    let scene = if has_extension(path, "obj") {
+        load_obj(path, &ObjOptions::default())?
+    } else if has_extension(path, "gltf") || has_extension(path, "glb") {
+        load_gltf(path, &GltfOptions::default())?
+    } else {
         return Err(LevelError::Unknown(path.to_owned()));
-    }
+    };
     Ok(Level {
         name: path.display().to_string(),
-        scene: load_obj(path, &ObjOptions::default())?,
+        scene,
         supports: Vec::new(),
         lift: None,
     })

@@ -17,7 +17,7 @@ const NEAREST_HALF_EXTENTS: Vec3 = Vec3::new(2.0, 4.0, 2.0);
 
 #[derive(clap::Args, Debug)]
 pub struct PathCommand {
-    /// Level: an .obj file (baked with the flags below), a .wmnav file, or a built-in level.
+    /// Level: an .obj, .gltf or .glb file (baked with the flags below), a .wmnav file, or a built-in level.
     level: PathBuf,
     /// CSV with columns sx,sy,sz,ex,ey,ez (a header row; extra columns are ignored).
     #[arg(long, value_name = "FILE")]
