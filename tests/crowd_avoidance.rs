@@ -15,7 +15,7 @@ fn rigid(config: &mut CrowdConfig) {
 
 fn run(kind: ScenarioKind, agents: usize) -> waymark::harness::ScenarioReport {
     let scenario = Scenario::new(kind, agents).unwrap();
-    run_scenario(&scenario, |_| {}).unwrap().0
+    run_scenario(&scenario, |_, _| {}).unwrap().0
 }
 
 #[test]
@@ -42,7 +42,7 @@ fn sliding_contacts_let_the_circle_crush_sink_in() {
     scenario.config.avoidance.inelastic_contact = false;
     scenario.config.avoidance.slow_turn_rad = 0.0;
     scenario.config.avoidance.yield_share = 0.5;
-    let (report, _) = run_scenario(&scenario, |_| {}).unwrap();
+    let (report, _) = run_scenario(&scenario, |_, _| {}).unwrap();
     assert_eq!(report.unarrived_agents, 0, "{report:?}");
     assert!(report.max_overlap_m > 0.2 * report.radius_m, "{report:?}");
 }
@@ -98,9 +98,9 @@ fn stalled_pairs_that_may_squeeze_clear_a_two_way_corridor_sooner_with_bounded_o
     // Held walkers never pass through here: the squeeze alone is measured.
     let mut scenario = Scenario::new(ScenarioKind::Corridor, 100).unwrap();
     rigid(&mut scenario.config);
-    let (rigid, _) = run_scenario(&scenario, |_| {}).unwrap();
+    let (rigid, _) = run_scenario(&scenario, |_, _| {}).unwrap();
     scenario.config.avoidance.squeeze_fraction = 0.3;
-    let (squeezing, _) = run_scenario(&scenario, |_| {}).unwrap();
+    let (squeezing, _) = run_scenario(&scenario, |_, _| {}).unwrap();
     assert_eq!(squeezing.unarrived_agents, 0, "{squeezing:?}");
     assert_eq!(squeezing.off_mesh_agents, 0);
     let (rigid_s, squeezing_s) = (
@@ -128,9 +128,9 @@ fn walkers_held_for_a_second_pass_through_and_a_two_way_corridor_clears_sooner()
     // sum), none stuck at any point for long.
     let mut scenario = Scenario::new(ScenarioKind::Corridor, 100).unwrap();
     rigid(&mut scenario.config);
-    let (rigid, _) = run_scenario(&scenario, |_| {}).unwrap();
+    let (rigid, _) = run_scenario(&scenario, |_, _| {}).unwrap();
     scenario.config.avoidance.pass_through_after_s = 1.0;
-    let (passing, _) = run_scenario(&scenario, |_| {}).unwrap();
+    let (passing, _) = run_scenario(&scenario, |_, _| {}).unwrap();
     assert_eq!(passing.unarrived_agents, 0, "{passing:?}");
     assert_eq!(passing.off_mesh_agents, 0);
     let (rigid_s, passing_s) = (
@@ -159,7 +159,7 @@ fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_w
     let both = run(ScenarioKind::CorridorSwap, 400);
     let (alone, _) = run_scenario(
         &Scenario::one_way(ScenarioKind::CorridorSwap, 400).unwrap(),
-        |_| {},
+        |_, _| {},
     )
     .unwrap();
     assert_eq!(alone.agents, 200);
@@ -249,8 +249,11 @@ fn conveyor_walkers_with_and_against_the_belts_arrive_in_the_closed_form_time() 
     assert!(report.max_overlap_m < 0.05, "{report:?}");
     assert!(report.stop_error_m <= 0.25, "{report:?}");
     // Drawn, the two belts show over the floor with their surfaces' motion.
-    let (_, crowd) =
-        run_scenario(&Scenario::new(ScenarioKind::Conveyor, 2).unwrap(), |_| {}).unwrap();
+    let (_, crowd) = run_scenario(
+        &Scenario::new(ScenarioKind::Conveyor, 2).unwrap(),
+        |_, _| {},
+    )
+    .unwrap();
     let mut drawer = waymark::debug::svg::SvgDrawer::new();
     waymark::debug::draw_crowd(&crowd, &mut drawer);
     let svg = drawer.finish(600.0, "conveyor");
@@ -267,7 +270,7 @@ fn conveyor_walkers_with_and_against_the_belts_arrive_in_the_closed_form_time() 
     // Without the belts moving, the closed form is wrong by the belts' share.
     let mut still = Scenario::new(ScenarioKind::Conveyor, 2).unwrap();
     still.supports.clear();
-    let (report, _) = run_scenario(&still, |_| {}).unwrap();
+    let (report, _) = run_scenario(&still, |_, _| {}).unwrap();
     assert!(
         report.walk_time_error.is_some_and(|e| e > 0.3),
         "{report:?}"
@@ -290,15 +293,18 @@ fn turntable_two_groups_cross_a_turning_table_and_nobody_falls_off() {
     // A still table is crossed sooner than the turning one.
     let mut still = Scenario::new(ScenarioKind::Turntable, 200).unwrap();
     still.supports.clear();
-    let (calm, _) = run_scenario(&still, |_| {}).unwrap();
+    let (calm, _) = run_scenario(&still, |_, _| {}).unwrap();
     assert_eq!(calm.unarrived_agents, 0, "{calm:?}");
     assert!(
         calm.completion_s.unwrap() < report.completion_s.unwrap(),
         "still {calm:?} turning {report:?}"
     );
     // Drawn, each quarter of the table shows its surface velocity round the centre.
-    let (_, crowd) =
-        run_scenario(&Scenario::new(ScenarioKind::Turntable, 2).unwrap(), |_| {}).unwrap();
+    let (_, crowd) = run_scenario(
+        &Scenario::new(ScenarioKind::Turntable, 2).unwrap(),
+        |_, _| {},
+    )
+    .unwrap();
     let mut drawer = waymark::debug::svg::SvgDrawer::new();
     waymark::debug::draw_crowd(&crowd, &mut drawer);
     let svg = drawer.finish(600.0, "turntable");
@@ -314,7 +320,7 @@ fn turntable_two_groups_cross_a_turning_table_and_nobody_falls_off() {
 fn without_avoidance_the_circle_walks_through_itself() {
     let mut scenario = Scenario::new(ScenarioKind::Circle, 100).unwrap();
     scenario.config.avoidance.enabled = false;
-    let (without, _) = run_scenario(&scenario, |_| {}).unwrap();
+    let (without, _) = run_scenario(&scenario, |_, _| {}).unwrap();
     let with = run(ScenarioKind::Circle, 100);
     // Straight through the centre: fast, and everyone overlaps there.
     assert!(without.completion_ratio.unwrap() < 1.05, "{without:?}");

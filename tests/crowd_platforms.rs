@@ -325,7 +325,7 @@ fn platform_motions_and_docks_are_refused_by_value() {
 
 fn check_every_agent_rides_over(kind: ScenarioKind, agents: usize) {
     let scenario = Scenario::new(kind, agents).unwrap();
-    let (report, crowd) = run_scenario(&scenario, |_| {}).unwrap();
+    let (report, crowd) = run_scenario(&scenario, |_, _| {}).unwrap();
     assert_eq!(report.unarrived_agents, 0, "{kind:?}: {report:?}");
     assert_eq!(report.arrivals, agents);
     assert_eq!(report.off_mesh_agents, 0);

@@ -19,6 +19,7 @@ use crate::common::{
     node_budget_arg, peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads,
     write_svg,
 };
+use crate::trace::{TraceRecorder, trace_line};
 use crate::{CliError, level};
 
 /// Targets each random agent cycles through.
@@ -84,6 +85,10 @@ pub struct CrowdCommand {
     /// Draw the mesh, corridors, agents and velocities at the last frame.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Write every frame (each agent's position, velocity and status, the step's events,
+    /// changed corridors) as a replay trace for `waymark view` (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = threads_arg)]
     pub threads: Option<usize>,
@@ -141,6 +146,12 @@ type LoadedLevel = (
 /// A lift and its doors' links in the baked mesh, each with whether it opens on the lower
 /// floor.
 type LiftDoors = (waymark::scene::proving_ground::Lift, Vec<(LinkId, bool)>);
+
+/// The navigation mesh and name of `command`'s level, as a crowd run on it would bake them.
+pub fn level_mesh(command: &CrowdCommand) -> Result<(NavMesh, String), CliError> {
+    let (mesh, name, _, _) = load_mesh(command)?;
+    Ok((mesh, name))
+}
 
 fn load_mesh(command: &CrowdCommand) -> Result<LoadedLevel, CliError> {
     let mut config = command.bake.config();
@@ -237,6 +248,8 @@ pub struct CrowdRun {
     pub crowd: Crowd,
     /// Agents that stood on a platform (the proving ground's lift car) in some frame.
     pub platform_riders: usize,
+    /// The trace's size, bytes, and frames, when one was written.
+    pub trace: Option<(u64, u64)>,
 }
 
 pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
@@ -313,7 +326,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     }
     // Agents seen on a platform in any frame (none looked for on a level without one).
     let mut riders = std::collections::HashSet::new();
-    let mut watch_platforms = |crowd: &Crowd, _: &[waymark::crowd::CrowdEvent]| {
+    let mut trace = TraceRecorder::new(command.trace.as_deref(), &level, command.dt);
+    let mut watch_platforms = |crowd: &Crowd, events: &[waymark::crowd::CrowdEvent]| {
+        trace.record(crowd, events);
         if crowd.platform_frames().is_empty() {
             return;
         }
@@ -374,11 +389,13 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         );
     }
     let platform_riders = riders.len();
+    let trace = trace.finish()?;
     Ok(CrowdRun {
         level,
         report,
         crowd,
         platform_riders,
+        trace,
     })
 }
 
@@ -581,10 +598,16 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         // Every agent's position, velocity, status and identities after the last frame, as
         // one number (hexadecimal): two runs compare by it.
         report["state_hash"] = json!(format!("{:016x}", state_hash(&run.crowd)));
+        if let Some((bytes, frames)) = run.trace {
+            report["trace"] = json!({ "bytes": bytes, "frames": frames });
+        }
         writeln!(out, "{report}")?;
         return Ok(());
     }
     writeln!(out, "level: {}", run.level)?;
+    if let (Some((bytes, frames)), Some(path)) = (run.trace, &command.trace) {
+        writeln!(out, "{}", trace_line(path, bytes, frames))?;
+    }
     writeln!(
         out,
         "agents: {}, frames: {} at {:.4} s",

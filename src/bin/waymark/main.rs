@@ -17,6 +17,8 @@ mod path;
 mod scenario;
 mod sim;
 mod target;
+mod trace;
+mod view;
 
 use std::process::ExitCode;
 
@@ -54,6 +56,10 @@ enum Command {
     /// Write a level as OBJ and a crowd on it as an agents CSV, for another crowd (the
     /// native DetourCrowd reference) to run on the same triangles and agents.
     Export(Box<export::ExportCommand>),
+    /// Write one self-contained HTML page that draws a level's navigation mesh and replays
+    /// a crowd's trace (`crowd --trace`, `scenario --trace`): play, pause, step, scrub,
+    /// speed, zoom, pan, click an agent for its corridor, velocity and events.
+    View(Box<view::ViewCommand>),
 }
 
 /// Anything the CLI reports as `error: ...`.
@@ -122,6 +128,7 @@ fn main() -> ExitCode {
         Command::Scenario(command) => scenario::run(&command),
         Command::Sim(command) => sim::run(&command),
         Command::Export(command) => export::run(&command),
+        Command::View(command) => view::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,6 +9,7 @@ use crate::common::{
     AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, contact_name, threads_arg, with_threads,
     write_svg,
 };
+use crate::trace::{TraceRecorder, trace_line};
 use serde_json::json;
 use waymark::harness::{Scenario, ScenarioKind, run_scenario};
 
@@ -66,6 +67,9 @@ pub struct ScenarioCommand {
     /// Draw the mesh and the agents at the end.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Write every frame as a replay trace for `waymark view` (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = threads_arg)]
     pub threads: Option<usize>,
@@ -102,11 +106,15 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
     command.avoidance.apply(&mut scenario.config.avoidance);
     command.contact.apply(&mut scenario.config.avoidance);
     command.routing.apply(&mut scenario.config);
-    let (report, crowd) = with_threads(command.threads, || run_scenario(&scenario, |_| {}))??;
     let name = match command.scenario {
         ScenarioArg::CorridorSwap => "corridor-swap".to_owned(),
         other => format!("{other:?}").to_lowercase(),
     };
+    let mut trace = TraceRecorder::new(command.trace.as_deref(), &name, scenario.dt_s);
+    let (report, crowd) = with_threads(command.threads, || {
+        run_scenario(&scenario, |crowd, events| trace.record(crowd, events))
+    })??;
+    let trace = trace.finish()?;
     if let Some(path) = &command.svg {
         let caption = format!(
             "{name}: {} agents after {} frames",
@@ -154,6 +162,9 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         value["fell_off_support"] = json!(report.fell_off_support);
         value["stop_error_m"] = json!(report.stop_error_m);
         value["walk_time_error"] = json!(report.walk_time_error);
+        if let Some((bytes, frames)) = trace {
+            value["trace"] = json!({ "bytes": bytes, "frames": frames });
+        }
         writeln!(out, "{value}")?;
         return Ok(());
     }
@@ -190,14 +201,17 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         "step: median {:.3} ms ({:.0} agents/ms), avoid {:.3} ms",
         report.ms_per_frame_median, report.agents_per_ms, report.avoid_ms_median
     )?;
+    if let (Some((bytes, frames)), Some(path)) = (trace, &command.trace) {
+        writeln!(out, "{}", trace_line(path, bytes, frames))?;
+    }
     Ok(())
 }
 
 /// `waymark scenario part-the-crowd`: its own report (`waymark::harness::run_part_the_crowd`).
 fn part_the_crowd(command: &ScenarioCommand) -> Result<(), CliError> {
-    if command.one_way || command.svg.is_some() {
+    if command.one_way || command.svg.is_some() || command.trace.is_some() {
         return Err(CliError::Usage(
-            "part-the-crowd takes neither --one-way nor --svg".to_owned(),
+            "part-the-crowd takes none of --one-way, --svg and --trace".to_owned(),
         ));
     }
     let mut config = waymark::crowd::CrowdConfig::default();

@@ -354,11 +354,12 @@ pub fn scenario_crowd(scenario: &Scenario) -> Result<Crowd, ScenarioError> {
     Ok(crowd)
 }
 
-/// Runs `scenario` until everyone arrived or the time limit; `on_frame` sees the crowd
-/// after every step (drawing, extra checks). Returns the report and the final crowd.
+/// Runs `scenario` until everyone arrived or the time limit; `on_frame` sees the crowd and
+/// the step's events after every step (drawing, tracing, extra checks). Returns the report
+/// and the final crowd.
 pub fn run_scenario(
     scenario: &Scenario,
-    mut on_frame: impl FnMut(&Crowd),
+    mut on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = scenario_crowd(scenario)?;
     let plans: Vec<AgentPlan> = scenario
@@ -391,7 +392,7 @@ pub fn run_scenario(
         |crowd, events| {
             frames += 1;
             followed.observe(crowd, events, scenario, frames as f32 * scenario.dt_s);
-            on_frame(crowd)
+            on_frame(crowd, events)
         },
     )?;
     let walk_time_error = if scenario.walk_times_s.is_empty() {

@@ -8,7 +8,7 @@
 //! `docs/sim_scenario.md`.
 
 mod orders;
-mod report;
+pub(crate) mod report;
 mod spec;
 
 use spec::{AgentSpec, Scenario, crowd_config};

@@ -299,14 +299,14 @@ pub(super) fn owner_record(owner: MoverOwner) -> Value {
     json!({ "action": action, "id": id, "handoff": owner.handoff })
 }
 
-pub(super) fn blocked_by(by: BlockedBy) -> &'static str {
+pub(crate) fn blocked_by(by: BlockedBy) -> &'static str {
     match by {
         BlockedBy::Crowd => "crowd",
         BlockedBy::Wall => "wall",
     }
 }
 
-pub(super) fn outcome_name(outcome: Outcome) -> &'static str {
+pub(crate) fn outcome_name(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Success => "success",
         Outcome::Cancelled => "cancelled",
