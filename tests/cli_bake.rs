@@ -164,3 +164,86 @@ fn fully_unwalkable_level_warns() {
             .contains("no walkable surface")
     );
 }
+
+#[test]
+fn farmed_parts_baked_by_separate_processes_merge_to_the_whole_file() {
+    let dungeon = level("dungeon.obj");
+    let bake = |extra: &[&str]| {
+        let mut args = vec![
+            "bake",
+            &dungeon,
+            "--preset",
+            "recast",
+            "--tile-size",
+            "48",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        waymark(&args)
+    };
+    let whole_path = scratch("farmed_whole.wmnav");
+    let whole = json(&bake(&["--out", whole_path.to_str().unwrap()]));
+    assert_eq!(whole["tile_grid"], serde_json::json!([6, 7]));
+    assert!(whole.get("tile_rectangle").is_none());
+    // Three bands of rows, baked as a job array would: one process each.
+    let mut parts = Vec::new();
+    for (index, rows) in ["0..2", "2..5", "5..7"].iter().enumerate() {
+        let path = scratch(&format!("farmed_part_{index}.wmnav"));
+        let rectangle = format!("0..6,{rows}");
+        let report = json(&bake(&[
+            "--tiles",
+            &rectangle,
+            "--out",
+            path.to_str().unwrap(),
+        ]));
+        assert_eq!(report["tile_grid"], whole["tile_grid"]);
+        parts.push(path.to_str().unwrap().to_owned());
+    }
+    let merged_path = scratch("farmed_merged.wmnav");
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().rev().map(String::as_str));
+    args.extend(["--out", merged_path.to_str().unwrap(), "--json"]);
+    let merged = json(&waymark(&args));
+    assert_eq!(merged["tiles"], whole["tiles"]);
+    assert_eq!(merged["polygons"], whole["polygons"]);
+    assert_eq!(
+        std::fs::read(&merged_path).unwrap(),
+        std::fs::read(&whole_path).unwrap()
+    );
+
+    // Refusals name the part or the tile.
+    let output = waymark(&[
+        "merge",
+        &parts[0],
+        &parts[2],
+        "--out",
+        merged_path.to_str().unwrap(),
+    ]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        error.contains("no part holds tile (0, 2) of the 6x7 tile grid"),
+        "{error}"
+    );
+    let output = waymark(&[
+        "merge",
+        &parts[0],
+        &whole_path.to_string_lossy(),
+        "--out",
+        merged_path.to_str().unwrap(),
+    ]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("farmed_whole.wmnav") && error.contains("not a farmed-bake part"),
+        "{error}"
+    );
+    let output = bake(&["--tiles", "0..7,0..1"]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("6x7 tile grid"), "{error}");
+    let output = waymark(&["bake", &dungeon, "--tiles", "2..1,0..1"]);
+    assert_eq!(output.status.code(), Some(2));
+    // A part is no level to run a crowd on.
+    let output = waymark(&["crowd", &parts[0], "--agents", "5", "--frames", "5"]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("a part of a farmed bake"), "{error}");
+}

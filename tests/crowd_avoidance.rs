@@ -254,9 +254,9 @@ fn conveyor_walkers_with_and_against_the_belts_arrive_in_the_closed_form_time() 
         |_, _| {},
     )
     .unwrap();
-    let mut drawer = waymark::debug::svg::SvgDrawer::new();
+    let mut drawer = waymark::debug::picture::Picture::new();
     waymark::debug::draw_crowd(&crowd, &mut drawer);
-    let svg = drawer.finish(600.0, "conveyor");
+    let svg = drawer.to_svg(600.0, "conveyor");
     assert_eq!(
         svg.matches("fill=\"#fec44f\"").count(),
         2,
@@ -305,9 +305,9 @@ fn turntable_two_groups_cross_a_turning_table_and_nobody_falls_off() {
         |_, _| {},
     )
     .unwrap();
-    let mut drawer = waymark::debug::svg::SvgDrawer::new();
+    let mut drawer = waymark::debug::picture::Picture::new();
     waymark::debug::draw_crowd(&crowd, &mut drawer);
-    let svg = drawer.finish(600.0, "turntable");
+    let svg = drawer.to_svg(600.0, "turntable");
     assert_eq!(svg.matches("fill=\"#fec44f\"").count(), 4, "four slices");
     assert_eq!(
         svg.matches("stroke=\"#cc4c02\" stroke-width=\"2\"").count(),

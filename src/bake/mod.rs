@@ -20,6 +20,7 @@ pub mod config;
 pub mod contours;
 pub mod detail;
 pub mod erode;
+pub mod farm;
 pub mod filter;
 pub mod heightfield;
 pub mod polymesh;
@@ -110,6 +111,20 @@ pub enum BakeError {
         extent_m: f32,
         /// The most that fits.
         limit_m: f32,
+    },
+    /// A farmed bake's rectangle ([`farm::bake_tile_range`]) is empty or reaches past the
+    /// level's tile grid.
+    #[error(
+        "tiles {}..{},{}..{} are not a rectangle of the level's {}x{} tile grid (columns 0..{}, rows 0..{}, half-open, non-empty)",
+        columns.start, columns.end, rows.start, rows.end, grid[0], grid[1], grid[0], grid[1]
+    )]
+    TileRange {
+        /// The columns asked.
+        columns: std::ops::Range<u32>,
+        /// The rows asked.
+        rows: std::ops::Range<u32>,
+        /// The grid: columns, rows.
+        grid: [u32; 2],
     },
 }
 
@@ -417,27 +432,40 @@ pub fn bake_with(
         results
     };
 
-    let mut output = BakeOutput {
-        config: Some(valid),
-        ..BakeOutput::default()
-    };
-    let mut stage_times = StageTimes::default();
-    for (tile, times) in results {
-        stage_times.add(&times);
-        output.stats.polygons += tile.polygons.len();
-        output.stats.vertices += tile.vertices.len();
-        output.stats.detail_triangles += tile.detail_triangles.len();
-        output.stats.walkable_area_m2 += tile.walkable_area_m2();
-        output.tiles.push(tile);
+    Ok(BakeOutput::gathered(valid, world, results, started))
+}
+
+impl BakeOutput {
+    /// The output of tiles built from `world` (in job order, with their stage times), its
+    /// totals, and the warning an empty mesh deserves.
+    fn gathered(
+        valid: ValidBakeConfig,
+        world: &WorldTriangles,
+        results: Vec<(TileData, StageTimes)>,
+        started: Instant,
+    ) -> BakeOutput {
+        let mut output = BakeOutput {
+            config: Some(valid),
+            ..BakeOutput::default()
+        };
+        let mut stage_times = StageTimes::default();
+        for (tile, times) in results {
+            stage_times.add(&times);
+            output.stats.polygons += tile.polygons.len();
+            output.stats.vertices += tile.vertices.len();
+            output.stats.detail_triangles += tile.detail_triangles.len();
+            output.stats.walkable_area_m2 += tile.walkable_area_m2();
+            output.tiles.push(tile);
+        }
+        output.stats.triangles = world.len();
+        output.stats.tiles = output.tiles.len();
+        output.stats.stage_ms = stage_times.0.map(|seconds| seconds * 1000.0);
+        output.stats.bake_ms = started.elapsed().as_secs_f64() * 1000.0;
+        if output.stats.polygons == 0 {
+            output.warnings.push(BakeWarning::NoWalkableSurface);
+        }
+        output
     }
-    output.stats.triangles = world.len();
-    output.stats.tiles = output.tiles.len();
-    output.stats.stage_ms = stage_times.0.map(|seconds| seconds * 1000.0);
-    output.stats.bake_ms = started.elapsed().as_secs_f64() * 1000.0;
-    if output.stats.polygons == 0 {
-        output.warnings.push(BakeWarning::NoWalkableSurface);
-    }
-    Ok(output)
 }
 
 impl BakeConfig {

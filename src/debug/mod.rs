@@ -2,8 +2,11 @@
 //!
 //! Stage: top layer (imports everything, imported by nothing but the CLI and tests). The
 //! [`DebugDraw`] trait needs only points, lines and triangles tagged with a [`DrawKind`];
-//! free `draw_*` functions feed it; [`svg::SvgDrawer`] turns it into a top-down SVG.
+//! free `draw_*` functions feed it; a [`picture::Picture`] collects them and writes a
+//! top-down SVG (`svg`) or rasterises them for a PNG (`raster`).
 
+pub mod picture;
+pub mod raster;
 pub mod svg;
 
 use glam::Vec3;

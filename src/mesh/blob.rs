@@ -143,6 +143,11 @@ pub enum BlobError {
         /// File length.
         available: usize,
     },
+    /// A part of a farmed bake ([`super::parts`]), not a whole mesh.
+    #[error(
+        "a part of a farmed bake, not a whole .wmnav file: merge the parts first (waymark merge, or mesh::parts::merge_parts)"
+    )]
+    FarmedPart,
     /// Not a `.wmnav` file.
     #[error("not a .wmnav file: magic {found:?}, expected {MAGIC:?}")]
     BadMagic {
@@ -233,6 +238,9 @@ impl NavMeshFile {
     pub fn from_bytes(bytes: &[u8]) -> Result<NavMeshFile, BlobError> {
         let mut reader = Reader { bytes, offset: 0 };
         let magic: [u8; 8] = reader.take("magic", 8)?.try_into().expect("took 8 bytes");
+        if magic == super::parts::PART_MAGIC {
+            return Err(BlobError::FarmedPart);
+        }
         if magic != MAGIC {
             return Err(BlobError::BadMagic { found: magic });
         }

@@ -11,6 +11,7 @@ pub mod borders;
 pub mod connectivity;
 pub mod hand_built;
 pub mod navmesh;
+pub mod parts;
 pub mod poly_ref;
 pub mod runtime_tile;
 pub mod tile;

@@ -2,14 +2,16 @@
 //! `.wmnav` file and a top-down SVG.
 
 use std::io::{IsTerminal, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 
 use serde::Serialize;
+use waymark::bake::farm::{bake_tile_range, tile_grid};
 use waymark::bake::{BakeOutput, BakeWarning, STAGE_NAMES, bake_with_progress};
-use waymark::debug::{draw_input, draw_tiles, svg::SvgDrawer};
+use waymark::debug::{draw_input, draw_tiles, picture::Picture};
 
 use crate::bake_args::BakeArgs;
-use crate::common::{peak_rss_mib, threads_arg, with_threads};
+use crate::common::{peak_rss_mib, threads_arg, with_threads, write_picture};
 use crate::{CliError, level};
 
 #[derive(clap::Args, Debug, Default)]
@@ -18,23 +20,60 @@ pub struct BakeCommand {
     level: Option<PathBuf>,
     #[command(flatten)]
     bake: BakeArgs,
-    /// Write the tiles to this .wmnav file.
+    /// Write the tiles to this .wmnav file (with --tiles: a part file for `waymark merge`).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Bake only this rectangle of the level's tile grid, as half-open ranges of tile
+    /// columns and rows (`--json` reports the grid as `tile_grid`): one part of a farmed
+    /// bake, merged with the others by `waymark merge`.
+    #[arg(long, value_name = "X0..X1,Z0..Z1", value_parser = tile_rectangle_arg)]
+    tiles: Option<TileRectangle>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
     /// Draw the result, top-down, to this SVG file.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Draw the same picture to this PNG file (the caption in its text chunks).
+    #[arg(long, value_name = "FILE")]
+    png: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = threads_arg)]
     threads: Option<usize>,
 }
 
+/// A rectangle of tile columns and rows, half-open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileRectangle {
+    columns: Range<u32>,
+    rows: Range<u32>,
+}
+
+/// Parses `X0..X1,Z0..Z1`.
+fn tile_rectangle_arg(text: &str) -> Result<TileRectangle, String> {
+    let range = |part: &str| -> Option<Range<u32>> {
+        let (start, end) = part.trim().split_once("..")?;
+        Some(start.trim().parse().ok()?..end.trim().parse().ok()?)
+    };
+    let parsed = text
+        .split_once(',')
+        .and_then(|(columns, rows)| Some((range(columns)?, range(rows)?)));
+    match parsed {
+        Some((columns, rows)) if !columns.is_empty() && !rows.is_empty() => {
+            Ok(TileRectangle { columns, rows })
+        }
+        _ => Err(format!(
+            "'{text}' is not a rectangle of tiles X0..X1,Z0..Z1 (half-open column and row ranges, non-empty, e.g. 0..4,2..3)"
+        )),
+    }
+}
+
 #[derive(Serialize)]
 struct BakeReport<'a> {
     level: &'a str,
+    tile_grid: [u32; 2],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tile_rectangle: Option<[[u32; 2]; 2]>,
     triangles: usize,
     tiles: usize,
     polygons: usize,
@@ -68,16 +107,36 @@ pub fn run(command: &BakeCommand) -> Result<(), CliError> {
             bar.set_position(done as u64);
         }
     };
-    let output = with_threads(command.threads, || {
-        bake_with_progress(&world, &config, &report_progress)
-    })??;
+    let grid = tile_grid(&world, &config)?;
+    let (output, part) = match &command.tiles {
+        None => {
+            let output = with_threads(command.threads, || {
+                bake_with_progress(&world, &config, &report_progress)
+            })??;
+            (output, None)
+        }
+        Some(rectangle) => {
+            let baked = with_threads(command.threads, || {
+                bake_tile_range(
+                    &world,
+                    &config,
+                    rectangle.columns.clone(),
+                    rectangle.rows.clone(),
+                )
+            })??;
+            (baked.output, Some(baked.part))
+        }
+    };
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
 
     let file_bytes = match &command.out {
         Some(path) => {
-            let bytes = output.to_file().to_bytes();
+            let bytes = match &part {
+                Some(part) => part.to_bytes(),
+                None => output.to_file().to_bytes(),
+            };
             std::fs::write(path, &bytes).map_err(|source| CliError::Write {
                 path: path.clone(),
                 source,
@@ -86,8 +145,8 @@ pub fn run(command: &BakeCommand) -> Result<(), CliError> {
         }
         None => None,
     };
-    if let Some(path) = &command.svg {
-        let mut drawer = SvgDrawer::new();
+    if command.svg.is_some() || command.png.is_some() {
+        let mut drawer = Picture::new();
         let slope_cos = config.agent_max_slope_deg.to_radians().cos();
         draw_input(&world, slope_cos, &mut drawer);
         draw_tiles(&output.tiles, &mut drawer);
@@ -101,16 +160,24 @@ pub fn run(command: &BakeCommand) -> Result<(), CliError> {
             config.agent_radius_m,
             config.agent_height_m
         );
-        std::fs::write(path, drawer.finish(1200.0, &caption)).map_err(|source| {
-            CliError::Write {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        write_picture(
+            &drawer,
+            command.svg.as_deref(),
+            command.png.as_deref(),
+            1200,
+            &caption,
+        )?;
     }
 
     let threads = command.threads.unwrap_or_else(rayon::current_num_threads);
-    let report = report(&level.name, &output, threads, file_bytes);
+    let report = report(
+        &level.name,
+        &output,
+        threads,
+        file_bytes,
+        grid,
+        command.tiles.as_ref(),
+    );
     let mut out = std::io::stdout().lock();
     if command.json {
         serde_json::to_writer(&mut out, &report).map_err(std::io::Error::from)?;
@@ -118,7 +185,18 @@ pub fn run(command: &BakeCommand) -> Result<(), CliError> {
     } else {
         writeln!(out, "level: {}", report.level)?;
         writeln!(out, "triangles: {}", report.triangles)?;
-        writeln!(out, "tiles: {}", report.tiles)?;
+        match &command.tiles {
+            Some(rectangle) => writeln!(
+                out,
+                "tiles: {} (of columns {:?}, rows {:?} of the {}x{} tile grid)",
+                report.tiles, rectangle.columns, rectangle.rows, grid[0], grid[1]
+            )?,
+            None => writeln!(
+                out,
+                "tiles: {} (tile grid {}x{})",
+                report.tiles, grid[0], grid[1]
+            )?,
+        }
         writeln!(
             out,
             "polygons: {} (at most {} vertices each)",
@@ -153,6 +231,8 @@ fn report<'a>(
     output: &BakeOutput,
     threads: usize,
     file_bytes: Option<usize>,
+    tile_grid: [u32; 2],
+    rectangle: Option<&TileRectangle>,
 ) -> BakeReport<'a> {
     let stats = &output.stats;
     let stage_ms = STAGE_NAMES
@@ -171,6 +251,13 @@ fn report<'a>(
         .collect();
     BakeReport {
         level,
+        tile_grid,
+        tile_rectangle: rectangle.map(|rectangle| {
+            [
+                [rectangle.columns.start, rectangle.columns.end],
+                [rectangle.rows.start, rectangle.rows.end],
+            ]
+        }),
         triangles: stats.triangles,
         tiles: stats.tiles,
         polygons: stats.polygons,

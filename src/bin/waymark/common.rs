@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use waymark::crowd::{AvoidanceConfig, BlockedPolicy, Crowd, CrowdConfig};
-use waymark::debug::{draw_crowd, svg::SvgDrawer};
+use waymark::debug::{draw_crowd, picture::Picture};
 
 use crate::CliError;
 
@@ -210,13 +210,60 @@ impl RoutingArgs {
 }
 
 /// Draws the crowd (mesh, corridors, agents, velocities) to an SVG file.
-pub fn write_svg(crowd: &Crowd, path: &Path, caption: &str) -> Result<(), CliError> {
-    let mut drawer = SvgDrawer::new();
-    draw_crowd(crowd, &mut drawer);
-    std::fs::write(path, drawer.finish(1200.0, caption)).map_err(|source| CliError::Write {
+pub fn write_crowd_picture(
+    crowd: &Crowd,
+    svg: Option<&Path>,
+    png: Option<&Path>,
+    caption: &str,
+) -> Result<(), CliError> {
+    if svg.is_none() && png.is_none() {
+        return Ok(());
+    }
+    let mut picture = Picture::new();
+    draw_crowd(crowd, &mut picture);
+    write_picture(&picture, svg, png, 1200, caption)
+}
+
+/// Writes `picture` as an SVG `size_px` wide and as a PNG whose longer side is `size_px`,
+/// where asked; the PNG carries `caption` (and the scale bar's length) as text chunks.
+pub fn write_picture(
+    picture: &Picture,
+    svg: Option<&Path>,
+    png: Option<&Path>,
+    size_px: u32,
+    caption: &str,
+) -> Result<(), CliError> {
+    let write_error = |path: &Path, source| CliError::Write {
         path: path.to_owned(),
         source,
-    })
+    };
+    if let Some(path) = svg {
+        std::fs::write(path, picture.to_svg(size_px as f32, caption))
+            .map_err(|source| write_error(path, source))?;
+    }
+    if let Some(path) = png {
+        let raster = picture.to_raster(size_px);
+        let file = std::fs::File::create(path).map_err(|source| write_error(path, source))?;
+        let png_error =
+            |error: png::EncodingError| write_error(path, std::io::Error::other(error.to_string()));
+        let mut encoder =
+            png::Encoder::new(std::io::BufWriter::new(file), raster.width, raster.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder
+            .add_text_chunk("Title".to_owned(), caption.to_owned())
+            .map_err(png_error)?;
+        encoder
+            .add_text_chunk(
+                "Comment".to_owned(),
+                format!("scale bar under the picture: {} m", picture.scale_bar_m()),
+            )
+            .map_err(png_error)?;
+        let mut writer = encoder.write_header().map_err(png_error)?;
+        writer.write_image_data(&raster.rgb).map_err(png_error)?;
+        writer.finish().map_err(png_error)?;
+    }
+    Ok(())
 }
 
 /// Peak resident memory of this process so far, MiB (Linux; `None` elsewhere).

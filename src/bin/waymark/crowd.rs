@@ -17,7 +17,7 @@ use crate::bake_args::{BakeArgs, PresetArg};
 use crate::common::{
     AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, contact_name, frames_arg, head_starts_arg,
     node_budget_arg, peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads,
-    write_svg,
+    write_crowd_picture,
 };
 use crate::trace::{TraceRecorder, trace_line};
 use crate::{CliError, level};
@@ -85,6 +85,9 @@ pub struct CrowdCommand {
     /// Draw the mesh, corridors, agents and velocities at the last frame.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Draw the same picture to this PNG file (the caption in its text chunks).
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
     /// Write every frame (each agent's position, velocity and status, the step's events,
     /// changed corridors) as a replay trace for `waymark view` (JSON lines).
     #[arg(long, value_name = "FILE")]
@@ -409,11 +412,11 @@ fn agents_on_moving_supports(crowd: &Crowd) -> usize {
                 .polygon(view.id)
                 .ok()
                 .and_then(|polygon| snapshot.support_layer(polygon));
-            layer.is_some_and(|layer| {
+            // Layer 0 is the ground; support n is layer n + 1.
+            layer.filter(|&layer| layer > 0).is_some_and(|layer| {
                 let support = SupportId(u32::from(layer) - 1);
-                layer > 0
-                    && (!crowd.support_motion(support).is_still()
-                        || crowd.platform_motion(support).is_some())
+                !crowd.support_motion(support).is_still()
+                    || crowd.platform_motion(support).is_some()
             })
         })
         .count()
@@ -478,16 +481,15 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     } else {
         0.0
     };
-    if let Some(path) = &command.svg {
-        write_svg(
-            &run.crowd,
-            path,
-            &format!(
-                "{}: {} agents after {} frames",
-                run.level, run.report.agents, run.report.frames
-            ),
-        )?;
-    }
+    write_crowd_picture(
+        &run.crowd,
+        command.svg.as_deref(),
+        command.png.as_deref(),
+        &format!(
+            "{}: {} agents after {} frames",
+            run.level, run.report.agents, run.report.frames
+        ),
+    )?;
     let measured_minutes = f64::from(run.report.frames as f32 * command.dt) / 60.0;
     let arrivals_per_agent_minute = if measured_minutes > 0.0 && run.report.agents > 0 {
         run.report.arrivals as f64 / run.report.agents as f64 / measured_minutes

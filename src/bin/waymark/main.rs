@@ -13,6 +13,7 @@ mod export;
 mod fuzz;
 mod info;
 mod level;
+mod merge;
 mod path;
 mod scenario;
 mod sim;
@@ -56,6 +57,9 @@ enum Command {
     /// Write a level as OBJ and a crowd on it as an agents CSV, for another crowd (the
     /// native DetourCrowd reference) to run on the same triangles and agents.
     Export(Box<export::ExportCommand>),
+    /// Merge the parts of a farmed bake (`bake --tiles X0..X1,Z0..Z1 --out PART`) into the
+    /// .wmnav file the whole bake writes, byte for byte.
+    Merge(merge::MergeCommand),
     /// Write one self-contained HTML page that draws a level's navigation mesh and replays
     /// a crowd's trace (`crowd --trace`, `scenario --trace`): play, pause, step, scrub,
     /// speed, zoom, pan, click an agent for its corridor, velocity and events.
@@ -129,6 +133,7 @@ fn main() -> ExitCode {
         Command::Sim(command) => sim::run(&command),
         Command::Export(command) => export::run(&command),
         Command::View(command) => view::run(&command),
+        Command::Merge(command) => merge::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

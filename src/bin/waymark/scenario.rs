@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::CliError;
 use crate::common::{
     AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, contact_name, threads_arg, with_threads,
-    write_svg,
+    write_crowd_picture,
 };
 use crate::trace::{TraceRecorder, trace_line};
 use serde_json::json;
@@ -67,6 +67,9 @@ pub struct ScenarioCommand {
     /// Draw the mesh and the agents at the end.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Draw the same picture to this PNG file (the caption in its text chunks).
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
     /// Write every frame as a replay trace for `waymark view` (JSON lines).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -115,13 +118,16 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         run_scenario(&scenario, |crowd, events| trace.record(crowd, events))
     })??;
     let trace = trace.finish()?;
-    if let Some(path) = &command.svg {
-        let caption = format!(
-            "{name}: {} agents after {} frames",
-            report.agents, report.frames
-        );
-        write_svg(&crowd, path, &caption)?;
-    }
+    let caption = format!(
+        "{name}: {} agents after {} frames",
+        report.agents, report.frames
+    );
+    write_crowd_picture(
+        &crowd,
+        command.svg.as_deref(),
+        command.png.as_deref(),
+        &caption,
+    )?;
     let mut out = std::io::stdout().lock();
     if command.json {
         let value = json!({
@@ -209,9 +215,10 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
 
 /// `waymark scenario part-the-crowd`: its own report (`waymark::harness::run_part_the_crowd`).
 fn part_the_crowd(command: &ScenarioCommand) -> Result<(), CliError> {
-    if command.one_way || command.svg.is_some() || command.trace.is_some() {
+    if command.one_way || command.svg.is_some() || command.png.is_some() || command.trace.is_some()
+    {
         return Err(CliError::Usage(
-            "part-the-crowd takes none of --one-way, --svg and --trace".to_owned(),
+            "part-the-crowd takes none of --one-way, --svg, --png and --trace".to_owned(),
         ));
     }
     let mut config = waymark::crowd::CrowdConfig::default();

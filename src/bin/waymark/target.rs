@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use glam::{Vec2, Vec3};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use waymark::debug::{draw_target, svg::SvgDrawer};
+use waymark::debug::{draw_target, picture::Picture};
 use waymark::ids::{AreaId, TransformVersion};
 use waymark::mesh::blob::BakeParams;
 use waymark::mesh::{NavMesh, Snapshot, TileData, WalkablePolygon};
@@ -20,6 +20,7 @@ use waymark::target::{
 };
 
 use crate::CliError;
+use crate::common::write_picture;
 
 #[derive(clap::Args, Debug)]
 pub struct TargetCommand {
@@ -31,6 +32,9 @@ pub struct TargetCommand {
     /// Draw the regions, fragments, occluders, candidates and rays into this SVG.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Draw the same picture to this PNG file (the caption in its text chunks).
+    #[arg(long, value_name = "FILE")]
+    png: Option<PathBuf>,
 }
 
 #[cfg(test)]
@@ -40,6 +44,7 @@ impl TargetCommand {
         TargetCommand {
             scenario,
             svg: None,
+            png: None,
             json: true,
         }
     }
@@ -566,8 +571,8 @@ pub(crate) fn run_text(
         })
         .collect();
     let start = start_json(&scenario, &snapshot, &record, &result, &world)?;
-    if let Some(path) = &command.svg {
-        let mut drawer = SvgDrawer::new();
+    if command.svg.is_some() || command.png.is_some() {
+        let mut drawer = Picture::new();
         draw_target(&record, &result, &world, &mut drawer);
         let caption = format!(
             "{}: {verdict}, {} fragment(s), {} candidate(s)",
@@ -575,10 +580,13 @@ pub(crate) fn run_text(
             fragments.len(),
             attempts.len()
         );
-        std::fs::write(path, drawer.finish(640.0, &caption)).map_err(|source| CliError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        write_picture(
+            &drawer,
+            command.svg.as_deref(),
+            command.png.as_deref(),
+            640,
+            &caption,
+        )?;
     }
     if command.json {
         let report = json!({
