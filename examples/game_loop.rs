@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use std::error::Error;
 
 use glam::{Affine3A, Vec3};
-use waymark::bake::{BakeConfig, Preset, bake, rebuild_tiles};
+use waymark::bake::edit::{mark_scene_edit, rebuild_pending};
+use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::{AgentId, AgentParams, Crowd, CrowdConfig, CrowdEvent, KinematicController};
 use waymark::mesh::blob::NavMeshFile;
 use waymark::mesh::{LinkDesc, LinkKind, NavMesh};
@@ -45,8 +46,8 @@ fn door_transform(closed: bool) -> Affine3A {
     Affine3A::from_translation(Vec3::new(0.0, if closed { 0.0 } else { 4.0 }, 0.0))
 }
 
-/// The level's geometry; returns the scene and the door's node and instance.
-fn level() -> Result<(Scene, NodeId, u32), Box<dyn Error>> {
+/// The level's geometry; returns the scene and the door's node.
+fn level() -> Result<(Scene, NodeId), Box<dyn Error>> {
     let mut scene = Scene::new();
     let place = |scene: &mut Scene, name: &str, min: Vec3, max: Vec3, parent| {
         let mesh = scene.add_mesh(TriMesh::axis_box(name, min, max));
@@ -74,19 +75,19 @@ fn level() -> Result<(Scene, NodeId, u32), Box<dyn Error>> {
         None,
     )?;
     let door = scene.add_node("door", None, door_transform(false))?;
-    let leaf = place(
+    place(
         &mut scene,
         "door leaf",
         Vec3::new(9.0, 0.0, 9.9),
         Vec3::new(11.0, 2.5, 10.1),
         Some(door),
     )?;
-    Ok((scene, door, leaf.0))
+    Ok((scene, door))
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     // Build time: bake the level in tiles of 6.4 m and ship it as a .wmnav file.
-    let (mut scene, door, leaf) = level()?;
+    let (mut scene, door) = level()?;
     let mut config = BakeConfig::preset(Preset::Guard); // bodies of radius 0.4, height 1.8
     config.tile_size_cells = Some(32);
     let baked = bake(&scene.world_triangles()?, &config)?;
@@ -141,14 +142,11 @@ fn main() -> Result<(), Box<dyn Error>> {
             // The door comes down: the tiles built from it go pending, are rebuilt from
             // the level as it is now and committed, and the crowd takes the new mesh.
             scene.set_node_transform(door, door_transform(true))?;
-            let version = scene
-                .source_version(waymark::scene::InstanceId(leaf))
-                .ok_or("the door leaf has a version")?;
-            let pending = mesh.apply_source_changes(&[(leaf, version)]);
-            for tile in rebuild_tiles(&scene.world_triangles()?, &config, &pending)? {
-                mesh.commit_rebuilt_tile(tile)?;
-                rebuilt += 1;
-            }
+            let world = scene.world_triangles()?;
+            let pending = mark_scene_edit(&mut mesh, &world, &config)?;
+            rebuilt += rebuild_pending(&mut mesh, &world, &config, &pending.tiles)?
+                .committed
+                .len();
             let walking_before = crowd.agents().filter(|view| view.velocity != Vec3::ZERO);
             let walking_before = walking_before.count();
             crowd.set_mesh(&mesh);

@@ -19,6 +19,7 @@ pub mod compact;
 pub mod config;
 pub mod contours;
 pub mod detail;
+pub mod edit;
 pub mod erode;
 pub mod farm;
 pub mod filter;
@@ -126,6 +127,23 @@ pub enum BakeError {
         /// The grid: columns, rows.
         grid: [u32; 2],
     },
+    /// A scene edit ([`edit`]) moved the level's bounds so its tile grid no longer lines up
+    /// with the mesh's tiles: bake the level again.
+    #[error(
+        "the edit moves the level's tile grid: tile ({}, {}) starts at x {}, z {} in the mesh but at x {}, z {} after the edit; bake the level again",
+        tile.0, tile.1, mesh_corner[0], mesh_corner[1], edit_corner[0], edit_corner[1]
+    )]
+    GridMoved {
+        /// The tile compared.
+        tile: (i32, i32),
+        /// Its minimum corner (x, z) in the mesh, metres.
+        mesh_corner: [f32; 2],
+        /// Where the edited level's grid puts it.
+        edit_corner: [f32; 2],
+    },
+    /// The mesh refused a rebuilt tile for another reason than a stale source.
+    #[error(transparent)]
+    Commit(crate::mesh::NavMeshError),
 }
 
 /// Something worth telling the user about a bake that still produced output.
@@ -312,28 +330,37 @@ fn bin_triangles(
             }
         }
     }
-    let grid_width = layout.tile_cells_x + 2 * margin_cells;
-    let grid_depth = layout.tile_cells_z + 2 * margin_cells;
     bins.into_iter()
         .enumerate()
         .filter(|(_, triangles)| !triangles.is_empty())
         .map(|(index, triangles)| {
             let (tile_x, tile_z) = (index as u32 % layout.tiles_x, index as u32 / layout.tiles_x);
-            let first_column = [
-                (i64::from(tile_x) * tile_cells_x - margin) as i32,
-                (i64::from(tile_z) * tile_cells_z - margin) as i32,
-            ];
-            TileJob {
-                tile_x: tile_x as i32,
-                tile_z: tile_z as i32,
-                frame_origin: layout.origin,
-                first_column,
-                grid_width,
-                grid_depth,
-                triangles,
-            }
+            tile_job(layout, margin_cells, [tile_x, tile_z], triangles)
         })
         .collect()
+}
+
+/// The job of tile `[column, row]` of `layout` over `triangles`, its grid `margin_cells`
+/// wider on every side.
+fn tile_job(
+    layout: &TileLayout,
+    margin_cells: u32,
+    tile: [u32; 2],
+    triangles: Vec<u32>,
+) -> TileJob {
+    let margin = i64::from(margin_cells);
+    TileJob {
+        tile_x: tile[0] as i32,
+        tile_z: tile[1] as i32,
+        frame_origin: layout.origin,
+        first_column: [
+            (i64::from(tile[0]) * i64::from(layout.tile_cells_x) - margin) as i32,
+            (i64::from(tile[1]) * i64::from(layout.tile_cells_z) - margin) as i32,
+        ],
+        grid_width: layout.tile_cells_x + 2 * margin_cells,
+        grid_depth: layout.tile_cells_z + 2 * margin_cells,
+        triangles,
+    }
 }
 
 /// The job of every tile that any triangle reaches, each grid including its border.

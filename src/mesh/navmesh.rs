@@ -528,6 +528,18 @@ impl NavMesh {
     /// pending, in the same step, every tile built from an older version of one of them.
     /// Returns the coordinates of the tiles that now need a rebuild.
     pub fn apply_source_changes(&mut self, changes: &[(u32, SourceVersion)]) -> Vec<(i32, i32)> {
+        self.apply_source_changes_reaching(changes, &[])
+    }
+
+    /// [`NavMesh::apply_source_changes`], and the tiles at `reached` marked pending in the
+    /// same step: where the changed instances' triangles lie now (an instance moved into a
+    /// tile that was not built from it). Returns every tile to rebuild, each once: those
+    /// marked, and those of `reached` the mesh has no tile at yet.
+    pub fn apply_source_changes_reaching(
+        &mut self,
+        changes: &[(u32, SourceVersion)],
+        reached: &[(i32, i32)],
+    ) -> Vec<(i32, i32)> {
         for &(instance, version) in changes {
             self.source_versions.insert(instance, version);
         }
@@ -543,7 +555,7 @@ impl NavMesh {
                     instance == source.instance && version != source.source_version()
                 })
             });
-            if stale {
+            if stale || reached.contains(&view.tile) {
                 view.state = SlotState::Pending;
                 view.generation = generation;
                 pending.push(view.tile);
@@ -553,6 +565,11 @@ impl NavMesh {
             self.last_generation = generation.0;
         }
         self.publish(data);
+        for &tile in reached {
+            if !pending.contains(&tile) {
+                pending.push(tile);
+            }
+        }
         pending
     }
 

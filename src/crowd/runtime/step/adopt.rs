@@ -81,6 +81,16 @@ impl Crowd {
         }
     }
 
+    /// Whether the tile of the polygon the agent in `slot` last stood on is pending.
+    fn on_pending_tile(&self, slot: usize) -> bool {
+        let tile = self.lanes.polygon[slot].slot();
+        self.snapshot
+            .data()
+            .slots
+            .get(usize::from(tile.0))
+            .is_some_and(|view| matches!(view.state, crate::mesh::SlotState::Pending))
+    }
+
     pub(crate) fn fail(&mut self, agent: AgentId, slot: usize, events: &mut Vec<CrowdEvent>) {
         if let Ok(request) = self.world.remove_one::<MoveRequest>(self.ids.entity(agent)) {
             self.count_handoff(slot);
@@ -143,6 +153,14 @@ impl Crowd {
                     .map(|n| (n.polygon, n.point)),
             };
             let Some((start, start_position)) = start else {
+                if self.on_pending_tile(slot) {
+                    // Its tile is being rebuilt (a scene edit, spec 001): no polygon to
+                    // start from until the rebuilt tile commits, so the order waits for it
+                    // rather than failing.
+                    self.lanes.ingest_pending[slot] = true;
+                    self.pending.push(agent);
+                    continue;
+                }
                 self.fail(agent, slot, events);
                 continue;
             };
