@@ -6,13 +6,22 @@
 //!
 //! - `solo_1_thread/*`: one tile on one thread, like Recast's solo bake;
 //! - `tiled_48/*`: 48-cell tiles on every core of the machine (2 here);
-//! - `tiled_48_1_thread/*`: the same tiles on one thread (the cost of tiling itself).
+//! - `tiled_48_1_thread/*`: the same tiles on one thread (the cost of tiling itself);
+//! - `obstacle_48/*`: a cylinder obstacle (radius 1 m, height 2 m) added on the floor of
+//!   the level's first walkable tile and its tiles rebuilt from the tile cache and
+//!   committed, then removed and rebuilt again (two rebuilds of the touched tiles per
+//!   iteration), on every core: what `dtTileCache::addObstacle` + `update` to completion
+//!   does, twice.
 
 use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use glam::Vec3;
+use waymark::bake::tile_cache::{ObstacleEffect, ObstacleShape, TileCache};
 use waymark::bake::{BakeConfig, Preset, bake};
+use waymark::mesh::NavMesh;
+use waymark::query::{QueryFilter, nearest_polygon};
 use waymark::scene::obj::{ObjOptions, load_obj};
 
 fn bake_benches(criterion: &mut Criterion) {
@@ -43,6 +52,38 @@ fn bake_benches(criterion: &mut Criterion) {
         });
         group.bench_function(format!("tiled_48_1_thread/{name}"), |bench| {
             bench.iter(|| one_thread.install(|| bake(black_box(&world), &tiled).unwrap()))
+        });
+        let (output, mut cache) = TileCache::bake(&world, &tiled).unwrap();
+        let mut mesh = NavMesh::from_file(output.to_file()).unwrap();
+        let first_polygon = output
+            .tiles
+            .iter()
+            .find(|tile| !tile.polygons.is_empty())
+            .map(|tile| tile.vertex(tile.polygons[0].vertex_indices()[0]))
+            .unwrap();
+        let base = nearest_polygon(
+            &mesh.snapshot(),
+            first_polygon,
+            Vec3::splat(2.0),
+            &QueryFilter::new(),
+        )
+        .unwrap()
+        .unwrap()
+        .point;
+        let shape = ObstacleShape::Cylinder {
+            base,
+            radius_m: 1.0,
+            height_m: 2.0,
+        };
+        group.bench_function(format!("obstacle_48/{name}"), |bench| {
+            bench.iter(|| {
+                let id = cache
+                    .add_obstacle(&mut mesh, shape, ObstacleEffect::Cut)
+                    .unwrap();
+                cache.update(&mut mesh, usize::MAX).unwrap();
+                cache.remove_obstacle(&mut mesh, id).unwrap();
+                cache.update(&mut mesh, usize::MAX).unwrap();
+            })
         });
     }
     group.finish();

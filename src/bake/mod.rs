@@ -28,6 +28,7 @@ pub mod polymesh;
 pub mod rasterize;
 pub mod regions;
 pub mod tile_builder;
+pub mod tile_cache;
 
 use std::time::Instant;
 

@@ -222,7 +222,93 @@ pub fn build_tile_stages(
 pub fn build_tile_from_field(
     world: &WorldTriangles,
     job: &TileJob,
+    field: Heightfield,
+    config: &ValidBakeConfig,
+    volumes: &[AreaVolume],
+) -> Result<(TileData, StageTimes, TileStages), BakeError> {
+    let (compact, compact_times) = compact_field(field, config);
+    let inputs = TileInputs::of(world, job);
+    let (tile, mut times, stages) = finish_tile(compact, job, &inputs, config, volumes)?;
+    times.add(&compact_times);
+    Ok((tile, times, stages))
+}
+
+/// What the stages after [`Stage::Compact`] read of the level besides the compact
+/// heightfield: the instances whose triangles reached the tile (its sources) and the
+/// triangles of moving supports (for polygons' support layers). A tile cache keeps these
+/// so a tile is rebuilt without the level's triangles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TileInputs {
+    /// The tile's sources, by instance.
+    pub sources: Vec<TileSource>,
+    /// Triangles on a moving support: corners and the support's layer (support id + 1).
+    pub supported: Vec<([Vec3; 3], u16)>,
+}
+
+impl TileInputs {
+    /// The inputs of `job`'s tile from the level's triangles.
+    pub fn of(world: &WorldTriangles, job: &TileJob) -> TileInputs {
+        let mut instances: Vec<u32> = job
+            .triangles
+            .iter()
+            .map(|&t| world.sources[t as usize].0)
+            .collect();
+        instances.sort_unstable();
+        instances.dedup();
+        let sources = instances
+            .into_iter()
+            .map(|instance| TileSource {
+                instance,
+                padding: 0,
+                version: world.instances[instance as usize].source_version.0,
+            })
+            .collect();
+        let supported = job
+            .triangles
+            .iter()
+            .filter_map(|&t| {
+                let support = world.instances[world.sources[t as usize].0 as usize].support?;
+                let layer = (support.0 + 1).min(u32::from(u16::MAX)) as u16;
+                Some((world.corners[t as usize], layer))
+            })
+            .collect();
+        TileInputs { sources, supported }
+    }
+}
+
+/// [`Stage::Filter`]'s ledge filter (it needs each column's neighbours) and
+/// [`Stage::Compact`]: a tile's rasterized grid becomes its compact heightfield, the form
+/// a tile cache keeps.
+pub fn compact_field(
     mut field: Heightfield,
+    config: &ValidBakeConfig,
+) -> (CompactHeightfield, StageTimes) {
+    let mut times = StageTimes::default();
+    let clock = Instant::now();
+    filter::filter_ledges(
+        &mut field,
+        config.walkable_height_cells,
+        config.walkable_climb_cells,
+    );
+    times.0[Stage::Filter as usize] = clock.elapsed().as_secs_f64();
+    let clock = Instant::now();
+    let compact = CompactHeightfield::build(
+        &field,
+        config.walkable_height_cells,
+        config.walkable_climb_cells,
+        config.border_cells,
+    );
+    times.0[Stage::Compact as usize] = clock.elapsed().as_secs_f64();
+    (compact, times)
+}
+
+/// Runs the stages from [`Stage::Erode`] on a tile's compact heightfield: erosion, areas,
+/// partition, contours, polygons, detail; the tile placed by `job`'s grid (its triangles
+/// are not read) with `inputs`' sources and support layers.
+pub fn finish_tile(
+    mut compact: CompactHeightfield,
+    job: &TileJob,
+    inputs: &TileInputs,
     config: &ValidBakeConfig,
     volumes: &[AreaVolume],
 ) -> Result<(TileData, StageTimes, TileStages), BakeError> {
@@ -235,24 +321,6 @@ pub fn build_tile_from_field(
     };
     let cell_size = config.cell_size_m();
     let border = config.border_cells;
-
-    // Stage::Filter (rest): ledges, which need each column's neighbours.
-    filter::filter_ledges(
-        &mut field,
-        config.walkable_height_cells,
-        config.walkable_climb_cells,
-    );
-    lap(Stage::Filter, &mut clock);
-
-    // Stage::Compact: open spans and their links.
-    let mut compact = CompactHeightfield::build(
-        &field,
-        config.walkable_height_cells,
-        config.walkable_climb_cells,
-        border,
-    );
-    drop(field);
-    lap(Stage::Compact, &mut clock);
 
     // Stage::Erode: erode by the body radius.
     erode::erode(&mut compact, config.walkable_radius_cells);
@@ -311,7 +379,7 @@ pub fn build_tile_from_field(
     // Stage::Detail: detail mesh, and the tile in world metres.
     let tile_origin = job.grid_origin(cell_size)
         + Vec3::new(border as f32 * cell_size, 0.0, border as f32 * cell_size);
-    let tile = assemble_tile(world, job, config, &poly_mesh, &compact, tile_origin);
+    let tile = assemble_tile(inputs, job, config, &poly_mesh, &compact, tile_origin);
     lap(Stage::Detail, &mut clock);
 
     Ok((
@@ -326,7 +394,7 @@ pub fn build_tile_from_field(
 }
 
 fn assemble_tile(
-    world: &WorldTriangles,
+    inputs: &TileInputs,
     job: &TileJob,
     config: &ValidBakeConfig,
     poly_mesh: &PolyMesh,
@@ -416,23 +484,8 @@ fn assemble_tile(
         cell_height_m: cell_height,
     };
 
-    assign_support_layers(world, job, config, &mut tile);
-
-    let mut instances: Vec<u32> = job
-        .triangles
-        .iter()
-        .map(|&t| world.sources[t as usize].0)
-        .collect();
-    instances.sort_unstable();
-    instances.dedup();
-    tile.sources = instances
-        .into_iter()
-        .map(|instance| TileSource {
-            instance,
-            padding: 0,
-            version: world.instances[instance as usize].source_version.0,
-        })
-        .collect();
+    assign_support_layers(&inputs.supported, config, &mut tile);
+    tile.sources = inputs.sources.clone();
     tile
 }
 
@@ -440,21 +493,10 @@ fn assemble_tile(
 /// (spec 002: geometry on a moving platform records its support). Scenes without supports
 /// cost nothing here.
 fn assign_support_layers(
-    world: &WorldTriangles,
-    job: &TileJob,
+    supported: &[([Vec3; 3], u16)],
     config: &ValidBakeConfig,
     tile: &mut TileData,
 ) {
-    let supported: Vec<usize> = job
-        .triangles
-        .iter()
-        .map(|&t| t as usize)
-        .filter(|&t| {
-            world.instances[world.sources[t].0 as usize]
-                .support
-                .is_some()
-        })
-        .collect();
     if supported.is_empty() {
         return;
     }
@@ -468,8 +510,7 @@ fn assign_support_layers(
             .collect();
         let centre = corners.iter().copied().sum::<Vec3>() / corners.len() as f32;
         let mut best: Option<(f32, u16)> = None;
-        for &triangle in &supported {
-            let [a, b, c] = world.corners[triangle];
+        for &([a, b, c], layer) in supported {
             let turn =
                 |p: Vec3, q: Vec3, r: Vec3| (q.x - p.x) * (r.z - p.z) - (r.x - p.x) * (q.z - p.z);
             let area = turn(a, b, c);
@@ -482,11 +523,8 @@ fn assign_support_layers(
                 continue;
             }
             let gap = (wa * a.y + wb * b.y + wc * c.y - centre.y).abs();
-            let support = world.instances[world.sources[triangle].0 as usize]
-                .support
-                .expect("filtered above");
             if gap <= tolerance && best.is_none_or(|(g, _)| gap < g) {
-                best = Some((gap, (support.0 + 1).min(u32::from(u16::MAX)) as u16));
+                best = Some((gap, layer));
             }
         }
         if let Some((_, layer)) = best {
