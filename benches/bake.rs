@@ -7,11 +7,11 @@
 //! - `solo_1_thread/*`: one tile on one thread, like Recast's solo bake;
 //! - `tiled_48/*`: 48-cell tiles on every core of the machine (2 here);
 //! - `tiled_48_1_thread/*`: the same tiles on one thread (the cost of tiling itself);
-//! - `obstacle_48/*`: a cylinder obstacle (radius 1 m, height 2 m) added on the floor of
-//!   the level's first walkable tile and its tiles rebuilt from the tile cache and
-//!   committed, then removed and rebuilt again (two rebuilds of the touched tiles per
-//!   iteration), on every core: what `dtTileCache::addObstacle` + `update` to completion
-//!   does, twice.
+//! - `obstacle_48/*`: a cylinder obstacle (radius 1 m, height 2 m) at the first reference
+//!   query's start, its tiles rebuilt from the tile cache and committed, then removed and
+//!   rebuilt again, on every core: one cycle of what
+//!   `target/detourcrowd/tilecache_reference LEVEL QUERIES` times for `dtTileCache`
+//!   (`addObstacle` + `update` to completion, `removeObstacle` + `update`).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -55,15 +55,22 @@ fn bake_benches(criterion: &mut Criterion) {
         });
         let (output, mut cache) = TileCache::bake(&world, &tiled).unwrap();
         let mut mesh = NavMesh::from_file(output.to_file()).unwrap();
-        let first_polygon = output
-            .tiles
-            .iter()
-            .find(|tile| !tile.polygons.is_empty())
-            .map(|tile| tile.vertex(tile.polygons[0].vertex_indices()[0]))
-            .unwrap();
+        // The obstacle stands at the first reference query's start, as in the native run
+        // (stress/detourcrowd/native/tilecache_reference.cpp).
+        let queries =
+            std::fs::read_to_string(path.with_file_name(name.replace(".obj", "_queries.csv")))
+                .unwrap();
+        let first: Vec<f32> = queries
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .take(3)
+            .map(|value| value.parse().unwrap())
+            .collect();
         let base = nearest_polygon(
             &mesh.snapshot(),
-            first_polygon,
+            Vec3::new(first[0], first[1], first[2]),
             Vec3::splat(2.0),
             &QueryFilter::new(),
         )

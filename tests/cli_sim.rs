@@ -567,3 +567,69 @@ fn a_passenger_waits_at_the_ferry_ramp_for_its_window_and_a_window_that_cannot_o
         "{refused}"
     );
 }
+
+#[test]
+fn an_obstacle_dropped_on_a_walkers_path_is_walked_round_and_refused_on_a_hand_built_level() {
+    let (summary, trace) = sim(&fixture("sim_obstacle.json"), "obstacle.jsonl");
+    // Both placements and the removal rebuilt their tiles (the solo bake's one tile).
+    let answers: Vec<(u64, &str, u64)> = records(&trace, "commands")
+        .into_iter()
+        .filter(|(_, record)| record["command"] != "move")
+        .map(|(tick, record)| {
+            (
+                tick,
+                record["command"].as_str().unwrap(),
+                record["tiles_rebuilt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            (10, "obstacle", 1),
+            (11, "obstacle", 1),
+            (300, "remove_obstacle", 1)
+        ]
+    );
+    // The runner's route read the rebuilt tile: invalidated at the barrel and again at the
+    // puddle, then it arrives.
+    let invalidated: Vec<u64> = records(&trace, "events")
+        .into_iter()
+        .filter(|(_, event)| event["event"] == "route_invalidated")
+        .map(|(tick, _)| tick)
+        .collect();
+    assert_eq!(invalidated, vec![10, 11]);
+    assert_eq!(summary["outcomes"], json!({ "success": 1 }));
+    // Never within the barrel's radius plus the body's (0.6 m), less one voxel (0.3 m).
+    let closest = records(&trace, "agents")
+        .into_iter()
+        .filter(|(tick, _)| (10..300).contains(tick))
+        .map(|(_, agent)| {
+            let p = &agent["position"];
+            let (x, z) = (p[0].as_f64().unwrap(), p[2].as_f64().unwrap());
+            ((x - 22.4).powi(2) + (z + 55.0).powi(2)).sqrt()
+        })
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        closest >= 1.0 + 0.6 - 0.3,
+        "{closest} m from the barrel's axis"
+    );
+
+    // A hand-built level has no tile cache.
+    let scenario = scratch("obstacle_hand_built.json");
+    std::fs::write(
+        &scenario,
+        r#"{"level": {"walkable": [{"corners": [[0,0,0],[4,0,0],[4,0,4],[0,0,4]]}]},
+            "agents": [], "ticks": 2,
+            "commands": [{"tick": 1, "command": "obstacle", "name": "crate",
+                          "shape": {"box": {"min": [1,0,1], "max": [2,1,2]}}}]}"#,
+    )
+    .unwrap();
+    let output = waymark(&["sim", scenario.to_str().unwrap()]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{error}");
+    assert!(
+        error.contains("tick 1: obstacles need a level baked from a file"),
+        "{error}"
+    );
+}

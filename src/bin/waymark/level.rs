@@ -115,6 +115,25 @@ fn has_extension(path: &Path, wanted: &str) -> bool {
 }
 
 /// A runtime navmesh: a `.wmnav` file loaded as it is, or a level baked with `bake`.
+/// A level file's mesh baked through a tile cache, for temporary obstacles: geometry only
+/// (`.obj`, `.gltf`, `.glb` or the proving ground), as a baked file keeps no cache.
+pub fn load_with_cache(
+    level: &Path,
+    bake: &crate::bake_args::BakeArgs,
+) -> Result<(NavMesh, waymark::bake::tile_cache::TileCache), LevelError> {
+    if has_extension(level, "wmnav") {
+        return Err(LevelError::NeedsGeometry(level.to_owned()));
+    }
+    let display = level.display().to_string();
+    let loaded = load(Some(level))?;
+    let world = loaded.scene.world_triangles()?;
+    let (baked, cache) = waymark::bake::tile_cache::TileCache::bake(&world, &bake.config())?;
+    Ok((
+        require_walkable(NavMesh::from_file(baked.to_file())?, &display)?,
+        cache,
+    ))
+}
+
 pub fn load_navmesh(
     level: &Path,
     bake: &crate::bake_args::BakeArgs,

@@ -55,3 +55,11 @@ g++ -O2 -std=c++17 -w ${EXTRA_FLAGS:-} \
     "$here/query_reference.cpp" "$source"/Recast/Source/*.cpp "$source"/Detour/Source/*.cpp \
     -o "$out/${QUERY_OUT:-query_reference}"
 echo "$out/${QUERY_OUT:-query_reference}"
+# dtTileCache's temporary obstacles: the anchor of the obstacle bench.
+# shellcheck disable=SC2086
+g++ -O2 -std=c++17 -w ${EXTRA_FLAGS:-} \
+    -I"$source/Recast/Include" -I"$source/Detour/Include" -I"$source/DetourTileCache/Include" \
+    "$here/tilecache_reference.cpp" "$source"/Recast/Source/*.cpp "$source"/Detour/Source/*.cpp \
+    "$source"/DetourTileCache/Source/*.cpp \
+    -o "$out/${TILECACHE_OUT:-tilecache_reference}"
+echo "$out/${TILECACHE_OUT:-tilecache_reference}"

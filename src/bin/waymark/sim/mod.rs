@@ -11,7 +11,7 @@ mod orders;
 pub(crate) mod report;
 mod spec;
 
-use spec::{AgentSpec, Scenario, crowd_config};
+use spec::{AgentSpec, CommandSpec, Scenario, crowd_config};
 use waymark::harness::HostWorld;
 
 use std::collections::HashMap;
@@ -66,6 +66,9 @@ struct SavedGame {
 /// What the game side of the run keeps: agent names, and the last save.
 struct Sim {
     mesh: NavMesh,
+    /// The tile cache a level with obstacles was baked through, and the obstacles by name.
+    cache: Option<waymark::bake::tile_cache::TileCache>,
+    obstacles: HashMap<String, waymark::bake::tile_cache::ObstacleId>,
     /// The level's collision world (interaction orders' checks).
     world: StaticWorld,
     links: HashMap<String, LinkId>,
@@ -200,6 +203,11 @@ impl Sim {
                 scenario.dt_s
             )));
         }
+        let wants_obstacles = scenario
+            .commands
+            .iter()
+            .any(|timed| matches!(timed.command, CommandSpec::Obstacle { .. }));
+        let mut cache = None;
         let mut mesh = match (&level.file, level.walkable.is_empty()) {
             (Some(_), false) => {
                 return Err(CliError::Usage(
@@ -252,7 +260,13 @@ impl Sim {
                     preset: Some(preset),
                     ..BakeArgs::default()
                 };
-                crate::level::load_navmesh(&path, &bake)?
+                if wants_obstacles {
+                    let (mesh, tile_cache) = crate::level::load_with_cache(&path, &bake)?;
+                    cache = Some(tile_cache);
+                    mesh
+                } else {
+                    crate::level::load_navmesh(&path, &bake)?
+                }
             }
         };
         let mut links = HashMap::new();
@@ -282,6 +296,8 @@ impl Sim {
         };
         Ok(Sim {
             mesh,
+            cache,
+            obstacles: HashMap::new(),
             world,
             links,
             config,

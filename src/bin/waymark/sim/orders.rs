@@ -192,6 +192,10 @@ impl Sim {
                     Err(error) => Err(error.to_string()),
                 }
             }
+            CommandSpec::Obstacle { name, shape, area } => {
+                self.place_obstacle(tick, name, shape.shape(), area.as_deref())?
+            }
+            CommandSpec::RemoveObstacle { name } => self.remove_obstacle(tick, name)?,
             CommandSpec::LinkWindow {
                 link,
                 first_open_frame,
@@ -259,5 +263,69 @@ impl Sim {
             }
         }
         Ok(record)
+    }
+}
+
+/// Why a scenario cannot place obstacles.
+fn no_cache(tick: u64) -> CliError {
+    CliError::Usage(format!(
+        "tick {tick}: obstacles need a level baked from a file (.obj, .gltf, .glb or the proving ground)"
+    ))
+}
+
+impl Sim {
+    /// Places an obstacle and rebuilds its tiles; the answer counts them.
+    fn place_obstacle(
+        &mut self,
+        tick: u64,
+        name: &str,
+        shape: waymark::bake::tile_cache::ObstacleShape,
+        area: Option<&str>,
+    ) -> Result<Result<Value, String>, CliError> {
+        use waymark::bake::tile_cache::ObstacleEffect;
+        let effect = match area {
+            None => ObstacleEffect::Cut,
+            Some(area) => {
+                ObstacleEffect::Area(waymark::ids::AreaId::parse(area).ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "tick {tick}: '{area}' is not an area name or number"
+                    ))
+                })?)
+            }
+        };
+        if self.obstacles.contains_key(name) {
+            return Err(CliError::Usage(format!(
+                "tick {tick}: obstacle '{name}' is in place already"
+            )));
+        }
+        let cache = self.cache.as_mut().ok_or_else(|| no_cache(tick))?;
+        let id = match cache.add_obstacle(&mut self.mesh, shape, effect) {
+            Ok(id) => id,
+            Err(error) => return Ok(Err(error.to_string())),
+        };
+        let rebuilt = cache.update(&mut self.mesh, usize::MAX)?;
+        self.obstacles.insert(name.to_owned(), id);
+        self.crowd.set_mesh(&self.mesh);
+        Ok(Ok(json!({ "tiles_rebuilt": rebuilt.committed.len() })))
+    }
+
+    /// Takes an obstacle away and rebuilds its tiles.
+    fn remove_obstacle(
+        &mut self,
+        tick: u64,
+        name: &str,
+    ) -> Result<Result<Value, String>, CliError> {
+        let id = *self
+            .obstacles
+            .get(name)
+            .ok_or_else(|| CliError::Usage(format!("tick {tick}: no obstacle named '{name}'")))?;
+        let cache = self.cache.as_mut().ok_or_else(|| no_cache(tick))?;
+        if let Err(error) = cache.remove_obstacle(&mut self.mesh, id) {
+            return Ok(Err(error.to_string()));
+        }
+        let rebuilt = cache.update(&mut self.mesh, usize::MAX)?;
+        self.obstacles.remove(name);
+        self.crowd.set_mesh(&self.mesh);
+        Ok(Ok(json!({ "tiles_rebuilt": rebuilt.committed.len() })))
     }
 }

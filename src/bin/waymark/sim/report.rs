@@ -370,6 +370,8 @@ pub(super) fn command_name(command: &CommandSpec) -> &'static str {
         CommandSpec::Add(_) => "add",
         CommandSpec::Remove { .. } => "remove",
         CommandSpec::Door { .. } => "door",
+        CommandSpec::Obstacle { .. } => "obstacle",
+        CommandSpec::RemoveObstacle { .. } => "remove_obstacle",
         CommandSpec::LinkWindow { .. } => "link_window",
         CommandSpec::Save => "save",
         CommandSpec::Restore => "restore",
@@ -389,6 +391,8 @@ pub(super) fn command_agent(command: &CommandSpec) -> Option<&str> {
         | CommandSpec::Remove { agent } => Some(agent),
         CommandSpec::Add(agent) => Some(&agent.name),
         CommandSpec::Door { .. }
+        | CommandSpec::Obstacle { .. }
+        | CommandSpec::RemoveObstacle { .. }
         | CommandSpec::LinkWindow { .. }
         | CommandSpec::Belt { .. }
         | CommandSpec::Turntable { .. }

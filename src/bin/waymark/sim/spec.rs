@@ -145,6 +145,59 @@ pub(super) struct AgentSpec {
     pub(super) wall_time_horizon_s: Option<f32>,
 }
 
+/// An obstacle's shape in a scenario (metres, radians).
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum ObstacleShapeSpec {
+    Cylinder {
+        base: [f32; 3],
+        radius_m: f32,
+        height_m: f32,
+    },
+    Box {
+        min: [f32; 3],
+        max: [f32; 3],
+    },
+    TurnedBox {
+        base: [f32; 3],
+        half_extents_m: [f32; 2],
+        height_m: f32,
+        yaw_rad: f32,
+    },
+}
+
+impl ObstacleShapeSpec {
+    pub(super) fn shape(self) -> waymark::bake::tile_cache::ObstacleShape {
+        use waymark::bake::tile_cache::ObstacleShape;
+        match self {
+            ObstacleShapeSpec::Cylinder {
+                base,
+                radius_m,
+                height_m,
+            } => ObstacleShape::Cylinder {
+                base: base.into(),
+                radius_m,
+                height_m,
+            },
+            ObstacleShapeSpec::Box { min, max } => ObstacleShape::Box {
+                min: min.into(),
+                max: max.into(),
+            },
+            ObstacleShapeSpec::TurnedBox {
+                base,
+                half_extents_m,
+                height_m,
+                yaw_rad,
+            } => ObstacleShape::TurnedBox {
+                base: base.into(),
+                half_extents_m: half_extents_m.into(),
+                height_m,
+                yaw_rad,
+            },
+        }
+    }
+}
+
 #[derive(Deserialize)]
 pub(super) struct TimedCommand {
     pub(super) tick: u64,
@@ -237,6 +290,18 @@ pub(super) enum CommandSpec {
     Door {
         link: String,
         open: bool,
+    },
+    /// Places a temporary obstacle (a level baked from a file): it cuts the floor, or
+    /// with `area` marks it; its tiles are rebuilt from the tile cache before the step.
+    Obstacle {
+        name: String,
+        shape: ObstacleShapeSpec,
+        #[serde(default)]
+        area: Option<String>,
+    },
+    /// Takes a named obstacle away; its tiles are rebuilt before the step.
+    RemoveObstacle {
+        name: String,
     },
     /// A connection window on a link (`Crowd::set_link_window`); all three fields left out
     /// remove it.
