@@ -445,3 +445,41 @@ fn a_background_rebuild_commits_what_finished_and_drops_what_a_later_obstacle_ou
         .unwrap();
     assert_eq!(live_tiles(&mesh), live_tiles(&foreground));
 }
+
+#[test]
+fn an_agent_an_obstacle_lands_on_is_put_on_the_nearest_floor() {
+    use waymark::crowd::{AgentParams, Crowd, CrowdConfig, KinematicController};
+    let world = dungeon();
+    let (output, mut cache) = TileCache::bake(&world, &config()).unwrap();
+    let mut mesh = NavMesh::from_file(output.to_file()).unwrap();
+    let hall = on_mesh(&mesh, Vec3::new(-3.0, 10.0, 0.0)).unwrap();
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let params = AgentParams::DETOUR_REFERENCE;
+    let standing = crowd.add_agent(hall, params).unwrap();
+    let shape = ObstacleShape::Cylinder {
+        base: hall,
+        radius_m: 1.0,
+        height_m: 2.0,
+    };
+    cache
+        .add_obstacle(&mut mesh, shape, ObstacleEffect::Cut)
+        .unwrap();
+    cache.update(&mut mesh, usize::MAX).unwrap();
+    crowd.set_mesh(&mesh);
+    let at = crowd.position(standing).unwrap();
+    let from_axis = Vec2::new(at.x - hall.x, at.z - hall.z).length();
+    assert!(
+        from_axis >= 1.0 + params.radius_m - config().cell_size_m,
+        "put {from_axis} m from the axis"
+    );
+    // On the floor of its polygon, and it steps on from there.
+    let polygon = crowd.polygon(standing).unwrap();
+    let snapshot = mesh.snapshot();
+    let (closest, _) = snapshot
+        .tile(polygon)
+        .unwrap()
+        .closest_point(polygon.polygon(), at);
+    assert!(Vec2::new(closest.x - at.x, closest.z - at.z).length() < 0.01);
+    crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
+    assert_eq!(crowd.len(), 1);
+}

@@ -30,6 +30,10 @@ use crate::mesh::{NavMesh, Snapshot};
 use crate::query::{QueryFilter, nearest_polygon};
 use step::crossing::CrossingState;
 
+/// How far a foot may lie beside its polygon before `set_mesh` puts it on the floor,
+/// metres (rounding, not displacement).
+const OFF_FLOOR_M: f32 = 1e-3;
+
 #[cfg(feature = "harness")]
 pub(crate) mod flow;
 pub(crate) mod log;
@@ -212,7 +216,9 @@ impl Crowd {
     }
 
     /// Takes the mesh's current snapshot (after tiles changed): corridors that read a
-    /// changed tile are dropped from the cache, and agents following one ask again.
+    /// changed tile are dropped from the cache, and agents following one ask again. An
+    /// agent whose tile was rebuilt is found again on the new tile, and put on its nearest
+    /// floor if it now stands where the tile has none (an obstacle dropped on it).
     pub fn set_mesh(&mut self, mesh: &NavMesh) {
         self.snapshot = mesh.snapshot();
         let fingerprint = mesh_fingerprint(&self.snapshot);
@@ -249,7 +255,9 @@ impl Crowd {
                 continue; // checked when it lands
             }
             let filter = &self.filters[self.lanes.filter[slot].index()];
-            // An agent on a replaced tile is found again on the new one.
+            // An agent on a replaced tile is found again on the new one; one the new tile
+            // has no floor under (an obstacle placed on it) is put on the nearest floor,
+            // as an outside push would.
             if self.snapshot.tile(self.lanes.polygon[slot]).is_none() {
                 let position = self.lanes.position(slot);
                 if let Ok(Some(nearest)) = nearest_polygon(
@@ -259,6 +267,16 @@ impl Crowd {
                     filter,
                 ) {
                     self.lanes.polygon[slot] = nearest.polygon;
+                    let off = Vec3::new(
+                        nearest.point.x - position.x,
+                        0.0,
+                        nearest.point.z - position.z,
+                    );
+                    if off.length() > OFF_FLOOR_M {
+                        self.lanes.position_x[slot] = nearest.point.x;
+                        self.lanes.position_y[slot] = nearest.point.y;
+                        self.lanes.position_z[slot] = nearest.point.z;
+                    }
                 }
             }
             let changed = self.lanes.corridor[slot].as_ref().and_then(|corridor| {
