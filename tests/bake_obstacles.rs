@@ -483,3 +483,38 @@ fn an_agent_an_obstacle_lands_on_is_put_on_the_nearest_floor() {
     crowd.step(1.0 / 30.0, &mut KinematicController).unwrap();
     assert_eq!(crowd.len(), 1);
 }
+
+#[test]
+fn a_tile_whose_sources_changed_since_the_caches_bake_is_reported_not_retried_forever() {
+    let world = dungeon();
+    let (output, mut cache) = TileCache::bake(&world, &config()).unwrap();
+    let mut mesh = NavMesh::from_file(output.to_file()).unwrap();
+    let hall = on_mesh(&mesh, Vec3::new(-3.0, 10.0, 0.0)).unwrap();
+    // Every instance edited since the bake (as a scene edit would record it).
+    let instances: std::collections::BTreeSet<u32> = output
+        .tiles
+        .iter()
+        .flat_map(|tile| tile.sources.iter().map(|source| source.instance))
+        .collect();
+    let changes: Vec<_> = instances
+        .iter()
+        .map(|&instance| {
+            let version = mesh.source_version(instance).unwrap();
+            (instance, waymark::ids::SourceVersion(version.0 + 1))
+        })
+        .collect();
+    mesh.apply_source_changes(&changes);
+    let shape = ObstacleShape::Cylinder {
+        base: hall,
+        radius_m: 1.0,
+        height_m: 2.0,
+    };
+    cache
+        .add_obstacle(&mut mesh, shape, ObstacleEffect::Cut)
+        .unwrap();
+    let touched = cache.pending_tiles();
+    let update = cache.update(&mut mesh, usize::MAX).unwrap();
+    assert!(update.committed.is_empty());
+    assert_eq!(update.stale.len(), touched);
+    assert_eq!(cache.pending_tiles(), 0, "handed back, not retried");
+}

@@ -118,6 +118,10 @@ pub struct CacheUpdate {
     pub committed: Vec<TileSlot>,
     /// Tiles still pending after it (the budget ran out).
     pub remaining: usize,
+    /// Tiles the mesh holds newer sources for than the cache was baked from (a scene edit
+    /// since, carried by [`super::edit`]): the cache's data for them is out of date, so they
+    /// are dropped from its work, left pending in the mesh for `edit::rebuild_pending`.
+    pub stale: Vec<(i32, i32)>,
 }
 
 /// What the cache keeps of one tile.
@@ -324,7 +328,7 @@ impl TileCache {
         for (at, tile) in chosen.iter().zip(rebuilt) {
             match mesh.commit_rebuilt_tile(tile) {
                 Ok(slot) => update.committed.push(slot),
-                Err(NavMeshError::StaleSource { .. }) => continue,
+                Err(NavMeshError::StaleSource { .. }) => update.stale.push(*at),
                 Err(other) => return Err(BakeError::Commit(other)),
             }
             self.pending.remove(at);
@@ -389,9 +393,7 @@ impl TileCache {
             }
             match mesh.commit_rebuilt_tile(built?) {
                 Ok(slot) => update.committed.push(slot),
-                Err(NavMeshError::StaleSource { .. }) => {
-                    self.pending.insert(at);
-                }
+                Err(NavMeshError::StaleSource { .. }) => update.stale.push(at),
                 Err(other) => return Err(BakeError::Commit(other)),
             }
         }
