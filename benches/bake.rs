@@ -8,8 +8,8 @@
 //! - `tiled_48/*`: 48-cell tiles on every core of the machine (2 here);
 //! - `tiled_48_1_thread/*`: the same tiles on one thread (the cost of tiling itself);
 //! - `obstacle_48/*`: a cylinder obstacle (radius 1 m, height 2 m) at the first reference
-//!   query's start, its tiles rebuilt from the tile cache and committed, then removed and
-//!   rebuilt again, on every core: one cycle of what
+//!   query's start, its tiles rebuilt from the tile cache (carving, its default) and
+//!   committed, then removed and rebuilt again: one cycle of what
 //!   `target/detourcrowd/tilecache_reference LEVEL QUERIES` times for `dtTileCache`
 //!   (`addObstacle` + `update` to completion, `removeObstacle` + `update`).
 

@@ -1,8 +1,8 @@
 //! A dynamic world soak: the generated city with a crowd walking while the level changes
 //! under it.
 //!
-//! `cargo run --release --example soak -- [MINUTES] [AGENTS]` (defaults 10 simulated
-//! minutes at 1/30 s, 10,000 agents): the city baked through a tile cache (RecastDemo's
+//! `cargo run --release --example soak -- [MINUTES] [AGENTS] [still]` (defaults 10
+//! simulated minutes at 1/30 s, 10,000 agents; `still` places no obstacle, the baseline): the city baked through a tile cache (RecastDemo's
 //! settings, 96-cell tiles, as the CLI bakes it); every agent walks to a reachable target
 //! and on to the next. Each simulated minute 100 barrels (cylinders) are placed on the
 //! streets and each is taken away 20 s later; 8 barricades (boxes across streets) toggle
@@ -25,7 +25,7 @@ use glam::{Vec2, Vec3};
 use waymark::bake::tile_cache::{ObstacleEffect, ObstacleId, ObstacleShape, TileCache};
 use waymark::bake::{BakeConfig, Preset};
 use waymark::crowd::{AgentId, AgentParams, AgentStatus, Crowd, CrowdConfig, KinematicController};
-use waymark::harness::{median, reachable_plans};
+use waymark::harness::{median, reachable_plans, stale_corridors as stale_corridors_of};
 use waymark::mesh::{NavMesh, SlotState};
 use waymark::query::{QueryFilter, random_points};
 
@@ -73,6 +73,13 @@ fn main() {
     let agent_count: usize = args
         .next()
         .map_or(10_000, |value| value.parse().expect("AGENTS"));
+    // `still`: the same crowd and churn with no obstacle ever placed, the baseline the
+    // changing level's step times are read against.
+    let still = match args.next().as_deref() {
+        None => false,
+        Some("still") => true,
+        Some(other) => panic!("the third argument is `still` or nothing, not {other}"),
+    };
     let started = Instant::now();
 
     let city = waymark::scene::city::city(agent_count, 1);
@@ -128,7 +135,7 @@ fn main() {
     let frames = minutes * FRAMES_PER_MINUTE;
     for frame in 0..frames {
         // The level changes: barrels come and go, barricades toggle.
-        if frame % (FRAMES_PER_MINUTE / BARRELS_PER_MINUTE) == 0 {
+        if !still && frame % (FRAMES_PER_MINUTE / BARRELS_PER_MINUTE) == 0 {
             let at = spots[random.below(spots.len())];
             let shape = ObstacleShape::Cylinder {
                 base: at,
@@ -152,7 +159,7 @@ fn main() {
                 .remove_obstacle(&mut mesh, id)
                 .expect("a placed barrel");
         }
-        if frame % BARRICADE_PERIOD_FRAMES == 0 {
+        if !still && frame % BARRICADE_PERIOD_FRAMES == 0 {
             let which = (frame / BARRICADE_PERIOD_FRAMES) % BARRICADES;
             match barricades[which].take() {
                 Some(id) => cache
@@ -209,31 +216,7 @@ fn main() {
 
         // Checks, against the level as it is now.
         let snapshot = &mesh.snapshot();
-        for view in crowd.agents() {
-            if let Ok(Some(corridor)) = crowd.corridor(view.id) {
-                // Every tile it read is live and no newer than when read; every link it
-                // crossed is at the version read.
-                let reads = corridor.reads();
-                let tiles_current = reads.slots().iter().all(|slot| {
-                    snapshot
-                        .data()
-                        .slots
-                        .get(usize::from(slot.0))
-                        .is_some_and(|view| {
-                            view.generation <= reads.newest_generation()
-                                && matches!(view.state, SlotState::Live(_))
-                        })
-                });
-                let links_current = reads.links().iter().all(|&(link, version)| {
-                    snapshot
-                        .link(link)
-                        .is_some_and(|now| now.version == version)
-                });
-                if !(tiles_current && links_current) {
-                    stale_corridors += 1;
-                }
-            }
-        }
+        stale_corridors += stale_corridors_of(&crowd, snapshot) as u64;
         let expected: HashSet<AgentId> = live.iter().map(|&(agent, _, _)| agent).collect();
         let present: HashSet<AgentId> = crowd.agents().map(|view| view.id).collect();
         lost_agents += expected.symmetric_difference(&present).count() as u64;

@@ -145,6 +145,9 @@ pub enum BakeError {
     /// The mesh refused a rebuilt tile for another reason than a stale source.
     #[error(transparent)]
     Commit(crate::mesh::NavMeshError),
+    /// Obstacles could not be carved out of a tile.
+    #[error(transparent)]
+    Carve(#[from] crate::mesh::carve::CarveError),
 }
 
 /// Something worth telling the user about a bake that still produced output.

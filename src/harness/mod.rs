@@ -6,6 +6,7 @@
 //! Inputs: a scenario kind and an agent count. Outputs: the scenario (mesh, agents,
 //! targets) and, run, its [`ScenarioReport`]: overlaps, completion, flow.
 
+mod doors;
 mod lift;
 mod part_the_crowd;
 mod plans;
@@ -17,6 +18,10 @@ mod world;
 /// The flow of a run (arrivals, partial ends, progress, stuck agents, overlaps), metered
 /// from the crowd's events and lanes outside the timed step.
 pub use crate::crowd::internals::{FlowMeter, FlowReport, PROGRESS_STEP_M, STUCK_AFTER_S};
+pub use doors::{
+    BARRICADE_PERIOD_S, DOOR_CENTRES_Z_M, DOOR_PERIOD_S, DURATION_S, DoorsReport, TILES_PER_FRAME,
+    run_doors, stale_corridors,
+};
 pub use lift::{add_lift_doors, lift_shuttle, run_lift};
 pub use part_the_crowd::{
     GROUP_COVERAGE, PartTheCrowdReport, QUIET_DISTANCE_M, SETTLE_S, run_part_the_crowd,

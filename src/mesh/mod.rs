@@ -8,6 +8,7 @@
 
 pub mod blob;
 pub mod borders;
+pub mod carve;
 pub mod connectivity;
 pub mod hand_built;
 pub mod navmesh;
@@ -15,6 +16,7 @@ pub mod parts;
 pub mod poly_ref;
 pub mod runtime_tile;
 pub mod tile;
+pub mod tile_grid;
 
 pub use borders::{BorderPortal, BorderPortals};
 pub use hand_built::{HandBuiltError, WalkablePolygon};

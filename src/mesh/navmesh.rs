@@ -29,6 +29,7 @@ use super::borders::{BorderPortals, border_tables};
 use super::poly_ref::{PolyRef, TileGeneration, TileSlot};
 use super::runtime_tile::RuntimeTile;
 use super::tile::TileData;
+use super::tile_grid::TileGrid;
 use crate::geom::Aabb;
 use crate::ids::SourceVersion;
 
@@ -103,86 +104,6 @@ pub enum SlotState {
     Pending,
 }
 
-/// Slots by horizontal cell, over the bounds of the live tiles.
-#[derive(Clone, Debug, Default)]
-pub struct TileGrid {
-    origin: glam::Vec2,
-    cell_m: f32,
-    width: usize,
-    depth: usize,
-    cells: Vec<Vec<u16>>,
-}
-
-impl TileGrid {
-    /// A grid whose cells are about one tile wide.
-    fn new(bounds: &[Aabb]) -> TileGrid {
-        let live: Vec<(usize, &Aabb)> = bounds
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.min.x <= b.max.x)
-            .collect();
-        if live.len() < 8 {
-            return TileGrid::default(); // a scan is as fast
-        }
-        let mut all = Aabb::EMPTY;
-        let mut widths: Vec<f32> = Vec::with_capacity(live.len());
-        for (_, b) in &live {
-            all.add_box(b);
-            widths.push((b.max.x - b.min.x).max(b.max.z - b.min.z));
-        }
-        widths.sort_by(f32::total_cmp);
-        let cell_m = widths[widths.len() / 2].max(1.0);
-        let width = (((all.max.x - all.min.x) / cell_m).ceil() as usize).clamp(1, 4096);
-        let depth = (((all.max.z - all.min.z) / cell_m).ceil() as usize).clamp(1, 4096);
-        let mut grid = TileGrid {
-            origin: glam::Vec2::new(all.min.x, all.min.z),
-            cell_m,
-            width,
-            depth,
-            cells: vec![Vec::new(); width * depth],
-        };
-        for (slot, b) in live {
-            let (x0, z0, x1, z1) = grid.range(b);
-            for z in z0..=z1 {
-                for x in x0..=x1 {
-                    grid.cells[x + z * width].push(slot as u16);
-                }
-            }
-        }
-        grid
-    }
-
-    fn range(&self, bounds: &Aabb) -> (usize, usize, usize, usize) {
-        let cell = |value: f32, origin: f32, count: usize| {
-            (((value - origin) / self.cell_m).floor().max(0.0) as usize).min(count - 1)
-        };
-        (
-            cell(bounds.min.x, self.origin.x, self.width),
-            cell(bounds.min.z, self.origin.y, self.depth),
-            cell(bounds.max.x, self.origin.x, self.width),
-            cell(bounds.max.z, self.origin.y, self.depth),
-        )
-    }
-
-    /// Slots whose tiles may overlap `bounds` horizontally, in increasing order, or `None`
-    /// when the grid is not built (few tiles).
-    fn candidates(&self, bounds: &Aabb) -> Option<Vec<u16>> {
-        if self.cells.is_empty() {
-            return None;
-        }
-        let (x0, z0, x1, z1) = self.range(bounds);
-        let mut slots = Vec::new();
-        for z in z0..=z1 {
-            for x in x0..=x1 {
-                slots.extend_from_slice(&self.cells[x + z * self.width]);
-            }
-        }
-        slots.sort_unstable();
-        slots.dedup();
-        Some(slots)
-    }
-}
-
 /// One tile slot as a snapshot sees it.
 #[derive(Clone, Debug)]
 pub struct SlotView {
@@ -205,7 +126,7 @@ pub struct SnapshotData {
     /// Slots by index.
     pub slots: Vec<SlotView>,
     /// Slot of each tile coordinate.
-    pub slot_at: HashMap<(i32, i32), TileSlot>,
+    pub slot_at: Arc<HashMap<(i32, i32), TileSlot>>,
     /// Links by id.
     pub links: Vec<Link>,
     /// Links leaving each polygon (by [`PolyRef`] bits), in id order.
@@ -217,7 +138,7 @@ pub struct SnapshotData {
     pub slot_bounds: Vec<Aabb>,
     /// A uniform grid over the live tiles' bounds (horizontal), so that finding the tiles a
     /// box touches costs a few cells, not a pass over every slot.
-    pub tile_grid: TileGrid,
+    pub tile_grid: Arc<TileGrid>,
     /// Per slot, the slots of the tiles across its four sides (0: -X, 1: +Z, 2: +X, 3: -Z),
     /// `u16::MAX` where there is none: crossing a tile border needs no hash lookup.
     pub neighbour_slots: Vec<[u16; 4]>,
@@ -465,12 +386,12 @@ impl NavMesh {
         NavMesh {
             current: Arc::new(SnapshotData {
                 slots: Vec::new(),
-                slot_at: HashMap::new(),
+                slot_at: Arc::default(),
                 links: Vec::new(),
                 links_from: HashMap::new(),
                 params,
                 slot_bounds: Vec::new(),
-                tile_grid: TileGrid::default(),
+                tile_grid: Arc::default(),
                 neighbour_slots: Vec::new(),
                 polygon_base: Vec::new(),
                 polygon_total: 0,
@@ -576,6 +497,30 @@ impl NavMesh {
     /// Commits a rebuilt tile, only if every source version it was built from is still the
     /// current one; the slot's generation is bumped.
     pub fn commit_rebuilt_tile(&mut self, tile: TileData) -> Result<TileSlot, NavMeshError> {
+        self.check_sources(&tile)?;
+        Ok(self.add_tiles(vec![tile])?[0])
+    }
+
+    /// [`NavMesh::commit_rebuilt_tile`] for a tile the crate prepared itself (and so
+    /// already valid): a rebuild that keeps a tile's runtime form commits it as it is.
+    // Its caller, the tile cache, is part of the baker.
+    #[cfg_attr(not(feature = "bake"), allow(dead_code))]
+    pub(crate) fn commit_prepared_tile(
+        &mut self,
+        tile: Arc<RuntimeTile>,
+    ) -> Result<TileSlot, NavMeshError> {
+        debug_assert_eq!(tile.data.validate(), Ok(()));
+        self.check_sources(&tile.data)?;
+        let mut data = self.copy_data();
+        let generation = self.next_generation();
+        let slot = place_runtime_tile(&mut data, tile, generation)?;
+        self.last_generation = generation.0;
+        self.publish(data);
+        Ok(slot)
+    }
+
+    /// Refuses a tile built from a source version older than the current one.
+    fn check_sources(&self, tile: &TileData) -> Result<(), NavMeshError> {
         let (x, z) = (tile.header.tile_x, tile.header.tile_z);
         for source in &tile.sources {
             if let Some(&current) = self.source_versions.get(&source.instance) {
@@ -590,7 +535,7 @@ impl NavMesh {
                 }
             }
         }
-        Ok(self.add_tiles(vec![tile])?[0])
+        Ok(())
     }
 
     /// Adds an off-mesh link. Its endpoints lie within
@@ -669,7 +614,7 @@ impl NavMesh {
             links_from: HashMap::new(),
             params: self.current.params,
             slot_bounds: Vec::new(),
-            tile_grid: TileGrid::default(),
+            tile_grid: Arc::default(),
             neighbour_slots: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
@@ -677,16 +622,16 @@ impl NavMesh {
         }
     }
 
-    /// Attaches links to the polygons under their endpoints and makes `data` current.
-    fn publish(&mut self, mut data: SnapshotData) {
+    /// Attaches each link to the polygons under its endpoints.
+    fn attach_links(&self, data: &mut SnapshotData) {
         let snapshot_so_far = Snapshot(Arc::new(SnapshotData {
             slots: data.slots.clone(),
-            slot_at: HashMap::new(),
+            slot_at: Arc::default(),
             links: Vec::new(),
             links_from: HashMap::new(),
             params: data.params,
             slot_bounds: Vec::new(),
-            tile_grid: TileGrid::default(),
+            tile_grid: Arc::default(),
             neighbour_slots: Vec::new(),
             polygon_base: Vec::new(),
             polygon_total: 0,
@@ -705,6 +650,13 @@ impl NavMesh {
             }
         }
         data.links_from = links_from;
+    }
+
+    /// Attaches links to the polygons under their endpoints and makes `data` current.
+    fn publish(&mut self, mut data: SnapshotData) {
+        if !data.links.is_empty() {
+            self.attach_links(&mut data);
+        }
         let mut total = 0u32;
         data.polygon_base = data
             .slots
@@ -730,16 +682,25 @@ impl NavMesh {
                 _ => Aabb::EMPTY,
             })
             .collect();
-        data.tile_grid = TileGrid::new(&data.slot_bounds);
-        data.neighbour_slots = data
-            .slots
-            .iter()
-            .map(|view| {
-                let (x, z) = view.tile;
-                [(x - 1, z), (x, z + 1), (x + 1, z), (x, z - 1)]
-                    .map(|key| data.slot_at.get(&key).map_or(u16::MAX, |slot| slot.0))
-            })
-            .collect();
+        data.tile_grid = if self.current.tile_grid.still_fits(&data.slot_bounds) {
+            self.current.tile_grid.clone()
+        } else {
+            Arc::new(TileGrid::new(&data.slot_bounds))
+        };
+        // Slots are only ever added, each at a new coordinate: with as many slots as
+        // before, every slot's neighbours are the same.
+        data.neighbour_slots = if self.current.neighbour_slots.len() == data.slots.len() {
+            self.current.neighbour_slots.clone()
+        } else {
+            data.slots
+                .iter()
+                .map(|view| {
+                    let (x, z) = view.tile;
+                    [(x - 1, z), (x, z + 1), (x + 1, z), (x, z - 1)]
+                        .map(|key| data.slot_at.get(&key).map_or(u16::MAX, |slot| slot.0))
+                })
+                .collect()
+        };
         data.border_portals = border_tables(&data, &self.current.border_portals);
         self.current = Arc::new(data);
     }
@@ -750,8 +711,15 @@ fn place_tile(
     tile: TileData,
     generation: TileGeneration,
 ) -> Result<TileSlot, NavMeshError> {
-    let key = (tile.header.tile_x, tile.header.tile_z);
-    let runtime = Arc::new(RuntimeTile::new(tile));
+    place_runtime_tile(data, Arc::new(RuntimeTile::new(tile)), generation)
+}
+
+fn place_runtime_tile(
+    data: &mut SnapshotData,
+    runtime: Arc<RuntimeTile>,
+    generation: TileGeneration,
+) -> Result<TileSlot, NavMeshError> {
+    let key = (runtime.data.header.tile_x, runtime.data.header.tile_z);
     if let Some(&slot) = data.slot_at.get(&key) {
         let view = &mut data.slots[usize::from(slot.0)];
         view.generation = generation;
@@ -767,7 +735,7 @@ fn place_tile(
         generation,
         state: SlotState::Live(runtime),
     });
-    data.slot_at.insert(key, slot);
+    Arc::make_mut(&mut data.slot_at).insert(key, slot);
     Ok(slot)
 }
 

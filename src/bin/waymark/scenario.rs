@@ -40,6 +40,10 @@ pub enum ScenarioArg {
     /// and another walks to the block's centre; the crossing against the empty room, how
     /// far the idle agents end from where they stood, and their jiggle once settled.
     PartTheCrowd,
+    /// --agents walk between two halls through three doors that close one at a time, past
+    /// barricades that come and go, the level rebuilt under them: arrivals, re-plans, and
+    /// checks that nobody walks through a closed door or keeps a stale corridor.
+    Doors,
 }
 
 #[derive(clap::Args, Debug)]
@@ -82,6 +86,9 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
     if command.scenario == ScenarioArg::PartTheCrowd {
         return part_the_crowd(command);
     }
+    if command.scenario == ScenarioArg::Doors {
+        return doors(command);
+    }
     let kind = match command.scenario {
         ScenarioArg::Circle => ScenarioKind::Circle,
         ScenarioArg::Corridor => ScenarioKind::Corridor,
@@ -93,7 +100,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
         ScenarioArg::Turntable => ScenarioKind::Turntable,
         ScenarioArg::Ferry => ScenarioKind::Ferry,
         ScenarioArg::Elevator => ScenarioKind::Elevator,
-        ScenarioArg::PartTheCrowd => unreachable!("run apart above"),
+        ScenarioArg::PartTheCrowd | ScenarioArg::Doors => unreachable!("run apart above"),
     };
     if command.one_way && !matches!(kind, ScenarioKind::CorridorSwap | ScenarioKind::Doorway) {
         return Err(CliError::Usage(format!(
@@ -214,6 +221,67 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
 }
 
 /// `waymark scenario part-the-crowd`: its own report (`waymark::harness::run_part_the_crowd`).
+fn doors(command: &ScenarioCommand) -> Result<(), CliError> {
+    if command.one_way || command.svg.is_some() || command.png.is_some() || command.trace.is_some()
+    {
+        return Err(CliError::Usage(
+            "doors takes none of --one-way, --svg, --png and --trace".to_owned(),
+        ));
+    }
+    let mut config = waymark::crowd::CrowdConfig::default();
+    command.avoidance.apply(&mut config.avoidance);
+    command.contact.apply(&mut config.avoidance);
+    command.routing.apply(&mut config);
+    let report = with_threads(command.threads, || {
+        waymark::harness::run_doors(command.agents, config)
+    })??;
+    let mut out = std::io::stdout().lock();
+    if command.json {
+        let value = json!({
+            "scenario": "doors",
+            "agents": report.agents,
+            "frames": report.frames,
+            "duration_s": waymark::harness::DURATION_S,
+            "arrivals": report.arrivals,
+            "agents_arrived": report.agents_arrived,
+            "route_invalidations": report.route_invalidations,
+            "level_changes": report.level_changes,
+            "tiles_rebuilt": report.tiles_rebuilt,
+            "rebuild_frame_max_ms": report.rebuild_frame_max_ms,
+            "through_closed_doors": report.through_closed_doors,
+            "stale_corridors": report.stale_corridors,
+            "lost_agents": report.lost_agents,
+            "threads": command.threads.unwrap_or_else(rayon::current_num_threads),
+        });
+        writeln!(out, "{value}")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "doors: {} agents for {} s, a door closing every {} s, a barricade every {} s",
+        report.agents,
+        waymark::harness::DURATION_S,
+        waymark::harness::DOOR_PERIOD_S,
+        waymark::harness::BARRICADE_PERIOD_S
+    )?;
+    writeln!(
+        out,
+        "{} arrivals ({} agents arrived at least once), {} route invalidations",
+        report.arrivals, report.agents_arrived, report.route_invalidations
+    )?;
+    writeln!(
+        out,
+        "{} level changes, {} tiles rebuilt, slowest frame's rebuild {:.3} ms",
+        report.level_changes, report.tiles_rebuilt, report.rebuild_frame_max_ms
+    )?;
+    writeln!(
+        out,
+        "checks (0 asked): {} agent-frames in a closed door, {} stale corridors, {} agents lost",
+        report.through_closed_doors, report.stale_corridors, report.lost_agents
+    )?;
+    Ok(())
+}
+
 fn part_the_crowd(command: &ScenarioCommand) -> Result<(), CliError> {
     if command.one_way || command.svg.is_some() || command.png.is_some() || command.trace.is_some()
     {

@@ -115,6 +115,12 @@ pub enum ScenarioError {
         /// Asked for.
         idle: usize,
     },
+    /// Too few or too many agents for the doors scenario's halls.
+    #[error("doors takes 2 to 198 agents, not {agents}")]
+    Doors {
+        /// Asked for.
+        agents: usize,
+    },
     /// The crowd refused the scenario (a bug in the scenario, reported rather than hidden).
     #[error(transparent)]
     Crowd(#[from] CrowdError),

@@ -3,16 +3,25 @@
 //! tiles they touch rebuilt from data kept after the bake, not from the level's triangles.
 //!
 //! Inputs: the level's triangles once ([`TileCache::bake`]), then obstacles by handle.
-//! Kept per tile: its compact heightfield (the open spans and their links, after the
-//! filters, before erosion) compressed with LZ4, its grid, its sources and its moving
-//! supports' triangles. A rebuild decompresses the field, cuts every obstacle that cuts
-//! (before erosion, so a cut grows by the body radius as walls do), runs the remaining
-//! stages with every marking obstacle as an area volume, and commits the tile through the
-//! mesh's generation protocol.
+//! Kept per tile: the tile as baked, and its compact heightfield (the open spans and their
+//! links, after the filters, before erosion) compressed with LZ4 with its grid, its sources
+//! and its moving supports' triangles. A rebuild goes one of two ways
+//! ([`ObstacleRebuild`]):
+//! - **carve** (the default): the baked tile's ground polygons cut along each cutting
+//!   obstacle's outline grown by the body radius, and marked by each marking one's outline
+//!   ([`crate::mesh::carve`]). Microseconds a tile; the cut follows the outline exactly.
+//! - **voxel**: the field decompressed, every cutting obstacle cut out of it before
+//!   erosion (so a cut grows by the body radius as walls do), the remaining stages run
+//!   with every marking obstacle as an area volume: what Recast's `dtTileCache` does,
+//!   the cut's edge on the voxel grid, a bake's back half per tile.
 //!
-//! Invariants: adding or removing an obstacle marks the tiles whose grids (border included)
-//! its footprint reaches pending in the mesh, in the same step; [`TileCache::update`]
-//! rebuilds pending tiles; with no obstacle a rebuilt tile equals the bake's, bit for bit.
+//! Either way the tile is committed through the mesh's generation protocol.
+//!
+//! Invariants: adding or removing an obstacle marks the tiles it can change pending in
+//! the mesh, in the same step (those whose polygons its grown outline reaches when
+//! carving; whose grids, border included, when rebuilding from voxels);
+//! [`TileCache::update`] rebuilds pending tiles; with no obstacle a rebuilt tile equals the
+//! bake's, bit for bit.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, mpsc};
@@ -22,19 +31,31 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use super::areas::{AreaVolume, mark_volumes};
-use super::compact::CompactHeightfield;
 use super::config::ValidBakeConfig;
 use super::tile_builder::{
     StageTimes, TileInputs, TileJob, compact_field, finish_tile, rasterize_job,
 };
 use super::{BakeConfig, BakeError, BakeOutput, plan_tiles, tile_jobs};
+use crate::geom::planar::convex_hull;
 use crate::ids::AreaId;
-use crate::mesh::{NavMesh, NavMeshError, TileData, TileSlot};
+use crate::mesh::carve::{CarveFootprint, carve_tile};
+use crate::mesh::{NavMesh, NavMeshError, RuntimeTile, TileData, TileSlot};
 use crate::scene::WorldTriangles;
+
+mod field;
+
+use field::{decode, encode, footprint};
 
 /// Sides of the polygon a cylinder's footprint is cut as (circumscribed: it holds the
 /// circle).
 const CYLINDER_SIDES: usize = 16;
+
+/// Sides of the polygon the body's disk is grown as when a cut is carved (circumscribed).
+const BODY_SIDES: usize = 8;
+
+/// Sides of the polygon a cylinder grown by the body is carved as (circumscribed: it
+/// reaches at most 3.5% beyond the circle; each side is one more cut per polygon).
+const CARVED_CYLINDER_SIDES: usize = 12;
 
 /// Most obstacles a cache holds at once.
 pub const OBSTACLES_MAX: usize = 1 << 16;
@@ -82,6 +103,16 @@ pub enum ObstacleEffect {
     Area(AreaId),
 }
 
+/// How a tile an obstacle changed is rebuilt (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ObstacleRebuild {
+    /// The baked tile's polygons cut along the obstacles' outlines.
+    #[default]
+    Carve,
+    /// The tile's kept voxel field re-run through the bake's back half.
+    Voxel,
+}
+
 /// An obstacle's handle: stale once it is removed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObstacleId {
@@ -127,6 +158,9 @@ pub struct CacheUpdate {
 /// What the cache keeps of one tile.
 #[derive(Clone, Debug)]
 struct CachedTile {
+    /// The tile as baked (obstacles are carved from it), in its runtime form: committed as
+    /// it is when no obstacle is left on the tile.
+    baked: Arc<RuntimeTile>,
     job: TileJob,
     inputs: TileInputs,
     /// The compact heightfield before erosion, serialised and LZ4-compressed.
@@ -138,10 +172,29 @@ struct CachedTile {
 }
 
 impl CachedTile {
-    /// Whether `shape`'s footprint reaches the tile's grid (border included).
-    fn reached_by(&self, shape: &ObstacleShape) -> bool {
-        let (low, high) = shape_footprint(shape);
-        let (grid_low, grid_high) = self.footprint;
+    /// Whether `shape` can change the tile: its footprint, grown by `body_radius_m`,
+    /// reaches the tile's bounds (carving), or its footprint reaches the tile's grid,
+    /// border included (voxels).
+    fn reached_by(
+        &self,
+        (mut low, mut high): (Vec2, Vec2),
+        rebuild: ObstacleRebuild,
+        body_radius_m: f32,
+    ) -> bool {
+        let (grid_low, grid_high) = match rebuild {
+            ObstacleRebuild::Voxel => self.footprint,
+            ObstacleRebuild::Carve => {
+                let header = &self.baked.data.header;
+                (low, high) = (
+                    low - Vec2::splat(body_radius_m),
+                    high + Vec2::splat(body_radius_m),
+                );
+                (
+                    Vec2::new(header.bounds_min[0], header.bounds_min[2]),
+                    Vec2::new(header.bounds_max[0], header.bounds_max[2]),
+                )
+            }
+        };
         low.x <= grid_high.x && high.x >= grid_low.x && low.y <= grid_high.y && high.y >= grid_low.y
     }
 }
@@ -149,6 +202,7 @@ impl CachedTile {
 /// Per-tile data kept after a bake, and the obstacles placed on it.
 pub struct TileCache {
     config: ValidBakeConfig,
+    rebuild: ObstacleRebuild,
     /// Shared with background rebuilds; never changed after the bake.
     tiles: Arc<BTreeMap<(i32, i32), CachedTile>>,
     obstacles: Vec<(u32, Option<(ObstacleShape, ObstacleEffect)>)>,
@@ -160,7 +214,7 @@ pub struct TileCache {
 
 /// A background rebuild's result: the tile's coordinates, the touch count it was started
 /// at, and the tile.
-type RebuiltTile = ((i32, i32), u64, Result<TileData, BakeError>);
+type RebuiltTile = ((i32, i32), u64, Result<Arc<RuntimeTile>, BakeError>);
 
 /// Tiles being rebuilt on rayon's pool while the game goes on
 /// ([`TileCache::start_update`]); [`TileCache::finish_update`] commits those done.
@@ -195,16 +249,18 @@ impl TileCache {
                 let inputs = TileInputs::of(world, &job);
                 job.triangles = Vec::new();
                 let raw = encode(&compact);
+                let (compressed, raw_bytes) = (lz4_flex::compress_prepend_size(&raw), raw.len());
+                let grid = footprint(&compact);
+                let (tile, finish_times, _) = finish_tile(compact, &job, &inputs, &valid, &[])?;
+                times.add(&finish_times);
                 let cached = CachedTile {
-                    compressed: lz4_flex::compress_prepend_size(&raw),
-                    raw_bytes: raw.len(),
-                    footprint: footprint(&compact),
+                    baked: Arc::new(RuntimeTile::new(tile.clone())),
+                    compressed,
+                    raw_bytes,
+                    footprint: grid,
                     job,
                     inputs,
                 };
-                let (tile, finish_times, _) =
-                    finish_tile(compact, &cached.job, &cached.inputs, &valid, &[])?;
-                times.add(&finish_times);
                 Ok(((tile, times), cached))
             })
             .collect::<Result<_, BakeError>>()?;
@@ -218,6 +274,7 @@ impl TileCache {
             output,
             TileCache {
                 config: valid,
+                rebuild: ObstacleRebuild::default(),
                 tiles: Arc::new(tiles),
                 obstacles: Vec::new(),
                 pending: BTreeSet::new(),
@@ -226,12 +283,23 @@ impl TileCache {
         ))
     }
 
-    /// Bytes the cache keeps for its tiles (compressed fields and inputs).
+    /// How tiles are rebuilt from now on.
+    pub fn set_rebuild(&mut self, rebuild: ObstacleRebuild) {
+        self.rebuild = rebuild;
+    }
+
+    /// How tiles are rebuilt.
+    pub fn rebuild(&self) -> ObstacleRebuild {
+        self.rebuild
+    }
+
+    /// Bytes the cache keeps for its tiles (baked tiles, compressed fields and inputs).
     pub fn memory_bytes(&self) -> usize {
         self.tiles
             .values()
             .map(|tile| {
-                tile.compressed.len()
+                tile_bytes(&tile.baked.data)
+                    + tile.compressed.len()
                     + tile.inputs.sources.len() * size_of::<crate::mesh::TileSource>()
                     + tile.inputs.supported.len() * size_of::<([Vec3; 3], u16)>()
             })
@@ -320,13 +388,20 @@ impl TileCache {
             .iter()
             .filter_map(|(_, slot)| *slot)
             .collect();
-        let rebuilt: Vec<TileData> = chosen
-            .par_iter()
-            .map(|at| rebuild(&self.config, &self.tiles[at], &obstacles))
-            .collect::<Result<_, BakeError>>()?;
+        let one =
+            |at: &(i32, i32)| rebuild(&self.config, self.rebuild, &self.tiles[at], &obstacles);
+        // A carve takes microseconds: one tile is not worth handing to the pool.
+        let rebuilt: Vec<Arc<RuntimeTile>> = if chosen.len() == 1 {
+            vec![one(&chosen[0])?]
+        } else {
+            chosen
+                .par_iter()
+                .map(one)
+                .collect::<Result<_, BakeError>>()?
+        };
         let mut update = CacheUpdate::default();
         for (at, tile) in chosen.iter().zip(rebuilt) {
-            match mesh.commit_rebuilt_tile(tile) {
+            match mesh.commit_prepared_tile(tile) {
                 Ok(slot) => update.committed.push(slot),
                 Err(NavMeshError::StaleSource { .. }) => update.stale.push(*at),
                 Err(other) => return Err(BakeError::Commit(other)),
@@ -355,9 +430,9 @@ impl TileCache {
             let touch = self.touches.get(&at).copied().unwrap_or(0);
             let (tiles, obstacles, sender) =
                 (self.tiles.clone(), obstacles.clone(), sender.clone());
-            let config = self.config;
+            let (config, mode) = (self.config, self.rebuild);
             rayon::spawn(move || {
-                let built = rebuild(&config, &tiles[&at], &obstacles);
+                let built = rebuild(&config, mode, &tiles[&at], &obstacles);
                 // The receiver may be gone (the game dropped the rebuild): nothing to do.
                 let _ = sender.send((at, touch, built));
             });
@@ -391,7 +466,7 @@ impl TileCache {
             if self.touches.get(&at).copied().unwrap_or(0) != touch {
                 continue;
             }
-            match mesh.commit_rebuilt_tile(built?) {
+            match mesh.commit_prepared_tile(built?) {
                 Ok(slot) => update.committed.push(slot),
                 Err(NavMeshError::StaleSource { .. }) => update.stale.push(at),
                 Err(other) => return Err(BakeError::Commit(other)),
@@ -403,10 +478,12 @@ impl TileCache {
 
     /// Marks the tiles whose grids `shape`'s footprint reaches.
     fn touch(&mut self, mesh: &mut NavMesh, shape: &ObstacleShape) {
+        let body = self.config.config.agent_radius_m;
+        let footprint = shape_footprint(shape);
         let touched: Vec<(i32, i32)> = self
             .tiles
             .iter()
-            .filter(|(_, tile)| tile.reached_by(shape))
+            .filter(|(_, tile)| tile.reached_by(footprint, self.rebuild, body))
             .map(|(&at, _)| at)
             .collect();
         mesh.apply_source_changes_reaching(&[], &touched);
@@ -417,19 +494,47 @@ impl TileCache {
     }
 }
 
-/// One tile from its cached field with `obstacles` applied.
+/// One tile with `obstacles` applied, rebuilt as `mode` says.
 fn rebuild(
     config: &ValidBakeConfig,
+    mode: ObstacleRebuild,
     tile: &CachedTile,
     obstacles: &[(ObstacleShape, ObstacleEffect)],
-) -> Result<TileData, BakeError> {
+) -> Result<Arc<RuntimeTile>, BakeError> {
+    let climb_m = config.config.agent_max_climb_m;
+    let body_m = config.config.agent_radius_m;
+    if mode == ObstacleRebuild::Carve {
+        let footprints: Vec<CarveFootprint> = obstacles
+            .iter()
+            .filter(|(shape, _)| tile.reached_by(shape_footprint(shape), mode, body_m))
+            .map(|(shape, effect)| {
+                let volume = shape_volume(shape, AreaId::UNWALKABLE, climb_m);
+                let (corners, marks) = match effect {
+                    ObstacleEffect::Cut => (grown_outline(shape, body_m), None),
+                    ObstacleEffect::Area(area) => (volume.corners, Some(*area)),
+                };
+                CarveFootprint {
+                    corners,
+                    floor_min_m: volume.min_y,
+                    floor_max_m: volume.max_y,
+                    marks,
+                }
+            })
+            .collect();
+        if footprints.is_empty() {
+            return Ok(tile.baked.clone());
+        }
+        return Ok(Arc::new(RuntimeTile::new(carve_tile(
+            &tile.baked.data,
+            &footprints,
+        )?)));
+    }
     let bytes = lz4_flex::decompress_size_prepended(&tile.compressed)
         .expect("the cache decompresses what it compressed");
     let mut compact = decode(&bytes);
-    let climb_m = config.config.agent_max_climb_m;
     let (cuts, marks): (Vec<_>, Vec<_>) = obstacles
         .iter()
-        .filter(|(shape, _)| tile.reached_by(shape))
+        .filter(|(shape, _)| tile.reached_by(shape_footprint(shape), mode, body_m))
         .partition(|(_, effect)| *effect == ObstacleEffect::Cut);
     let volume = |(shape, effect): &(ObstacleShape, ObstacleEffect)| {
         let area = match effect {
@@ -443,7 +548,7 @@ fn rebuild(
     // Cut before erosion, so the cut grows by the body radius like any wall.
     mark_volumes(&mut compact, &cuts);
     let (built, _, _) = finish_tile(compact, &tile.job, &tile.inputs, config, &marks)?;
-    Ok(built)
+    Ok(Arc::new(RuntimeTile::new(built)))
 }
 
 fn check_shape(shape: &ObstacleShape) -> Result<(), ObstacleError> {
@@ -507,13 +612,7 @@ fn check_shape(shape: &ObstacleShape) -> Result<(), ObstacleError> {
 fn outline(shape: &ObstacleShape) -> Vec<Vec2> {
     match *shape {
         ObstacleShape::Cylinder { base, radius_m, .. } => {
-            let reach = radius_m / (std::f32::consts::PI / CYLINDER_SIDES as f32).cos();
-            (0..CYLINDER_SIDES)
-                .map(|side| {
-                    let angle = side as f32 / CYLINDER_SIDES as f32 * std::f32::consts::TAU;
-                    Vec2::new(base.x, base.z) + Vec2::from_angle(angle) * reach
-                })
-                .collect()
+            regular_polygon(Vec2::new(base.x, base.z), radius_m, CYLINDER_SIDES)
         }
         ObstacleShape::Box { min, max } => vec![
             Vec2::new(min.x, min.z),
@@ -539,6 +638,57 @@ fn outline(shape: &ObstacleShape) -> Vec<Vec2> {
     }
 }
 
+/// The shape's outline grown by a body of `radius_m` (the Minkowski sum with a disk),
+/// circumscribed: it holds every point within `radius_m` of the shape.
+fn grown_outline(shape: &ObstacleShape, radius_m: f32) -> Vec<Vec2> {
+    if let ObstacleShape::Cylinder {
+        base,
+        radius_m: own,
+        ..
+    } = *shape
+    {
+        // A disk grown by a disk is a disk.
+        return regular_polygon(
+            Vec2::new(base.x, base.z),
+            own + radius_m,
+            CARVED_CYLINDER_SIDES,
+        );
+    }
+    let reach = radius_m / (std::f32::consts::PI / BODY_SIDES as f32).cos();
+    let body: Vec<Vec2> = (0..BODY_SIDES)
+        .map(|side| {
+            let angle = (side as f32 + 0.5) / BODY_SIDES as f32 * std::f32::consts::TAU;
+            Vec2::from_angle(angle) * reach
+        })
+        .collect();
+    let points: Vec<Vec2> = outline(shape)
+        .iter()
+        .flat_map(|&corner| body.iter().map(move |&offset| corner + offset))
+        .collect();
+    convex_hull(&points)
+}
+
+/// Bytes a tile's arrays hold.
+fn tile_bytes(tile: &TileData) -> usize {
+    size_of_val(tile.vertices.as_slice())
+        + size_of_val(tile.polygons.as_slice())
+        + size_of_val(tile.detail_meshes.as_slice())
+        + size_of_val(tile.detail_vertices.as_slice())
+        + size_of_val(tile.detail_triangles.as_slice())
+        + size_of_val(tile.sources.as_slice())
+}
+
+/// The regular polygon of `sides` circumscribing the circle of `radius_m` about `centre`.
+fn regular_polygon(centre: Vec2, radius_m: f32, sides: usize) -> Vec<Vec2> {
+    let reach = radius_m / (std::f32::consts::PI / sides as f32).cos();
+    (0..sides)
+        .map(|side| {
+            let angle = side as f32 / sides as f32 * std::f32::consts::TAU;
+            centre + Vec2::from_angle(angle) * reach
+        })
+        .collect()
+}
+
 /// The shape's footprint bounds (x, z).
 fn shape_footprint(shape: &ObstacleShape) -> (Vec2, Vec2) {
     outline(shape).iter().fold(
@@ -559,100 +709,5 @@ fn shape_volume(shape: &ObstacleShape, area: AreaId, climb_m: f32) -> AreaVolume
         min_y: foot - climb_m,
         max_y: top,
         area,
-    }
-}
-
-/// The grid's footprint (border included), world x and z.
-fn footprint(compact: &CompactHeightfield) -> (Vec2, Vec2) {
-    let low = Vec2::new(compact.origin.x, compact.origin.z);
-    let size = Vec2::new(compact.width as f32, compact.depth as f32) * compact.cell_size;
-    (low, low + size)
-}
-
-/// The fields a compact heightfield has before erosion, as bytes: the grid's numbers, then
-/// per column its span count, then per span its floor, clearance, links and area.
-fn encode(compact: &CompactHeightfield) -> Vec<u8> {
-    let spans = compact.floor.len();
-    let mut out = Vec::with_capacity(48 + compact.column_count.len() + spans * 8);
-    for value in [
-        compact.width,
-        compact.depth,
-        compact.border,
-        compact.walkable_height,
-        compact.walkable_climb,
-        spans as u32,
-    ] {
-        out.extend_from_slice(&value.to_le_bytes());
-    }
-    for value in [
-        compact.origin.x,
-        compact.origin.y,
-        compact.origin.z,
-        compact.cell_size,
-        compact.cell_height,
-    ] {
-        out.extend_from_slice(&value.to_le_bytes());
-    }
-    out.extend_from_slice(&compact.column_count);
-    out.extend(compact.floor.iter().flat_map(|floor| floor.to_le_bytes()));
-    out.extend_from_slice(&compact.clearance);
-    out.extend(compact.links.iter().flatten());
-    out.extend_from_slice(&compact.areas);
-    out
-}
-
-/// [`encode`]'s inverse.
-fn decode(bytes: &[u8]) -> CompactHeightfield {
-    let word = |index: usize| {
-        u32::from_le_bytes(
-            bytes[4 * index..4 * index + 4]
-                .try_into()
-                .expect("four bytes"),
-        )
-    };
-    let float = |index: usize| f32::from_bits(word(index));
-    let (width, depth, spans) = (word(0), word(1), word(5) as usize);
-    let columns = (width * depth) as usize;
-    let mut at = 44;
-    let mut take = |length: usize| {
-        let slice = &bytes[at..at + length];
-        at += length;
-        slice
-    };
-    let column_count = take(columns).to_vec();
-    let floor = take(2 * spans)
-        .chunks_exact(2)
-        .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
-        .collect();
-    let clearance = take(spans).to_vec();
-    let links = take(4 * spans)
-        .chunks_exact(4)
-        .map(|link| [link[0], link[1], link[2], link[3]])
-        .collect();
-    let areas = take(spans).to_vec();
-    let mut column_first = Vec::with_capacity(columns);
-    let mut first = 0u32;
-    for &count in &column_count {
-        column_first.push(first);
-        first += u32::from(count);
-    }
-    CompactHeightfield {
-        width,
-        depth,
-        border: word(2),
-        origin: Vec3::new(float(6), float(7), float(8)),
-        cell_size: float(9),
-        cell_height: float(10),
-        walkable_height: word(3),
-        walkable_climb: word(4),
-        column_first,
-        column_count,
-        floor,
-        clearance,
-        links,
-        areas,
-        regions: vec![0; spans],
-        distances: Vec::new(),
-        distance_max: 0,
     }
 }

@@ -1,0 +1,402 @@
+//! Cutting: each ground polygon a footprint overlaps split along the footprint's edges into
+//! convex pieces, and the pieces' new corners welded and given their floor's height.
+
+use glam::{Vec2, Vec3};
+
+use super::{
+    Corner, EdgeKind, ON_LINE_M, Outline, PIECE_AREA_MIN_M2, Piece, Ring, RingState, WELD_HEIGHT_M,
+    after,
+};
+use crate::mesh::tile::{PolyFlags, TileData};
+
+/// The pieces baked polygon `index` is carved into, `None` when no footprint changes it.
+pub(super) fn carve_polygon(
+    base: &TileData,
+    index: usize,
+    outlines: &[Outline],
+) -> Option<Vec<Piece>> {
+    let polygon = &base.polygons[index];
+    if polygon.layer != 0 {
+        return None;
+    }
+    let count = usize::from(polygon.vertex_count);
+    let mut low = Vec3::splat(f32::INFINITY);
+    let mut high = Vec3::splat(f32::NEG_INFINITY);
+    for &vertex in &polygon.vertices[..count] {
+        let at = base.vertex(vertex);
+        (low, high) = (low.min(at), high.max(at));
+    }
+    for triangle in base.detail_triangles_of(index) {
+        for at in triangle {
+            (low, high) = (low.min(at), high.max(at));
+        }
+    }
+    let mut pieces: Option<Vec<Piece>> = None;
+    for outline in outlines {
+        let reaches = outline.low.x < high.x
+            && outline.high.x > low.x
+            && outline.low.y < high.z
+            && outline.high.y > low.z
+            && outline.footprint.floor_min_m <= high.y
+            && outline.footprint.floor_max_m >= low.y;
+        if !reaches {
+            continue;
+        }
+        let current = pieces.take().unwrap_or_else(|| {
+            vec![Piece {
+                corners: (0..count)
+                    .map(|corner| {
+                        let vertex = polygon.vertices[corner];
+                        let at = base.vertex(vertex);
+                        Corner {
+                            at: Vec2::new(at.x, at.z),
+                            vertex: Some(vertex),
+                            next_edge: EdgeKind::Baked(polygon.neighbours[corner]),
+                        }
+                    })
+                    .collect(),
+                area: polygon.area,
+                flags: polygon.flags,
+            }]
+        });
+        let mut next = Vec::with_capacity(current.len() + outline.corners.len());
+        let mut changed = false;
+        for piece in current {
+            match subtract(&piece.corners, &outline.corners) {
+                None => next.push(piece),
+                Some((outside, inside)) => {
+                    changed = true;
+                    next.extend(outside.into_iter().map(|corners| Piece {
+                        corners,
+                        area: piece.area,
+                        flags: piece.flags,
+                    }));
+                    if let (Some(corners), Some(area)) = (inside, outline.footprint.marks) {
+                        next.push(Piece {
+                            corners,
+                            area: area.0,
+                            flags: PolyFlags::for_area(area.0),
+                        });
+                    }
+                }
+            }
+        }
+        // A footprint that missed every piece leaves the polygon as it was so far.
+        if changed || pieces.is_some() {
+            pieces = Some(next);
+        }
+    }
+    pieces
+}
+
+/// `corners` (convex) less the counter-clockwise convex `outline`: the convex parts
+/// outside it, and the part inside (if it has area). `None` when they do not overlap.
+#[allow(clippy::type_complexity)]
+fn subtract(
+    corners: &[Corner],
+    outline: &[Vec2],
+) -> Option<(Vec<Vec<Corner>>, Option<Vec<Corner>>)> {
+    if !overlap(corners, outline) {
+        return None;
+    }
+    let mut outside = Vec::new();
+    let mut rest = corners.to_vec();
+    let (mut left, mut right) = (Vec::with_capacity(rest.len() + 2), Vec::new());
+    for (index, &from) in outline.iter().enumerate() {
+        let to = outline[after(index, outline.len())];
+        let direction = (to - from).normalize_or_zero();
+        if direction == Vec2::ZERO {
+            continue;
+        }
+        // A line with the whole rest on its inner side (or on it) cuts nothing off.
+        if rest
+            .iter()
+            .all(|corner| direction.perp_dot(corner.at - from) >= -ON_LINE_M)
+        {
+            continue;
+        }
+        split(&rest, from, direction, &mut left, &mut right);
+        if has_area(&right) {
+            outside.push(right.clone());
+        }
+        if !has_area(&left) {
+            return Some((outside, None));
+        }
+        std::mem::swap(&mut rest, &mut left);
+    }
+    Some((outside, Some(rest)))
+}
+
+/// Whether two convex polygons overlap with area (separating axes; touching is apart).
+fn overlap(corners: &[Corner], outline: &[Vec2]) -> bool {
+    // Whether every one of `others` lies on the edge's outer side (or on it), the inner
+    // side being left of it for `inner_sign` 1.
+    fn separated(
+        from: Vec2,
+        to: Vec2,
+        inner_sign: f32,
+        mut others: impl Iterator<Item = Vec2>,
+    ) -> bool {
+        let direction = (to - from).normalize_or_zero();
+        others.all(|point| inner_sign * direction.perp_dot(point - from) <= ON_LINE_M)
+    }
+    let points = || corners.iter().map(|c| c.at);
+    // The footprint is counter-clockwise: its inside is left of each edge.
+    let outline_count = outline.len();
+    if (0..outline_count)
+        .any(|i| separated(outline[i], outline[after(i, outline_count)], 1.0, points()))
+    {
+        return false;
+    }
+    let sign = doubled_area(corners).signum();
+    let count = corners.len();
+    !(0..count).any(|i| {
+        separated(
+            corners[i].at,
+            corners[after(i, count)].at,
+            sign,
+            outline.iter().copied(),
+        )
+    })
+}
+
+/// Twice the signed area of a ring of corners (positive counter-clockwise).
+fn doubled_area(corners: &[Corner]) -> f32 {
+    let count = corners.len();
+    (0..count)
+        .map(|i| corners[i].at.perp_dot(corners[after(i, count)].at))
+        .sum()
+}
+
+fn has_area(corners: &[Corner]) -> bool {
+    corners.len() >= 3 && doubled_area(corners).abs() > 2.0 * PIECE_AREA_MIN_M2
+}
+
+/// A convex polygon split by the line through `point` along `direction` (unit) into the
+/// part left of it and the part right of it (written over `left` and `right`), each with
+/// its edges' kinds (a corner on the line goes to both).
+fn split(
+    corners: &[Corner],
+    point: Vec2,
+    direction: Vec2,
+    left: &mut Vec<Corner>,
+    right: &mut Vec<Corner>,
+) {
+    let count = corners.len();
+    let side_of = |index: usize| direction.perp_dot(corners[index].at - point);
+    let class = |side: f32| {
+        if side > ON_LINE_M {
+            1
+        } else if side < -ON_LINE_M {
+            -1
+        } else {
+            0
+        }
+    };
+    left.clear();
+    right.clear();
+    for index in 0..count {
+        let next = after(index, count);
+        let (a, side_a, side_b) = (corners[index], side_of(index), side_of(next));
+        let (class_a, class_b) = (class(side_a), class(side_b));
+        // After a corner on one side, the edge is the baked one while the next corner on
+        // that side lies along it; otherwise the side's outline runs along the line.
+        if class_a >= 0 {
+            let along = class_a > 0 || class_b >= 0;
+            left.push(Corner {
+                next_edge: if along { a.next_edge } else { EdgeKind::Cut },
+                ..a
+            });
+        }
+        if class_a <= 0 {
+            let along = class_a < 0 || class_b <= 0;
+            right.push(Corner {
+                next_edge: if along { a.next_edge } else { EdgeKind::Cut },
+                ..a
+            });
+        }
+        if class_a * class_b < 0 {
+            let at = crossing(a.at, side_a, corners[next].at, side_b);
+            left.push(Corner {
+                at,
+                vertex: None,
+                next_edge: if class_b > 0 {
+                    a.next_edge
+                } else {
+                    EdgeKind::Cut
+                },
+            });
+            right.push(Corner {
+                at,
+                vertex: None,
+                next_edge: if class_b < 0 {
+                    a.next_edge
+                } else {
+                    EdgeKind::Cut
+                },
+            });
+        }
+    }
+}
+
+/// Where the segment from `a` to `b` crosses the line, given their signed distances to
+/// it; worked from the lesser end so both polygons sharing the edge get the same point.
+fn crossing(a: Vec2, side_a: f32, b: Vec2, side_b: f32) -> Vec2 {
+    let a_first = (a.x, a.y) <= (b.x, b.y);
+    let (from, side_from, to, side_to) = if a_first {
+        (a, side_a, b, side_b)
+    } else {
+        (b, side_b, a, side_a)
+    };
+    from + (to - from) * (side_from / (side_from - side_to))
+}
+
+/// A piece as a ring of tile vertices: its baked corners keep their numbers, new ones are
+/// welded to a new vertex already made there or added, at the height of the detail mesh
+/// (`detail`, its triangles) of the polygon it was cut from.
+pub(super) fn piece_ring(
+    base: &TileData,
+    origin: usize,
+    detail: &[HeightTriangle],
+    piece: &Piece,
+    made: &mut NewVertices,
+) -> Ring {
+    let ring_vertices = piece
+        .corners
+        .iter()
+        .map(|corner| {
+            if let Some(vertex) = corner.vertex {
+                return vertex;
+            }
+            // A point made from the same polygon is on the same floor: no height needed.
+            if let Some(vertex) = made.find(corner.at, |_, made_from| made_from == origin) {
+                return vertex;
+            }
+            let height = height_on(base, origin, detail, corner.at);
+            made.find(corner.at, |y, _| (y - height).abs() <= WELD_HEIGHT_M)
+                .unwrap_or_else(|| made.add(corner.at, height, origin))
+        })
+        .collect();
+    Ring {
+        origin,
+        vertices: ring_vertices,
+        edges: piece
+            .corners
+            .iter()
+            .map(|corner| corner.next_edge)
+            .collect(),
+        area: piece.area,
+        flags: piece.flags,
+        state: RingState::Carved,
+    }
+}
+
+/// The tile's vertices with those carving made, the latter findable by place.
+pub(super) struct NewVertices {
+    pub(super) vertices: Vec<[f32; 3]>,
+    pub(super) baked_count: usize,
+    /// Per new vertex, the baked polygon it was made from.
+    pub(super) origins: Vec<usize>,
+    /// The new vertices by x, for finding one at a place without a scan.
+    pub(super) by_x: Vec<(f32, u16)>,
+}
+
+impl NewVertices {
+    /// The new vertex within the on-line tolerance of `at` (x, z) that `accept` (its
+    /// height, its polygon) takes.
+    fn find(&self, at: Vec2, accept: impl Fn(f32, usize) -> bool) -> Option<u16> {
+        let first = self.by_x.partition_point(|&(x, _)| x < at.x - ON_LINE_M);
+        self.by_x[first..]
+            .iter()
+            .take_while(|&&(x, _)| x <= at.x + ON_LINE_M)
+            .map(|&(_, vertex)| vertex)
+            .find(|&vertex| {
+                let v = self.vertices[usize::from(vertex)];
+                Vec2::new(v[0], v[2]).distance_squared(at) <= ON_LINE_M * ON_LINE_M
+                    && accept(v[1], self.origins[usize::from(vertex) - self.baked_count])
+            })
+    }
+
+    /// Adds a vertex; its number (checked against the limit by the caller before any
+    /// number is used).
+    fn add(&mut self, at: Vec2, height: f32, origin: usize) -> u16 {
+        self.vertices.push([at.x, height, at.y]);
+        self.origins.push(origin);
+        let vertex = (self.vertices.len() - 1).min(usize::from(u16::MAX)) as u16;
+        let slot = self.by_x.partition_point(|&(x, _)| x < at.x);
+        self.by_x.insert(slot, (at.x, vertex));
+        vertex
+    }
+}
+
+/// One detail triangle, ready for height lookups: its corners, its bounds from above and
+/// the inverse of twice its area.
+pub(super) struct HeightTriangle {
+    corners: [Vec3; 3],
+    low: Vec2,
+    high: Vec2,
+    inverse_doubled: f32,
+}
+
+impl HeightTriangle {
+    pub(super) fn new(corners: [Vec3; 3]) -> Option<HeightTriangle> {
+        let flat = corners.map(|c| Vec2::new(c.x, c.z));
+        let doubled = (flat[1] - flat[0]).perp_dot(flat[2] - flat[0]);
+        (doubled.abs() > 1e-12).then(|| HeightTriangle {
+            corners,
+            low: flat[0].min(flat[1]).min(flat[2]),
+            high: flat[0].max(flat[1]).max(flat[2]),
+            inverse_doubled: 1.0 / doubled,
+        })
+    }
+
+    /// The height of its plane at `at`, and how far outside it `at` is in barycentric
+    /// terms (0 inside).
+    fn height_at(&self, at: Vec2) -> (f32, f32) {
+        let [a, b, c] = self.corners;
+        let (a2, b2, c2) = (
+            Vec2::new(a.x, a.z),
+            Vec2::new(b.x, b.z),
+            Vec2::new(c.x, c.z),
+        );
+        let u = (c2 - b2).perp_dot(at - b2) * self.inverse_doubled;
+        let v = (a2 - c2).perp_dot(at - c2) * self.inverse_doubled;
+        let w = 1.0 - u - v;
+        (u * a.y + v * b.y + w * c.y, (-u).max(-v).max(-w).max(0.0))
+    }
+}
+
+/// The height at `at` (x, z) of the detail mesh `detail` of polygon `polygon`; off every
+/// triangle (by rounding), the plane of the nearest one.
+pub(super) fn height_on(
+    base: &TileData,
+    polygon: usize,
+    detail: &[HeightTriangle],
+    at: Vec2,
+) -> f32 {
+    let slack = Vec2::splat(ON_LINE_M);
+    let holding = detail.iter().find(|triangle| {
+        at.cmpge(triangle.low - slack).all()
+            && at.cmple(triangle.high + slack).all()
+            && triangle.height_at(at).1 == 0.0
+    });
+    if let Some(triangle) = holding {
+        return triangle.height_at(at).0;
+    }
+    let nearest = detail
+        .iter()
+        .map(|triangle| triangle.height_at(at))
+        .min_by(|x, y| x.1.total_cmp(&y.1));
+    nearest.map_or_else(
+        || {
+            let polygon = &base.polygons[polygon];
+            polygon
+                .vertex_indices()
+                .iter()
+                .map(|&v| base.vertex(v).y)
+                .sum::<f32>()
+                / f32::from(polygon.vertex_count)
+        },
+        |(height, _)| height,
+    )
+}

@@ -1,0 +1,416 @@
+//! Joining: cut points put into the edges that hold them, pieces of more than six corners
+//! split, and the carved tile assembled with its adjacency and detail meshes.
+
+use glam::{Vec2, Vec3};
+
+use super::{
+    EdgeKind, ON_LINE_M, PIECE_AREA_MIN_M2, Ring, RingState, WELD_HEIGHT_M, after, before,
+    bounds_of,
+};
+use crate::mesh::tile::{DetailSubMesh, TileData, TilePoly};
+
+/// Buffers [`insert_edge_points`] reuses from ring to ring.
+#[derive(Default)]
+pub(super) struct EdgePointScratch {
+    /// The new points within a ring's bounds.
+    near: Vec<(u16, Vec3)>,
+    /// Per edge, the points inside it: edge, distance along it, vertex.
+    found: Vec<(usize, f32, u16)>,
+}
+
+/// Puts every one of `new_points` (sorted by x) lying inside an edge of `ring` into that
+/// edge, in order along it, so both polygons sharing an edge have the same corners on it.
+/// Returns whether any went in.
+pub(super) fn insert_edge_points(
+    ring: &mut Ring,
+    vertices: &[[f32; 3]],
+    new_points: &[(u16, Vec3)],
+    scratch: &mut EdgePointScratch,
+) -> bool {
+    let EdgePointScratch { near, found } = scratch;
+    let count = ring.vertices.len();
+    let corner = |index: usize| {
+        Vec3::from_array(
+            vertices[usize::from(ring.vertices[if index == count { 0 } else { index }])],
+        )
+    };
+    let Some((low, high)) = bounds_of((0..count).map(|i| {
+        let at = corner(i);
+        Vec2::new(at.x, at.z)
+    })) else {
+        return false;
+    };
+    // The points within the ring's bounds: few, where a cut passes.
+    let first = new_points.partition_point(|(_, at)| at.x < low.x - ON_LINE_M);
+    near.clear();
+    near.extend(
+        new_points[first..]
+            .iter()
+            .take_while(|(_, at)| at.x <= high.x + ON_LINE_M)
+            .filter(|(_, at)| at.z >= low.y - ON_LINE_M && at.z <= high.y + ON_LINE_M),
+    );
+    if near.is_empty() {
+        return false;
+    }
+    // Per edge, the points inside it with their distance from its start.
+    found.clear();
+    for edge in 0..count {
+        let (a, b) = (corner(edge), corner(edge + 1));
+        let (a2, b2) = (Vec2::new(a.x, a.z), Vec2::new(b.x, b.z));
+        let along = b2 - a2;
+        let length = along.length();
+        if length <= ON_LINE_M {
+            continue;
+        }
+        // In units of the edge's length: along it past either end's tolerance, off it
+        // within the tolerance (no division per point).
+        let (margin, length_squared) = (ON_LINE_M * length, length * length);
+        for &(vertex, at) in near.iter() {
+            let offset = Vec2::new(at.x, at.z) - a2;
+            let projected = offset.dot(along);
+            if projected <= margin
+                || projected >= length_squared - margin
+                || along.perp_dot(offset).abs() > margin
+            {
+                continue;
+            }
+            let t = projected / length_squared;
+            if (a.y + (b.y - a.y) * t - at.y).abs() <= WELD_HEIGHT_M
+                && !ring.vertices.contains(&vertex)
+            {
+                found.push((edge, t, vertex));
+            }
+        }
+    }
+    if found.is_empty() {
+        return false;
+    }
+    found.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
+    let mut grown_vertices = Vec::with_capacity(count + found.len());
+    let mut grown_edges = Vec::with_capacity(count + found.len());
+    let mut next = found.iter().peekable();
+    for edge in 0..count {
+        grown_vertices.push(ring.vertices[edge]);
+        grown_edges.push(ring.edges[edge]);
+        while let Some(&(_, _, vertex)) = next.next_if(|(e, _, _)| *e == edge) {
+            grown_vertices.push(vertex);
+            grown_edges.push(ring.edges[edge]);
+        }
+    }
+    ring.vertices = grown_vertices;
+    ring.edges = grown_edges;
+    if ring.state == RingState::AsBaked {
+        ring.state = RingState::EdgePointsAdded;
+    }
+    true
+}
+
+/// Rings of more than six corners split into parts of at most six (a convex polygon's
+/// corners taken in order are convex); parts with no area dropped.
+pub(super) fn split_large(rings: Vec<Ring>, vertices: &[[f32; 3]]) -> Vec<Ring> {
+    let flat = |vertex: u16| {
+        let at = vertices[usize::from(vertex)];
+        Vec2::new(at[0], at[2])
+    };
+    let area_of = |ring: &[u16]| {
+        let count = ring.len();
+        0.5 * (0..count)
+            .map(|i| flat(ring[i]).perp_dot(flat(ring[after(i, count)])))
+            .sum::<f32>()
+            .abs()
+    };
+    let mut out = Vec::with_capacity(rings.len());
+    // A stack in reverse, so rings come out in the order they went in.
+    let mut work: Vec<Ring> = rings.into_iter().rev().collect();
+    while let Some(mut ring) = work.pop() {
+        // Repeated vertices (a weld) are one corner.
+        let count = ring.vertices.len();
+        let repeated = (0..count).any(|i| ring.vertices[i] == ring.vertices[after(i, count)]);
+        if repeated {
+            let keep: Vec<usize> = (0..count)
+                .filter(|&i| ring.vertices[i] != ring.vertices[after(i, count)])
+                .collect();
+            ring.vertices = keep.iter().map(|&i| ring.vertices[i]).collect();
+            ring.edges = keep.iter().map(|&i| ring.edges[i]).collect();
+        }
+        if ring.vertices.len() < 3 || area_of(&ring.vertices) <= PIECE_AREA_MIN_M2 {
+            continue;
+        }
+        let count = ring.vertices.len();
+        if count <= 6 {
+            out.push(ring);
+            continue;
+        }
+        // Cut off six corners in a row where both parts keep area (a chord between two
+        // corners of one straight run would leave a part with none).
+        let start = (0..count).find(|&start| {
+            let first: Vec<u16> = (0..6).map(|i| ring.vertices[(start + i) % count]).collect();
+            let second: Vec<u16> = (5..=count)
+                .map(|i| ring.vertices[(start + i) % count])
+                .collect();
+            area_of(&first) > PIECE_AREA_MIN_M2 && area_of(&second) > PIECE_AREA_MIN_M2
+        });
+        let Some(start) = start else {
+            continue;
+        };
+        let take = |range: std::ops::RangeInclusive<usize>, closing: bool| {
+            let indices: Vec<usize> = range.map(|i| (start + i) % count).collect();
+            let vertices = indices.iter().map(|&i| ring.vertices[i]).collect();
+            let mut edges: Vec<EdgeKind> = indices.iter().map(|&i| ring.edges[i]).collect();
+            if closing {
+                *edges.last_mut().expect("six corners") = EdgeKind::Cut;
+            }
+            (vertices, edges)
+        };
+        let (first_vertices, first_edges) = take(0..=5, true);
+        let (second_vertices, second_edges) = take(5..=count, true);
+        for (vertices, edges) in [
+            (first_vertices, first_edges),
+            (second_vertices, second_edges),
+        ] {
+            work.push(Ring {
+                origin: ring.origin,
+                vertices,
+                edges,
+                area: ring.area,
+                flags: ring.flags,
+                state: RingState::Carved,
+            });
+        }
+    }
+    if !out.is_sorted_by_key(|ring| ring.origin) {
+        out.sort_by_key(|ring| ring.origin);
+    }
+    out
+}
+
+/// The carved tile: polygons in baked order, each unchanged one as it was (neighbours
+/// renumbered), each changed one as its rings; a ring's neighbours found by shared vertex
+/// pairs; detail meshes kept where the corners are the baked ones and triangulated where
+/// they are not.
+pub(super) fn assemble(
+    base: &TileData,
+    changed: &[bool],
+    rings: Vec<Ring>,
+    vertices: Vec<[f32; 3]>,
+) -> TileData {
+    // Rings come sorted by origin: number every polygon of the carved tile.
+    let mut first_of = Vec::with_capacity(base.polygons.len());
+    let mut next_ring = 0;
+    let mut total = 0u16;
+    for (origin, &is_changed) in changed.iter().enumerate() {
+        first_of.push(total);
+        if is_changed {
+            while next_ring < rings.len() && rings[next_ring].origin == origin {
+                next_ring += 1;
+                total += 1;
+            }
+        } else {
+            total += 1;
+        }
+    }
+    // The rings' edges listed by their start vertex (a chain per vertex), so the edge
+    // running the other way is a walk of two or three entries, with no hashing.
+    let mut first_leaving = vec![u32::MAX; vertices.len()];
+    let mut ring_edges: Vec<(u16, u16, u32)> = Vec::with_capacity(rings.len() * 6);
+    let mut ring_start = 0;
+    for (ring_index, ring) in rings.iter().enumerate() {
+        if ring_index > 0 && rings[ring_index - 1].origin != ring.origin {
+            ring_start = ring_index;
+        }
+        let number = first_of[ring.origin] + (ring_index - ring_start) as u16;
+        let count = ring.vertices.len();
+        for edge in 0..count {
+            let start = usize::from(ring.vertices[edge]);
+            ring_edges.push((
+                ring.vertices[after(edge, count)],
+                number,
+                first_leaving[start],
+            ));
+            first_leaving[start] = (ring_edges.len() - 1) as u32;
+        }
+    }
+    let ring_across = |start: u16, end: u16| {
+        let mut at = first_leaving[usize::from(end)];
+        while let Some(&(to, number, next)) = ring_edges.get(at as usize) {
+            if to == start {
+                return Some(number);
+            }
+            at = next;
+        }
+        None
+    };
+    // What lies across edge `start`-`end` of a polygon whose baked neighbour code there
+    // is `code` (for a ring edge along a cut, `None`).
+    let across = |start: u16, end: u16, code: Option<u16>| -> u16 {
+        match code {
+            Some(code) if code == TilePoly::NO_NEIGHBOUR || code & TilePoly::TILE_EDGE != 0 => code,
+            Some(neighbour) if !changed[usize::from(neighbour)] => {
+                let other = &base.polygons[usize::from(neighbour)];
+                let count = usize::from(other.vertex_count);
+                let shares = (0..count)
+                    .any(|e| other.vertices[e] == end && other.vertices[after(e, count)] == start);
+                if shares {
+                    first_of[usize::from(neighbour)]
+                } else {
+                    TilePoly::NO_NEIGHBOUR
+                }
+            }
+            _ => ring_across(start, end).unwrap_or(TilePoly::NO_NEIGHBOUR),
+        }
+    };
+    let polygon_total = usize::from(total);
+    let mut tile = TileData {
+        header: base.header,
+        vertices: Vec::new(),
+        polygons: Vec::with_capacity(polygon_total),
+        detail_meshes: Vec::with_capacity(polygon_total),
+        detail_vertices: Vec::with_capacity(base.detail_vertices.len()),
+        detail_triangles: Vec::with_capacity(base.detail_triangles.len() + rings.len() * 4),
+        sources: base.sources.clone(),
+    };
+    let mut rings = rings.into_iter().peekable();
+    for (origin, polygon) in base.polygons.iter().enumerate() {
+        if !changed[origin] {
+            let count = usize::from(polygon.vertex_count);
+            let mut kept = *polygon;
+            for edge in 0..count {
+                let (start, end) = (polygon.vertices[edge], polygon.vertices[after(edge, count)]);
+                kept.neighbours[edge] = across(start, end, Some(polygon.neighbours[edge]));
+            }
+            push_detail(&mut tile, base, origin, None);
+            tile.polygons.push(kept);
+            continue;
+        }
+        while let Some(ring) = rings.next_if(|ring| ring.origin == origin) {
+            let count = ring.vertices.len();
+            let mut made = TilePoly {
+                vertices: [TilePoly::NO_VERTEX; 6],
+                neighbours: [TilePoly::NO_NEIGHBOUR; 6],
+                vertex_count: count as u8,
+                area: ring.area,
+                region: polygon.region,
+                flags: ring.flags,
+                layer: polygon.layer,
+            };
+            for edge in 0..count {
+                let (start, end) = (ring.vertices[edge], ring.vertices[after(edge, count)]);
+                made.vertices[edge] = start;
+                let code = match ring.edges[edge] {
+                    EdgeKind::Baked(code) => Some(code),
+                    EdgeKind::Cut => None,
+                };
+                made.neighbours[edge] = across(start, end, code);
+            }
+            match ring.state {
+                RingState::AsBaked => push_detail(&mut tile, base, origin, None),
+                RingState::EdgePointsAdded => {
+                    push_detail(&mut tile, base, origin, Some(&ring.vertices))
+                }
+                RingState::Carved => {
+                    let mut flat = [Vec2::ZERO; 6];
+                    for (slot, &v) in flat.iter_mut().zip(&ring.vertices) {
+                        let at = vertices[usize::from(v)];
+                        *slot = Vec2::new(at[0], at[2]);
+                    }
+                    let triangle_base = tile.detail_triangles.len() as u32;
+                    ear_triangles(&flat[..count], &mut tile.detail_triangles);
+                    tile.detail_meshes.push(DetailSubMesh {
+                        vertex_base: tile.detail_vertices.len() as u32,
+                        triangle_base,
+                        vertex_count: 0,
+                        triangle_count: tile.detail_triangles.len() as u32 - triangle_base,
+                    });
+                }
+            }
+            tile.polygons.push(made);
+        }
+    }
+    tile.vertices = vertices;
+    tile
+}
+
+/// Polygon `origin`'s baked detail mesh appended to `tile`; with `corners`, its corner
+/// slots renumbered to where the baked corners stand among them.
+fn push_detail(tile: &mut TileData, base: &TileData, origin: usize, corners: Option<&[u16]>) {
+    let sub = base.detail_meshes[origin];
+    let triangles = sub.triangle_base as usize..(sub.triangle_base + sub.triangle_count) as usize;
+    let extras = sub.vertex_base as usize..(sub.vertex_base + sub.vertex_count) as usize;
+    let vertex_base = tile.detail_vertices.len() as u32;
+    let triangle_base = tile.detail_triangles.len() as u32;
+    tile.detail_vertices
+        .extend_from_slice(&base.detail_vertices[extras]);
+    match corners {
+        None => tile
+            .detail_triangles
+            .extend_from_slice(&base.detail_triangles[triangles]),
+        Some(corners) => {
+            let baked = base.polygons[origin].vertex_indices();
+            let slot_of = |index: u8| {
+                let index = usize::from(index);
+                if index < baked.len() {
+                    let vertex = baked[index];
+                    corners.iter().position(|&v| v == vertex).unwrap_or(0) as u8
+                } else {
+                    (index - baked.len() + corners.len()) as u8
+                }
+            };
+            tile.detail_triangles.extend(
+                base.detail_triangles[triangles]
+                    .iter()
+                    .map(|t| [slot_of(t[0]), slot_of(t[1]), slot_of(t[2]), t[3]]),
+            );
+        }
+    }
+    tile.detail_meshes.push(DetailSubMesh {
+        vertex_base,
+        triangle_base,
+        vertex_count: sub.vertex_count,
+        triangle_count: sub.triangle_count,
+    });
+}
+
+/// Triangles of a convex polygon of at most six corners, some perhaps collinear, none of
+/// them without area, appended to `out`: each time, the corner whose triangle with its two
+/// neighbours has the most area is cut off.
+fn ear_triangles(corners: &[Vec2], out: &mut Vec<[u8; 4]>) {
+    let mut count = corners.len().min(6);
+    // Most pieces have no collinear corners: the fan from the first corner then has no
+    // flat triangle.
+    let fan_is_flat = (1..count.saturating_sub(1)).any(|i| {
+        (corners[i] - corners[0])
+            .perp_dot(corners[i + 1] - corners[i])
+            .abs()
+            <= 1e-9
+    });
+    if !fan_is_flat {
+        out.extend((1..count.saturating_sub(1)).map(|i| [0, i as u8, i as u8 + 1, 0]));
+        return;
+    }
+    let mut left = [0u8, 1, 2, 3, 4, 5];
+    while count >= 3 {
+        let doubled = |i: usize| {
+            let (a, b, c) = (
+                corners[usize::from(left[before(i, count)])],
+                corners[usize::from(left[i])],
+                corners[usize::from(left[after(i, count)])],
+            );
+            (b - a).perp_dot(c - b).abs()
+        };
+        let (best, area) = (0..count)
+            .map(|i| (i, doubled(i)))
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+            .expect("three corners");
+        if area <= 1e-9 {
+            break;
+        }
+        out.push([
+            left[before(best, count)],
+            left[best],
+            left[after(best, count)],
+            0,
+        ]);
+        left.copy_within(best + 1..count, best);
+        count -= 1;
+    }
+}

@@ -1,0 +1,302 @@
+//! Footprints carved out of a baked tile: the fast way a temporary obstacle changes
+//! walkable space, with no voxels and no level triangles.
+//!
+//! Stage: runtime, over [`tile`](super::tile). Input: a tile as baked and footprints, each
+//! a convex outline seen from above with the band of floor heights it reaches, either
+//! cutting walkable space out or marking an area on it. Output: the tile with every
+//! footprint cut from (or marked on) the ground polygons it overlaps.
+//!
+//! How: each ground polygon a footprint overlaps is split along the footprint's edges (a
+//! convex polygon cut by a line gives two convex polygons), the pieces outside kept, the
+//! piece inside dropped or given the area. Points where a cut meets an edge are then put
+//! into the polygon across that edge too, so shared edges keep sharing both ends and
+//! adjacency stays by vertex pairs, as in a baked tile. Pieces of more than six corners
+//! are split in two, new corners take their height from the polygon's detail mesh, and a
+//! piece's detail mesh is its own triangulation.
+//!
+//! Invariants: with no footprint reaching a polygon, it keeps its vertices, neighbours
+//! and detail mesh exactly, so carving with no footprint returns the tile unchanged; no
+//! polygon's interior overlaps a cutting footprint; every polygon stays convex with 3 to
+//! 6 corners (a corner put into an edge is collinear with that edge's ends); moving
+//! support layers are never carved (they move; their tiles are the support's).
+
+use glam::{Vec2, Vec3};
+
+use super::tile::{TileData, TilePoly};
+use crate::geom::planar::signed_area;
+use crate::ids::AreaId;
+
+mod cut;
+mod join;
+
+use cut::{HeightTriangle, NewVertices, carve_polygon, piece_ring};
+use join::{EdgePointScratch, assemble, insert_edge_points, split_large};
+
+/// Points closer than this are one; a point closer than this to a cut line lies on it,
+/// metres.
+const ON_LINE_M: f32 = 1e-4;
+
+/// Pieces of less area than this are dropped, square metres.
+const PIECE_AREA_MIN_M2: f32 = 1e-4;
+
+/// Two points at one (x, z) are one vertex only within this height, metres (floors above
+/// each other stay apart).
+const WELD_HEIGHT_M: f32 = 0.5;
+
+/// Most polygons a tile holds (neighbour numbers share their bits with the tile-edge flag).
+pub const CARVED_POLYGONS_MAX: usize = TilePoly::TILE_EDGE as usize - 1;
+
+/// One footprint to carve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CarveFootprint {
+    /// Corners seen from above (x, z), world metres: convex, either winding.
+    pub corners: Vec<Vec2>,
+    /// Lowest floor height it reaches, metres: polygons wholly below are not touched.
+    pub floor_min_m: f32,
+    /// Highest floor height it reaches, metres: polygons wholly above are not touched.
+    pub floor_max_m: f32,
+    /// `None` cuts the floor out; `Some(area)` gives the floor under it that area.
+    pub marks: Option<AreaId>,
+}
+
+/// Why a tile cannot be carved.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CarveError {
+    /// Carving would leave more polygons than a tile holds.
+    #[error(
+        "carving tile ({x}, {z}) gives {polygons} polygons; a tile holds {CARVED_POLYGONS_MAX}"
+    )]
+    TooManyPolygons {
+        /// Tile column.
+        x: i32,
+        /// Tile row.
+        z: i32,
+        /// Polygons carving would give.
+        polygons: usize,
+    },
+    /// Carving would leave more vertices than a tile numbers.
+    #[error("carving tile ({x}, {z}) gives {vertices} vertices; a tile numbers 65,535")]
+    TooManyVertices {
+        /// Tile column.
+        x: i32,
+        /// Tile row.
+        z: i32,
+        /// Vertices carving would give.
+        vertices: usize,
+    },
+}
+
+/// What lies across one edge of a piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EdgeKind {
+    /// Part of a baked edge: its neighbour code as baked.
+    Baked(u16),
+    /// Along a cut, or a split of a piece: whatever polygon shares it, if any.
+    Cut,
+}
+
+/// A corner of a piece, and the edge that leaves it.
+#[derive(Clone, Copy, Debug)]
+struct Corner {
+    at: Vec2,
+    /// The baked vertex, for a corner that is one.
+    vertex: Option<u16>,
+    next_edge: EdgeKind,
+}
+
+/// A convex part of one baked polygon.
+#[derive(Clone, Debug)]
+struct Piece {
+    corners: Vec<Corner>,
+    area: u8,
+    flags: u16,
+}
+
+/// A footprint turned counter-clockwise, with its bounds.
+struct Outline<'a> {
+    corners: Vec<Vec2>,
+    low: Vec2,
+    high: Vec2,
+    footprint: &'a CarveFootprint,
+}
+
+/// A polygon of the carved tile before numbering: its baked origin, its vertices (tile
+/// numbers) and what lies across each edge.
+struct Ring {
+    origin: usize,
+    vertices: Vec<u16>,
+    edges: Vec<EdgeKind>,
+    area: u8,
+    flags: u16,
+    state: RingState,
+}
+
+/// How a ring's detail mesh is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RingState {
+    /// The baked polygon as it was: its detail mesh is kept.
+    AsBaked,
+    /// The baked polygon with points put into its edges: its detail mesh is kept, its
+    /// corners renumbered (a detail triangle's side through such a point still covers it).
+    EdgePointsAdded,
+    /// A piece: triangulated anew.
+    Carved,
+}
+
+/// `base` with every footprint carved (see the module doc). With no footprint reaching
+/// its ground polygons, returns `base` unchanged.
+pub fn carve_tile(base: &TileData, footprints: &[CarveFootprint]) -> Result<TileData, CarveError> {
+    let outlines: Vec<Outline> = footprints.iter().filter_map(outline).collect();
+    let Some((reach_low, reach_high)) = bounds_of(outlines.iter().flat_map(|o| [o.low, o.high]))
+    else {
+        return Ok(base.clone());
+    };
+    let flat = |vertex: u16| {
+        let at = base.vertices[usize::from(vertex)];
+        Vec2::new(at[0], at[2])
+    };
+    let polygon_bounds = |polygon: &TilePoly| {
+        bounds_of(polygon.vertex_indices().iter().map(|&v| flat(v))).expect("three corners")
+    };
+    let mut made = NewVertices {
+        vertices: base.vertices.clone(),
+        baked_count: base.vertices.len(),
+        origins: Vec::new(),
+        by_x: Vec::new(),
+    };
+    let mut changed_rings = Vec::new();
+    let mut changed = vec![false; base.polygons.len()];
+    for (index, polygon) in base.polygons.iter().enumerate() {
+        let (low, high) = polygon_bounds(polygon);
+        if !boxes_meet(low, high, reach_low, reach_high, 0.0) {
+            continue;
+        }
+        if let Some(pieces) = carve_polygon(base, index, &outlines) {
+            changed[index] = true;
+            let detail: Vec<HeightTriangle> = base
+                .detail_triangles_of(index)
+                .filter_map(HeightTriangle::new)
+                .collect();
+            for piece in pieces {
+                let ring = piece_ring(base, index, &detail, &piece, &mut made);
+                changed_rings.push(ring);
+            }
+        }
+    }
+    if changed_rings.is_empty() && !changed.contains(&true) {
+        return Ok(base.clone());
+    }
+    let vertices = made.vertices;
+    let (x, z) = (base.header.tile_x, base.header.tile_z);
+    if vertices.len() >= usize::from(u16::MAX) {
+        return Err(CarveError::TooManyVertices {
+            x,
+            z,
+            vertices: vertices.len(),
+        });
+    }
+    // Points a cut made on an edge go into every polygon holding that edge: the pieces,
+    // and untouched polygons beside them.
+    let baked_count = base.vertices.len();
+    let mut new_points: Vec<(u16, Vec3)> = (baked_count..vertices.len())
+        .map(|index| (index as u16, Vec3::from_array(vertices[index])))
+        .collect();
+    new_points.sort_by(|a, b| a.1.x.total_cmp(&b.1.x).then(a.0.cmp(&b.0)));
+    if let Some((points_low, points_high)) =
+        bounds_of(new_points.iter().map(|(_, at)| Vec2::new(at.x, at.z)))
+    {
+        let mut scratch = EdgePointScratch::default();
+        for ring in &mut changed_rings {
+            insert_edge_points(ring, &vertices, &new_points, &mut scratch);
+        }
+        for (index, polygon) in base.polygons.iter().enumerate() {
+            let (low, high) = polygon_bounds(polygon);
+            if changed[index] || !boxes_meet(low, high, points_low, points_high, ON_LINE_M) {
+                continue;
+            }
+            let mut ring = baked_ring(index, polygon);
+            if insert_edge_points(&mut ring, &vertices, &new_points, &mut scratch) {
+                changed[index] = true;
+                changed_rings.push(ring);
+            }
+        }
+    }
+    let changed_rings = split_large(changed_rings, &vertices);
+    let unchanged = changed.iter().filter(|&&c| !c).count();
+    if unchanged + changed_rings.len() > CARVED_POLYGONS_MAX {
+        return Err(CarveError::TooManyPolygons {
+            x,
+            z,
+            polygons: unchanged + changed_rings.len(),
+        });
+    }
+    Ok(assemble(base, &changed, changed_rings, vertices))
+}
+
+/// The index after `index` round a ring of `count` (no division: these run per corner).
+fn after(index: usize, count: usize) -> usize {
+    if index + 1 >= count { 0 } else { index + 1 }
+}
+
+/// The index before `index` round a ring of `count`.
+fn before(index: usize, count: usize) -> usize {
+    if index == 0 { count - 1 } else { index - 1 }
+}
+
+/// The least box holding `points`, `None` for no point.
+fn bounds_of(points: impl Iterator<Item = Vec2>) -> Option<(Vec2, Vec2)> {
+    points.fold(None, |bounds, point| match bounds {
+        None => Some((point, point)),
+        Some((low, high)) => Some((low.min(point), high.max(point))),
+    })
+}
+
+/// Whether two boxes meet, each grown by `margin`.
+fn boxes_meet(low: Vec2, high: Vec2, other_low: Vec2, other_high: Vec2, margin: f32) -> bool {
+    low.x <= other_high.x + margin
+        && high.x + margin >= other_low.x
+        && low.y <= other_high.y + margin
+        && high.y + margin >= other_low.y
+}
+
+/// The footprint counter-clockwise with its bounds; `None` for fewer than three corners
+/// or no area.
+fn outline(footprint: &CarveFootprint) -> Option<Outline<'_>> {
+    let mut corners = footprint.corners.clone();
+    let area = signed_area(&corners);
+    if corners.len() < 3 || !area.is_finite() || area.abs() <= PIECE_AREA_MIN_M2 {
+        return None;
+    }
+    if area < 0.0 {
+        corners.reverse();
+    }
+    let (low, high) = corners.iter().fold(
+        (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY)),
+        |(low, high), &corner| (low.min(corner), high.max(corner)),
+    );
+    Some(Outline {
+        corners,
+        low,
+        high,
+        footprint,
+    })
+}
+
+/// The baked polygon as a ring, untouched.
+fn baked_ring(index: usize, polygon: &TilePoly) -> Ring {
+    let count = usize::from(polygon.vertex_count);
+    Ring {
+        origin: index,
+        vertices: polygon.vertices[..count].to_vec(),
+        edges: polygon.neighbours[..count]
+            .iter()
+            .map(|&code| EdgeKind::Baked(code))
+            .collect(),
+        area: polygon.area,
+        flags: polygon.flags,
+        state: RingState::AsBaked,
+    }
+}
+
+#[cfg(test)]
+mod tests;
