@@ -30,7 +30,7 @@ use super::runtime_tile::{Adjacent, BorderEdge, RuntimeTile};
 pub type BorderPortal = (PolyRef, Vec3, Vec3);
 
 /// The portals across one live tile's borders, in one snapshot.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct BorderPortals {
     /// The tile's generation, and per side the facing tile's slot and generation when it is
     /// live (what a search across that side reads).
@@ -54,13 +54,19 @@ impl BorderPortals {
     }
 
     /// The table of `tile` (generation `generation`) against the tiles across its sides
-    /// (`facing`, by side, as the snapshot has them).
+    /// (`facing`, by side, as the snapshot has them). `kept`, a table of the same tile
+    /// against other facing tiles, gives the portals of every side whose facing tile is
+    /// unchanged: a neighbour going pending or coming back changes one side of a table.
     fn new(
         tile: &RuntimeTile,
         generation: TileGeneration,
         facing: [Option<(TileSlot, TileGeneration, &RuntimeTile)>; 4],
         tolerance: f32,
+        kept: Option<&BorderPortals>,
     ) -> BorderPortals {
+        let kept = kept.filter(|kept| kept.generation == generation);
+        let facing_now =
+            facing.map(|facing| facing.map(|(slot, generation, _)| (slot, generation)));
         let mut start = Vec::new();
         let mut portals = Vec::new();
         for (polygon, corners) in tile.corners.iter().enumerate() {
@@ -69,8 +75,15 @@ impl BorderPortals {
                 if adjacent.border_side == Adjacent::INTERNAL {
                     continue;
                 }
+                let number = start.len() as u16;
                 start.push(portals.len() as u32);
                 let side = u16::from(adjacent.border_side);
+                if let Some(kept) = kept {
+                    if kept.facing[usize::from(side & 3)] == facing_now[usize::from(side & 3)] {
+                        portals.extend_from_slice(kept.portals(number));
+                        continue;
+                    }
+                }
                 let Some((slot, facing_generation, other)) = facing[usize::from(side & 3)] else {
                     continue;
                 };
@@ -93,7 +106,7 @@ impl BorderPortals {
         }
         BorderPortals {
             generation,
-            facing: facing.map(|facing| facing.map(|(slot, generation, _)| (slot, generation))),
+            facing: facing_now,
             start,
             portals,
         }
@@ -163,9 +176,16 @@ pub(super) fn border_tables(
                 .neighbour_slots
                 .get(index)
                 .map_or([None; 4], |slots| slots.map(live));
-            match previous.get(index) {
-                Some(kept) if kept.still_fits(view.generation, &facing) => kept.clone(),
-                _ => Arc::new(BorderPortals::new(tile, view.generation, facing, tolerance)),
+            let kept = previous.get(index).map(|kept| &**kept);
+            match kept {
+                Some(kept) if kept.still_fits(view.generation, &facing) => previous[index].clone(),
+                _ => Arc::new(BorderPortals::new(
+                    tile,
+                    view.generation,
+                    facing,
+                    tolerance,
+                    kept,
+                )),
             }
         })
         .collect()
@@ -221,4 +241,75 @@ pub(crate) fn border_portal(
     } else {
         (mine_end, mine_start)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::blob::BakeParams;
+    use crate::mesh::{NavMesh, TileData, TilePoly, WalkablePolygon};
+    use glam::Vec3;
+
+    /// Tile (x, z) of a grid of 10 m tiles: two 5 m x 10 m polygons, their edges on the
+    /// tile's square marked as its border.
+    fn tile(x: i32, z: i32) -> TileData {
+        let (x0, z0) = (x as f32 * 10.0, z as f32 * 10.0);
+        let half = |from: f32| {
+            WalkablePolygon::ground(vec![
+                Vec3::new(from, 0.0, z0),
+                Vec3::new(from + 5.0, 0.0, z0),
+                Vec3::new(from + 5.0, 0.0, z0 + 10.0),
+                Vec3::new(from, 0.0, z0 + 10.0),
+            ])
+        };
+        let mut tile = TileData::from_walkable_polygons(&[half(x0), half(x0 + 5.0)]).unwrap();
+        tile.header.tile_x = x;
+        tile.header.tile_z = z;
+        let vertices = tile.vertices.clone();
+        for polygon in &mut tile.polygons {
+            let count = usize::from(polygon.vertex_count);
+            for edge in 0..count {
+                let a = vertices[usize::from(polygon.vertices[edge])];
+                let b = vertices[usize::from(polygon.vertices[(edge + 1) % count])];
+                let side = if a[0] == x0 && b[0] == x0 {
+                    0
+                } else if a[2] == z0 + 10.0 && b[2] == z0 + 10.0 {
+                    1
+                } else if a[0] == x0 + 10.0 && b[0] == x0 + 10.0 {
+                    2
+                } else if a[2] == z0 && b[2] == z0 {
+                    3
+                } else {
+                    continue;
+                };
+                polygon.neighbours[edge] = TilePoly::TILE_EDGE | side;
+            }
+        }
+        tile
+    }
+
+    #[test]
+    fn tables_kept_in_part_equal_tables_worked_out_afresh() {
+        let mut mesh = NavMesh::new(BakeParams::default());
+        let tiles: Vec<TileData> = (0..3)
+            .flat_map(|z| (0..3).map(move |x| tile(x, z)))
+            .collect();
+        mesh.add_tiles(tiles).unwrap();
+        let check = |mesh: &NavMesh| {
+            let snapshot = mesh.snapshot();
+            let fresh = border_tables(snapshot.data(), &[]);
+            assert_eq!(snapshot.data().border_portals, fresh);
+            fresh.iter().map(|table| table.portals.len()).sum::<usize>()
+        };
+        let all = check(&mesh);
+        // Each of the 12 inner sides is crossed both ways: the 6 along z by the one polygon
+        // touching it on each side, the 6 along x by both.
+        assert_eq!(all, 6 * 2 + 6 * 2 * 2);
+        for at in [(1, 1), (0, 1), (2, 2)] {
+            mesh.apply_source_changes_reaching(&[], &[at]);
+            assert!(check(&mesh) < all, "the pending tile's portals are gone");
+            mesh.commit_rebuilt_tile(tile(at.0, at.1)).unwrap();
+            assert_eq!(check(&mesh), all);
+        }
+    }
 }

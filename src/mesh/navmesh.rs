@@ -141,7 +141,7 @@ pub struct SnapshotData {
     pub tile_grid: Arc<TileGrid>,
     /// Per slot, the slots of the tiles across its four sides (0: -X, 1: +Z, 2: +X, 3: -Z),
     /// `u16::MAX` where there is none: crossing a tile border needs no hash lookup.
-    pub neighbour_slots: Vec<[u16; 4]>,
+    pub neighbour_slots: Arc<Vec<[u16; 4]>>,
     /// Per slot, the dense index of its live tile's first polygon (`u32::MAX` if not
     /// live): polygon `p` of slot `s` is `polygon_base[s] + p`. Searches index their node
     /// table by it instead of hashing.
@@ -392,7 +392,7 @@ impl NavMesh {
                 params,
                 slot_bounds: Vec::new(),
                 tile_grid: Arc::default(),
-                neighbour_slots: Vec::new(),
+                neighbour_slots: Arc::default(),
                 polygon_base: Vec::new(),
                 polygon_total: 0,
                 border_portals: Vec::new(),
@@ -615,7 +615,7 @@ impl NavMesh {
             params: self.current.params,
             slot_bounds: Vec::new(),
             tile_grid: Arc::default(),
-            neighbour_slots: Vec::new(),
+            neighbour_slots: Arc::default(),
             polygon_base: Vec::new(),
             polygon_total: 0,
             border_portals: Vec::new(),
@@ -632,7 +632,7 @@ impl NavMesh {
             params: data.params,
             slot_bounds: Vec::new(),
             tile_grid: Arc::default(),
-            neighbour_slots: Vec::new(),
+            neighbour_slots: Arc::default(),
             polygon_base: Vec::new(),
             polygon_total: 0,
             border_portals: Vec::new(),
@@ -692,14 +692,16 @@ impl NavMesh {
         data.neighbour_slots = if self.current.neighbour_slots.len() == data.slots.len() {
             self.current.neighbour_slots.clone()
         } else {
-            data.slots
-                .iter()
-                .map(|view| {
-                    let (x, z) = view.tile;
-                    [(x - 1, z), (x, z + 1), (x + 1, z), (x, z - 1)]
-                        .map(|key| data.slot_at.get(&key).map_or(u16::MAX, |slot| slot.0))
-                })
-                .collect()
+            Arc::new(
+                data.slots
+                    .iter()
+                    .map(|view| {
+                        let (x, z) = view.tile;
+                        [(x - 1, z), (x, z + 1), (x + 1, z), (x, z - 1)]
+                            .map(|key| data.slot_at.get(&key).map_or(u16::MAX, |slot| slot.0))
+                    })
+                    .collect(),
+            )
         };
         data.border_portals = border_tables(&data, &self.current.border_portals);
         self.current = Arc::new(data);

@@ -295,6 +295,13 @@ fn walls_near_polygons(data: &TileData, corners: &[[Vec3; 6]]) -> (Vec<Wall>, Ve
 impl RuntimeTile {
     /// Prepares a tile (the data must have passed [`TileData::validate`]).
     pub fn new(data: TileData) -> RuntimeTile {
+        let mut detail = Vec::with_capacity(data.detail_triangles.len());
+        let mut detail_ranges = Vec::with_capacity(data.polygons.len());
+        for p in 0..data.polygons.len() {
+            let first = detail.len() as u32;
+            detail.extend(data.detail_triangles_of(p));
+            detail_ranges.push((first, detail.len() as u32));
+        }
         let mut items: Vec<(u16, Aabb)> = (0..data.polygons.len())
             .map(|p| {
                 let mut bounds: Aabb = data.polygons[p]
@@ -302,7 +309,8 @@ impl RuntimeTile {
                     .iter()
                     .map(|&v| data.vertex(v))
                     .collect();
-                for [a, b, c] in data.detail_triangles_of(p) {
+                let (first, end) = detail_ranges[p];
+                for &[a, b, c] in &detail[first as usize..end as usize] {
                     bounds.add_point(a);
                     bounds.add_point(b);
                     bounds.add_point(c);
@@ -345,13 +353,6 @@ impl RuntimeTile {
             .zip(&corners)
             .map(|(polygon, corners)| EdgeLanes::new(&corners[..usize::from(polygon.vertex_count)]))
             .collect();
-        let mut detail = Vec::with_capacity(data.detail_triangles.len());
-        let mut detail_ranges = Vec::with_capacity(data.polygons.len());
-        for p in 0..data.polygons.len() {
-            let first = detail.len() as u32;
-            detail.extend(data.detail_triangles_of(p));
-            detail_ranges.push((first, detail.len() as u32));
-        }
         let mut height_triangles = Vec::with_capacity(detail.len());
         let height_ranges = detail_ranges
             .iter()
@@ -398,26 +399,25 @@ impl RuntimeTile {
             }
         }
         adjacency_start.push(adjacency.len() as u32);
-        let uniform_gradient = detail_ranges
+        // Per polygon, one pass over its triangles' gradients: the one they all share (if
+        // they do) and the steepest.
+        let (uniform_gradient, steepest_gradient) = detail_ranges
             .iter()
             .map(|&(first, end)| {
                 let mut gradients = detail[first as usize..end as usize]
                     .iter()
                     .filter_map(|&triangle| triangle_gradient(triangle));
-                let first = gradients.next()?;
-                gradients.all(|g| g.distance(first) < 1e-4).then_some(first)
+                let Some(first) = gradients.next() else {
+                    return (None, 0.0);
+                };
+                let (mut uniform, mut steepest) = (true, first.length());
+                for gradient in gradients {
+                    uniform &= gradient.distance(first) < 1e-4;
+                    steepest = steepest.max(gradient.length());
+                }
+                (uniform.then_some(first), steepest)
             })
-            .collect();
-        let steepest_gradient = detail_ranges
-            .iter()
-            .map(|&(first, end)| {
-                detail[first as usize..end as usize]
-                    .iter()
-                    .filter_map(|&triangle| triangle_gradient(triangle))
-                    .map(Vec2::length)
-                    .fold(0.0, f32::max)
-            })
-            .collect();
+            .unzip();
         let (walls, walls_start) = walls_near_polygons(&data, &corners);
         RuntimeTile {
             walls,
