@@ -508,15 +508,15 @@ fn rebuild(
             .iter()
             .filter(|(shape, _)| tile.reached_by(shape_footprint(shape), mode, body_m))
             .map(|(shape, effect)| {
-                let volume = shape_volume(shape, AreaId::UNWALKABLE, climb_m);
+                let (floor_min_m, floor_max_m) = shape_floors(shape, climb_m);
                 let (corners, marks) = match effect {
                     ObstacleEffect::Cut => (grown_outline(shape, body_m), None),
-                    ObstacleEffect::Area(area) => (volume.corners, Some(*area)),
+                    ObstacleEffect::Area(area) => (outline(shape), Some(*area)),
                 };
                 CarveFootprint {
                     corners,
-                    floor_min_m: volume.min_y,
-                    floor_max_m: volume.max_y,
+                    floor_min_m,
+                    floor_max_m,
                     marks,
                 }
             })
@@ -681,33 +681,53 @@ fn tile_bytes(tile: &TileData) -> usize {
 /// The regular polygon of `sides` circumscribing the circle of `radius_m` about `centre`.
 fn regular_polygon(centre: Vec2, radius_m: f32, sides: usize) -> Vec<Vec2> {
     let reach = radius_m / (std::f32::consts::PI / sides as f32).cos();
+    // Turning one corner to the next by a fixed rotation: one sine and cosine, not one per
+    // corner (this runs at every rebuild).
+    let turn = Vec2::from_angle(std::f32::consts::TAU / sides as f32);
+    let mut direction = Vec2::X;
     (0..sides)
-        .map(|side| {
-            let angle = side as f32 / sides as f32 * std::f32::consts::TAU;
-            centre + Vec2::from_angle(angle) * reach
+        .map(|_| {
+            let corner = centre + direction * reach;
+            direction = turn.rotate(direction);
+            corner
         })
         .collect()
 }
 
 /// The shape's footprint bounds (x, z).
 fn shape_footprint(shape: &ObstacleShape) -> (Vec2, Vec2) {
-    outline(shape).iter().fold(
-        (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY)),
-        |(low, high), &corner| (low.min(corner), high.max(corner)),
-    )
+    match *shape {
+        // The bounds of its outline's polygon, without making it (this runs per tile).
+        ObstacleShape::Cylinder { base, radius_m, .. } => {
+            let reach = radius_m / (std::f32::consts::PI / CYLINDER_SIDES as f32).cos();
+            let centre = Vec2::new(base.x, base.z);
+            (centre - Vec2::splat(reach), centre + Vec2::splat(reach))
+        }
+        ObstacleShape::Box { min, max } => (Vec2::new(min.x, min.z), Vec2::new(max.x, max.z)),
+        ObstacleShape::TurnedBox { .. } => outline(shape).iter().fold(
+            (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY)),
+            |(low, high), &corner| (low.min(corner), high.max(corner)),
+        ),
+    }
 }
 
-/// The shape as an area volume: floors from a climb below its foot to its top.
-fn shape_volume(shape: &ObstacleShape, area: AreaId, climb_m: f32) -> AreaVolume {
+/// The floor heights the shape reaches: from a climb below its foot to its top.
+fn shape_floors(shape: &ObstacleShape, climb_m: f32) -> (f32, f32) {
     let (foot, top) = match *shape {
         ObstacleShape::Cylinder { base, height_m, .. }
         | ObstacleShape::TurnedBox { base, height_m, .. } => (base.y, base.y + height_m),
         ObstacleShape::Box { min, max } => (min.y, max.y),
     };
+    (foot - climb_m, top)
+}
+
+/// The shape as an area volume: floors from a climb below its foot to its top.
+fn shape_volume(shape: &ObstacleShape, area: AreaId, climb_m: f32) -> AreaVolume {
+    let (min_y, max_y) = shape_floors(shape, climb_m);
     AreaVolume {
         corners: outline(shape),
-        min_y: foot - climb_m,
-        max_y: top,
+        min_y,
+        max_y,
         area,
     }
 }
