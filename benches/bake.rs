@@ -12,6 +12,8 @@
 //!   committed, then removed and rebuilt again: one cycle of what
 //!   `target/detourcrowd/tilecache_reference LEVEL QUERIES` times for `dtTileCache`
 //!   (`addObstacle` + `update` to completion, `removeObstacle` + `update`).
+//! - `obstacle_add_48/*`: the adding half of that cycle alone (the native run's
+//!   `add_and_update_ms`).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -90,6 +92,24 @@ fn bake_benches(criterion: &mut Criterion) {
                 cache.update(&mut mesh, usize::MAX).unwrap();
                 cache.remove_obstacle(&mut mesh, id).unwrap();
                 cache.update(&mut mesh, usize::MAX).unwrap();
+            })
+        });
+        // The add half alone (the native run's `add_and_update_ms`); the removal that
+        // restores the mesh between samples is not timed.
+        group.bench_function(format!("obstacle_add_48/{name}"), |bench| {
+            bench.iter_custom(|iterations| {
+                let mut timed = std::time::Duration::ZERO;
+                for _ in 0..iterations {
+                    let start = std::time::Instant::now();
+                    let id = cache
+                        .add_obstacle(&mut mesh, shape, ObstacleEffect::Cut)
+                        .unwrap();
+                    cache.update(&mut mesh, usize::MAX).unwrap();
+                    timed += start.elapsed();
+                    cache.remove_obstacle(&mut mesh, id).unwrap();
+                    cache.update(&mut mesh, usize::MAX).unwrap();
+                }
+                timed
             })
         });
     }

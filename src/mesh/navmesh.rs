@@ -501,22 +501,32 @@ impl NavMesh {
         Ok(self.add_tiles(vec![tile])?[0])
     }
 
-    /// [`NavMesh::commit_rebuilt_tile`] for a tile the crate prepared itself (and so
-    /// already valid): a rebuild that keeps a tile's runtime form commits it as it is.
+    /// [`NavMesh::commit_rebuilt_tile`] for tiles the crate prepared itself (and so
+    /// already valid), all in one snapshot: a rebuild that keeps a tile's runtime form
+    /// commits it as it is. Each tile is checked against its sources on its own; the
+    /// result per tile, in order, a stale one refused and left pending.
     // Its caller, the tile cache, is part of the baker.
     #[cfg_attr(not(feature = "bake"), allow(dead_code))]
-    pub(crate) fn commit_prepared_tile(
+    pub(crate) fn commit_prepared_tiles(
         &mut self,
-        tile: Arc<RuntimeTile>,
-    ) -> Result<TileSlot, NavMeshError> {
-        debug_assert_eq!(tile.data.validate(), Ok(()));
-        self.check_sources(&tile.data)?;
-        let mut data = self.copy_data();
+        tiles: Vec<Arc<RuntimeTile>>,
+    ) -> Vec<Result<TileSlot, NavMeshError>> {
+        let mut data = None;
         let generation = self.next_generation();
-        let slot = place_runtime_tile(&mut data, tile, generation)?;
-        self.last_generation = generation.0;
-        self.publish(data);
-        Ok(slot)
+        let results = tiles
+            .into_iter()
+            .map(|tile| {
+                debug_assert_eq!(tile.data.validate(), Ok(()));
+                self.check_sources(&tile.data)?;
+                let data = data.get_or_insert_with(|| self.copy_data());
+                place_runtime_tile(data, tile, generation)
+            })
+            .collect();
+        if let Some(data) = data {
+            self.last_generation = generation.0;
+            self.publish(data);
+        }
+        results
     }
 
     /// Refuses a tile built from a source version older than the current one.

@@ -50,12 +50,10 @@ use field::{decode, encode, footprint};
 /// circle).
 const CYLINDER_SIDES: usize = 16;
 
-/// Sides of the polygon the body's disk is grown as when a cut is carved (circumscribed).
-const BODY_SIDES: usize = 8;
-
-/// Sides of the polygon a cylinder grown by the body is carved as (circumscribed: it
-/// reaches at most 3.5% beyond the circle; each side is one more cut per polygon).
-const CARVED_CYLINDER_SIDES: usize = 12;
+/// Fewest and most sides of a circumscribed polygon a carved cut rounds a disk with
+/// (see [`circumscribed_sides`]).
+const CARVED_SIDES_MIN: usize = 6;
+const CARVED_SIDES_MAX: usize = 32;
 
 /// Most obstacles a cache holds at once.
 pub const OBSTACLES_MAX: usize = 1 << 16;
@@ -172,23 +170,14 @@ struct CachedTile {
 }
 
 impl CachedTile {
-    /// Whether `shape` can change the tile: its footprint, grown by `body_radius_m`,
-    /// reaches the tile's bounds (carving), or its footprint reaches the tile's grid,
-    /// border included (voxels).
-    fn reached_by(
-        &self,
-        (mut low, mut high): (Vec2, Vec2),
-        rebuild: ObstacleRebuild,
-        body_radius_m: f32,
-    ) -> bool {
+    /// Whether an obstacle whose reach (see [`ObstacleReach`]) spans `low..high` can
+    /// change the tile: it reaches the tile's bounds (carving) or its grid, border
+    /// included (voxels).
+    fn reached_by(&self, (low, high): (Vec2, Vec2), rebuild: ObstacleRebuild) -> bool {
         let (grid_low, grid_high) = match rebuild {
             ObstacleRebuild::Voxel => self.footprint,
             ObstacleRebuild::Carve => {
                 let header = &self.baked.data.header;
-                (low, high) = (
-                    low - Vec2::splat(body_radius_m),
-                    high + Vec2::splat(body_radius_m),
-                );
                 (
                     Vec2::new(header.bounds_min[0], header.bounds_min[2]),
                     Vec2::new(header.bounds_max[0], header.bounds_max[2]),
@@ -399,15 +388,11 @@ impl TileCache {
                 .map(one)
                 .collect::<Result<_, BakeError>>()?
         };
-        let mut update = CacheUpdate::default();
-        for (at, tile) in chosen.iter().zip(rebuilt) {
-            match mesh.commit_prepared_tile(tile) {
-                Ok(slot) => update.committed.push(slot),
-                Err(NavMeshError::StaleSource { .. }) => update.stale.push(*at),
-                Err(other) => return Err(BakeError::Commit(other)),
-            }
+        for at in &chosen {
             self.pending.remove(at);
         }
+        let mut update = CacheUpdate::default();
+        record_commits(&mut update, &chosen, mesh.commit_prepared_tiles(rebuilt))?;
         update.remaining = self.pending.len();
         Ok(update)
     }
@@ -452,7 +437,7 @@ impl TileCache {
         rebuild: &mut BackgroundRebuild,
         wait: bool,
     ) -> Result<CacheUpdate, BakeError> {
-        let mut update = CacheUpdate::default();
+        let (mut places, mut built_tiles) = (Vec::new(), Vec::new());
         while rebuild.outstanding > 0 {
             let received = if wait {
                 rebuild.results.recv().ok()
@@ -466,11 +451,16 @@ impl TileCache {
             if self.touches.get(&at).copied().unwrap_or(0) != touch {
                 continue;
             }
-            match mesh.commit_prepared_tile(built?) {
-                Ok(slot) => update.committed.push(slot),
-                Err(NavMeshError::StaleSource { .. }) => update.stale.push(at),
-                Err(other) => return Err(BakeError::Commit(other)),
-            }
+            places.push(at);
+            built_tiles.push(built?);
+        }
+        let mut update = CacheUpdate::default();
+        if !built_tiles.is_empty() {
+            record_commits(
+                &mut update,
+                &places,
+                mesh.commit_prepared_tiles(built_tiles),
+            )?;
         }
         update.remaining = self.pending.len() + rebuild.outstanding;
         Ok(update)
@@ -478,12 +468,11 @@ impl TileCache {
 
     /// Marks the tiles whose grids `shape`'s footprint reaches.
     fn touch(&mut self, mesh: &mut NavMesh, shape: &ObstacleShape) {
-        let body = self.config.config.agent_radius_m;
-        let footprint = shape_footprint(shape);
+        let footprint = reach(shape, self.rebuild, &self.config);
         let touched: Vec<(i32, i32)> = self
             .tiles
             .iter()
-            .filter(|(_, tile)| tile.reached_by(footprint, self.rebuild, body))
+            .filter(|(_, tile)| tile.reached_by(footprint, self.rebuild))
             .map(|(&at, _)| at)
             .collect();
         mesh.apply_source_changes_reaching(&[], &touched);
@@ -494,6 +483,23 @@ impl TileCache {
     }
 }
 
+/// Each commit's outcome in `update`: its slot, or its place among the stale; any other
+/// refusal is the update's error.
+fn record_commits(
+    update: &mut CacheUpdate,
+    places: &[(i32, i32)],
+    commits: Vec<Result<TileSlot, NavMeshError>>,
+) -> Result<(), BakeError> {
+    for (&at, commit) in places.iter().zip(commits) {
+        match commit {
+            Ok(slot) => update.committed.push(slot),
+            Err(NavMeshError::StaleSource { .. }) => update.stale.push(at),
+            Err(other) => return Err(BakeError::Commit(other)),
+        }
+    }
+    Ok(())
+}
+
 /// One tile with `obstacles` applied, rebuilt as `mode` says.
 fn rebuild(
     config: &ValidBakeConfig,
@@ -502,15 +508,14 @@ fn rebuild(
     obstacles: &[(ObstacleShape, ObstacleEffect)],
 ) -> Result<Arc<RuntimeTile>, BakeError> {
     let climb_m = config.config.agent_max_climb_m;
-    let body_m = config.config.agent_radius_m;
     if mode == ObstacleRebuild::Carve {
         let footprints: Vec<CarveFootprint> = obstacles
             .iter()
-            .filter(|(shape, _)| tile.reached_by(shape_footprint(shape), mode, body_m))
+            .filter(|(shape, _)| tile.reached_by(reach(shape, mode, config), mode))
             .map(|(shape, effect)| {
                 let (floor_min_m, floor_max_m) = shape_floors(shape, climb_m);
                 let (corners, marks) = match effect {
-                    ObstacleEffect::Cut => (grown_outline(shape, body_m), None),
+                    ObstacleEffect::Cut => (carved_outline(shape, config), None),
                     ObstacleEffect::Area(area) => (outline(shape), Some(*area)),
                 };
                 CarveFootprint {
@@ -534,7 +539,7 @@ fn rebuild(
     let mut compact = decode(&bytes);
     let (cuts, marks): (Vec<_>, Vec<_>) = obstacles
         .iter()
-        .filter(|(shape, _)| tile.reached_by(shape_footprint(shape), mode, body_m))
+        .filter(|(shape, _)| tile.reached_by(reach(shape, mode, config), mode))
         .partition(|(_, effect)| *effect == ObstacleEffect::Cut);
     let volume = |(shape, effect): &(ObstacleShape, ObstacleEffect)| {
         let area = match effect {
@@ -638,9 +643,13 @@ fn outline(shape: &ObstacleShape) -> Vec<Vec2> {
     }
 }
 
-/// The shape's outline grown by a body of `radius_m` (the Minkowski sum with a disk),
-/// circumscribed: it holds every point within `radius_m` of the shape.
-fn grown_outline(shape: &ObstacleShape, radius_m: f32) -> Vec<Vec2> {
+/// The outline a cut carves: the shape grown by the body's radius (the Minkowski sum
+/// with a disk), circumscribed, so it holds every point within the radius of the shape,
+/// and straying outside that at most half a bake cell (the finest the bake itself sees
+/// the level; see [`circumscribed_sides`]).
+fn carved_outline(shape: &ObstacleShape, config: &ValidBakeConfig) -> Vec<Vec2> {
+    let body_m = config.config.agent_radius_m;
+    let tolerance_m = 0.5 * config.config.cell_size_m;
     if let ObstacleShape::Cylinder {
         base,
         radius_m: own,
@@ -648,16 +657,18 @@ fn grown_outline(shape: &ObstacleShape, radius_m: f32) -> Vec<Vec2> {
     } = *shape
     {
         // A disk grown by a disk is a disk.
+        let radius_m = own + body_m;
         return regular_polygon(
             Vec2::new(base.x, base.z),
-            own + radius_m,
-            CARVED_CYLINDER_SIDES,
+            radius_m,
+            circumscribed_sides(radius_m, tolerance_m),
         );
     }
-    let reach = radius_m / (std::f32::consts::PI / BODY_SIDES as f32).cos();
-    let body: Vec<Vec2> = (0..BODY_SIDES)
+    let sides = circumscribed_sides(body_m, tolerance_m);
+    let reach = body_m / (std::f32::consts::PI / sides as f32).cos();
+    let body: Vec<Vec2> = (0..sides)
         .map(|side| {
-            let angle = (side as f32 + 0.5) / BODY_SIDES as f32 * std::f32::consts::TAU;
+            let angle = (side as f32 + 0.5) / sides as f32 * std::f32::consts::TAU;
             Vec2::from_angle(angle) * reach
         })
         .collect();
@@ -666,6 +677,49 @@ fn grown_outline(shape: &ObstacleShape, radius_m: f32) -> Vec<Vec2> {
         .flat_map(|&corner| body.iter().map(move |&offset| corner + offset))
         .collect();
     convex_hull(&points)
+}
+
+/// Sides of the regular polygon circumscribed about a disk of `radius_m` whose corners
+/// stand at most `tolerance_m` outside the disk, within
+/// [`CARVED_SIDES_MIN`]..=[`CARVED_SIDES_MAX`]. Each side is one more cut through every
+/// polygon under the disk, so no more are used than the tolerance asks.
+fn circumscribed_sides(radius_m: f32, tolerance_m: f32) -> usize {
+    // A circumscribed polygon of n sides has its corners at radius / cos(pi / n).
+    let half_angle = (radius_m / (radius_m + tolerance_m)).acos();
+    let sides = (std::f32::consts::PI / half_angle).ceil();
+    if sides.is_finite() {
+        (sides as usize).clamp(CARVED_SIDES_MIN, CARVED_SIDES_MAX)
+    } else {
+        CARVED_SIDES_MAX
+    }
+}
+
+/// Bounds (x, z) holding all that `shape` can change in a tile rebuilt as `mode` says:
+/// its carved outline's (carving), or its footprint's (voxels, whose tiles' grids
+/// include the border the body's erosion reads). Worked out without building the outline
+/// (this runs per obstacle for every tile rebuilt).
+fn reach(shape: &ObstacleShape, mode: ObstacleRebuild, config: &ValidBakeConfig) -> (Vec2, Vec2) {
+    let (low, high) = shape_footprint(shape);
+    if mode == ObstacleRebuild::Voxel {
+        return (low, high);
+    }
+    let body_m = config.config.agent_radius_m;
+    let tolerance_m = 0.5 * config.config.cell_size_m;
+    let circumscribed = |radius_m: f32| {
+        let sides = circumscribed_sides(radius_m, tolerance_m);
+        radius_m / (std::f32::consts::PI / sides as f32).cos()
+    };
+    match *shape {
+        ObstacleShape::Cylinder { base, radius_m, .. } => {
+            let reach = circumscribed(radius_m + body_m);
+            let centre = Vec2::new(base.x, base.z);
+            (centre - Vec2::splat(reach), centre + Vec2::splat(reach))
+        }
+        ObstacleShape::Box { .. } | ObstacleShape::TurnedBox { .. } => {
+            let reach = circumscribed(body_m);
+            (low - Vec2::splat(reach), high + Vec2::splat(reach))
+        }
+    }
 }
 
 /// Bytes a tile's arrays hold.
@@ -731,3 +785,6 @@ fn shape_volume(shape: &ObstacleShape, area: AreaId, climb_m: f32) -> AreaVolume
         area,
     }
 }
+
+#[cfg(test)]
+mod tests;
