@@ -22,8 +22,15 @@ fn circumscribed_sides_follow_the_tolerance_within_their_limits() {
         if sides > CARVED_SIDES_MIN && sides < CARVED_SIDES_MAX {
             // The fewest that keep the corners within the tolerance: one fewer would not.
             let fewer_m = radius_m / (std::f32::consts::PI / (sides - 1) as f32).cos();
-            assert!(corner_m <= radius_m + 0.15 + 1e-5, "radius {radius_m}: {sides} sides");
-            assert!(fewer_m > radius_m + 0.15, "radius {radius_m}: {} would do", sides - 1);
+            assert!(
+                corner_m <= radius_m + 0.15 + 1e-5,
+                "radius {radius_m}: {sides} sides"
+            );
+            assert!(
+                fewer_m > radius_m + 0.15,
+                "radius {radius_m}: {} would do",
+                sides - 1
+            );
         }
     }
 }
@@ -65,7 +72,10 @@ fn carved_outlines_hold_the_grown_shape_and_lie_within_the_reach() {
                 .fold(f32::INFINITY, f32::min)
         };
         for &corner in &carved {
-            assert!(corner.cmpge(low).all() && corner.cmple(high).all(), "{shape:?}");
+            assert!(
+                corner.cmpge(low).all() && corner.cmple(high).all(),
+                "{shape:?}"
+            );
         }
         // Every point of the shape's outline grown by the body lies inside; the cylinder's
         // outline is itself circumscribed, so test its disk.

@@ -4,20 +4,56 @@
 use glam::{Vec2, Vec3};
 
 use super::{
-    Corner, EdgeKind, ON_LINE_M, Outline, PIECE_AREA_MIN_M2, Piece, Ring, RingState, WELD_HEIGHT_M,
-    after,
+    Corner, EdgeKind, ON_LINE_M, Outline, PIECE_AREA_MIN_M2, Piece, Ring, RingCorner, RingState,
+    WELD_HEIGHT_M, after,
 };
 use crate::mesh::tile::{PolyFlags, TileData};
 
-/// The pieces baked polygon `index` is carved into, `None` when no footprint changes it.
+/// Buffers carving reuses from polygon to polygon: every piece's corners (a [`Piece`]
+/// names its run of them), the pieces of the footprint being cut, and the halves a
+/// split writes.
+#[derive(Default)]
+pub(super) struct PieceStore {
+    pub(super) corners: Vec<Corner>,
+    next: Vec<Piece>,
+    rest: Vec<Corner>,
+    left: Vec<Corner>,
+    right: Vec<Corner>,
+}
+
+impl PieceStore {
+    /// The corners of `piece`.
+    pub(super) fn corners_of(&self, piece: &Piece) -> &[Corner] {
+        &self.corners[piece.start as usize..(piece.start + piece.len) as usize]
+    }
+}
+
+/// A piece of `corners` appended to `store`.
+fn stored_piece(store: &mut Vec<Corner>, corners: &[Corner], area: u8, flags: u16) -> Piece {
+    let start = store.len() as u32;
+    store.extend_from_slice(corners);
+    Piece {
+        start,
+        len: corners.len() as u32,
+        area,
+        flags,
+    }
+}
+
+/// Carves baked polygon `index`: `pieces` (cleared first) gets the pieces it is cut into,
+/// their corners in `store`. Returns whether a footprint changed it (with none, `pieces`
+/// is left empty).
 pub(super) fn carve_polygon(
     base: &TileData,
     index: usize,
     outlines: &[Outline],
-) -> Option<Vec<Piece>> {
+    store: &mut PieceStore,
+    pieces: &mut Vec<Piece>,
+) -> bool {
+    pieces.clear();
     let polygon = &base.polygons[index];
     if polygon.layer != 0 {
-        return None;
+        return false;
     }
     let count = usize::from(polygon.vertex_count);
     let mut low = Vec3::splat(f32::INFINITY);
@@ -31,7 +67,7 @@ pub(super) fn carve_polygon(
             (low, high) = (low.min(at), high.max(at));
         }
     }
-    let mut pieces: Option<Vec<Piece>> = None;
+    let mut changed_any = false;
     for outline in outlines {
         let reaches = outline.low.x < high.x
             && outline.high.x > low.x
@@ -42,68 +78,70 @@ pub(super) fn carve_polygon(
         if !reaches {
             continue;
         }
-        let current = pieces.take().unwrap_or_else(|| {
-            vec![Piece {
-                corners: (0..count)
-                    .map(|corner| {
-                        let vertex = polygon.vertices[corner];
-                        let at = base.vertex(vertex);
-                        Corner {
-                            at: Vec2::new(at.x, at.z),
-                            vertex: Some(vertex),
-                            next_edge: EdgeKind::Baked(polygon.neighbours[corner]),
-                        }
-                    })
-                    .collect(),
+        if pieces.is_empty() {
+            let start = store.corners.len() as u32;
+            store.corners.extend((0..count).map(|corner| {
+                let vertex = polygon.vertices[corner];
+                let at = base.vertex(vertex);
+                Corner {
+                    at: Vec2::new(at.x, at.z),
+                    vertex: Some(vertex),
+                    next_edge: EdgeKind::Baked(polygon.neighbours[corner]),
+                }
+            }));
+            pieces.push(Piece {
+                start,
+                len: count as u32,
                 area: polygon.area,
                 flags: polygon.flags,
-            }]
-        });
-        let mut next = Vec::with_capacity(current.len() + outline.corners.len());
+            });
+        }
+        let mut next = std::mem::take(&mut store.next);
+        next.clear();
         let mut changed = false;
-        for piece in current {
-            match subtract(&piece.corners, &outline.corners) {
+        for &piece in pieces.iter() {
+            match subtract(store, piece, outline, &mut next) {
                 None => next.push(piece),
-                Some((outside, inside)) => {
-                    changed = true;
-                    next.extend(outside.into_iter().map(|corners| Piece {
-                        corners,
-                        area: piece.area,
-                        flags: piece.flags,
-                    }));
-                    if let (Some(corners), Some(area)) = (inside, outline.footprint.marks) {
-                        next.push(Piece {
-                            corners,
-                            area: area.0,
-                            flags: PolyFlags::for_area(area.0),
-                        });
-                    }
-                }
+                Some(_) => changed = true,
             }
         }
         // A footprint that missed every piece leaves the polygon as it was so far.
-        if changed || pieces.is_some() {
-            pieces = Some(next);
+        if changed {
+            std::mem::swap(pieces, &mut next);
+            changed_any = true;
         }
+        store.next = next;
     }
-    pieces
+    if !changed_any {
+        pieces.clear();
+    }
+    changed_any
 }
 
-/// `corners` (convex) less the counter-clockwise convex `outline`: the convex parts
-/// outside it, and the part inside (if it has area). `None` when they do not overlap.
-#[allow(clippy::type_complexity)]
+/// `piece` (convex) less the counter-clockwise convex `outline`: the convex parts outside
+/// it pushed to `out`, then, for a marking outline, the part inside it (if it has area)
+/// with the outline's area. `None` when they do not overlap.
 fn subtract(
-    corners: &[Corner],
-    outline: &[Vec2],
-) -> Option<(Vec<Vec<Corner>>, Option<Vec<Corner>>)> {
-    if !overlap(corners, outline) {
+    store: &mut PieceStore,
+    piece: Piece,
+    outline: &Outline,
+    out: &mut Vec<Piece>,
+) -> Option<()> {
+    let PieceStore {
+        corners: stored,
+        rest,
+        left,
+        right,
+        ..
+    } = store;
+    rest.clear();
+    rest.extend_from_slice(&stored[piece.start as usize..(piece.start + piece.len) as usize]);
+    let corners = &outline.corners;
+    if !overlap(rest, corners) {
         return None;
     }
-    let mut outside = Vec::new();
-    let mut rest = corners.to_vec();
-    let (mut left, mut right) = (Vec::with_capacity(rest.len() + 2), Vec::new());
-    for (index, &from) in outline.iter().enumerate() {
-        let to = outline[after(index, outline.len())];
+    for (index, &from) in corners.iter().enumerate() {
+        let to = corners[after(index, corners.len())];
         let direction = (to - from).normalize_or_zero();
         if direction == Vec2::ZERO {
             continue;
@@ -115,16 +153,24 @@ fn subtract(
         {
             continue;
         }
-        split(&rest, from, direction, &mut left, &mut right);
-        if has_area(&right) {
-            outside.push(right.clone());
+        split(rest, from, direction, left, right);
+        if has_area(right) {
+            out.push(stored_piece(stored, right, piece.area, piece.flags));
         }
-        if !has_area(&left) {
-            return Some((outside, None));
+        if !has_area(left) {
+            return Some(());
         }
-        std::mem::swap(&mut rest, &mut left);
+        std::mem::swap(rest, left);
     }
-    Some((outside, Some(rest)))
+    if let Some(area) = outline.footprint.marks {
+        out.push(stored_piece(
+            stored,
+            rest,
+            area.0,
+            PolyFlags::for_area(area.0),
+        ));
+    }
+    Some(())
 }
 
 /// Whether two convex polygons overlap with area (separating axes; touching is apart).
@@ -251,40 +297,38 @@ fn crossing(a: Vec2, side_a: f32, b: Vec2, side_b: f32) -> Vec2 {
     from + (to - from) * (side_from / (side_from - side_to))
 }
 
-/// A piece as a ring of tile vertices: its baked corners keep their numbers, new ones are
-/// welded to a new vertex already made there or added, at the height of the detail mesh
-/// (`detail`, its triangles) of the polygon it was cut from.
+/// A piece as a ring of tile vertices, its corners appended to `ring_store`: its baked
+/// corners keep their numbers, new ones are welded to a new vertex already made there or
+/// added, at the height of the detail mesh (`detail`, its triangles) of the polygon it was
+/// cut from.
 pub(super) fn piece_ring(
     base: &TileData,
     origin: usize,
     detail: &[HeightTriangle],
-    piece: &Piece,
+    (piece, corners): (&Piece, &[Corner]),
     made: &mut NewVertices,
+    ring_store: &mut Vec<RingCorner>,
 ) -> Ring {
-    let ring_vertices = piece
-        .corners
-        .iter()
-        .map(|corner| {
-            if let Some(vertex) = corner.vertex {
-                return vertex;
-            }
+    let start = ring_store.len() as u32;
+    ring_store.extend(corners.iter().map(|corner| {
+        let vertex = corner.vertex.unwrap_or_else(|| {
             // A point made from the same polygon is on the same floor: no height needed.
-            if let Some(vertex) = made.find(corner.at, |_, made_from| made_from == origin) {
-                return vertex;
-            }
-            let height = height_on(base, origin, detail, corner.at);
-            made.find(corner.at, |y, _| (y - height).abs() <= WELD_HEIGHT_M)
-                .unwrap_or_else(|| made.add(corner.at, height, origin))
-        })
-        .collect();
+            made.find(corner.at, |_, made_from| made_from == origin)
+                .unwrap_or_else(|| {
+                    let height = height_on(base, origin, detail, corner.at);
+                    made.find(corner.at, |y, _| (y - height).abs() <= WELD_HEIGHT_M)
+                        .unwrap_or_else(|| made.add(corner.at, height, origin))
+                })
+        });
+        RingCorner {
+            vertex,
+            next_edge: corner.next_edge,
+        }
+    }));
     Ring {
         origin,
-        vertices: ring_vertices,
-        edges: piece
-            .corners
-            .iter()
-            .map(|corner| corner.next_edge)
-            .collect(),
+        start,
+        len: corners.len() as u32,
         area: piece.area,
         flags: piece.flags,
         state: RingState::Carved,

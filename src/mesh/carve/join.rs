@@ -4,8 +4,8 @@
 use glam::{Vec2, Vec3};
 
 use super::{
-    EdgeKind, ON_LINE_M, PIECE_AREA_MIN_M2, Ring, RingState, WELD_HEIGHT_M, after, before,
-    bounds_of,
+    EdgeKind, ON_LINE_M, PIECE_AREA_MIN_M2, Ring, RingCorner, RingState, WELD_HEIGHT_M, after,
+    before, bounds_of,
 };
 use crate::mesh::tile::{DetailSubMesh, TileData, TilePoly};
 
@@ -19,19 +19,21 @@ pub(super) struct EdgePointScratch {
 }
 
 /// Puts every one of `new_points` (sorted by x) lying inside an edge of `ring` into that
-/// edge, in order along it, so both polygons sharing an edge have the same corners on it.
-/// Returns whether any went in.
+/// edge, in order along it, so both polygons sharing an edge have the same corners on it
+/// (the grown ring written at the end of `store`). Returns whether any went in.
 pub(super) fn insert_edge_points(
     ring: &mut Ring,
+    store: &mut Vec<RingCorner>,
     vertices: &[[f32; 3]],
     new_points: &[(u16, Vec3)],
     scratch: &mut EdgePointScratch,
 ) -> bool {
     let EdgePointScratch { near, found } = scratch;
-    let count = ring.vertices.len();
+    let corners = ring.corners(store);
+    let count = corners.len();
     let corner = |index: usize| {
         Vec3::from_array(
-            vertices[usize::from(ring.vertices[if index == count { 0 } else { index }])],
+            vertices[usize::from(corners[if index == count { 0 } else { index }].vertex)],
         )
     };
     let Some((low, high)) = bounds_of((0..count).map(|i| {
@@ -65,7 +67,10 @@ pub(super) fn insert_edge_points(
         // In units of the edge's length: along it past either end's tolerance, off it
         // within the tolerance (no division per point).
         let (margin, length_squared) = (ON_LINE_M * length, length * length);
-        for &(vertex, at) in near.iter() {
+        // `near` is sorted by x: only the run within the edge's x span can lie inside it.
+        let first = near.partition_point(|(_, at)| at.x < a.x.min(b.x) - ON_LINE_M);
+        let span_end = a.x.max(b.x) + ON_LINE_M;
+        for &(vertex, at) in near[first..].iter().take_while(|(_, at)| at.x <= span_end) {
             let offset = Vec2::new(at.x, at.z) - a2;
             let projected = offset.dot(along);
             if projected <= margin
@@ -76,7 +81,7 @@ pub(super) fn insert_edge_points(
             }
             let t = projected / length_squared;
             if (a.y + (b.y - a.y) * t - at.y).abs() <= WELD_HEIGHT_M
-                && !ring.vertices.contains(&vertex)
+                && !corners.iter().any(|c| c.vertex == vertex)
             {
                 found.push((edge, t, vertex));
             }
@@ -86,19 +91,20 @@ pub(super) fn insert_edge_points(
         return false;
     }
     found.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
-    let mut grown_vertices = Vec::with_capacity(count + found.len());
-    let mut grown_edges = Vec::with_capacity(count + found.len());
+    let (old_start, grown_start) = (ring.start as usize, store.len());
     let mut next = found.iter().peekable();
     for edge in 0..count {
-        grown_vertices.push(ring.vertices[edge]);
-        grown_edges.push(ring.edges[edge]);
+        let kept = store[old_start + edge];
+        store.push(kept);
         while let Some(&(_, _, vertex)) = next.next_if(|(e, _, _)| *e == edge) {
-            grown_vertices.push(vertex);
-            grown_edges.push(ring.edges[edge]);
+            store.push(RingCorner {
+                vertex,
+                next_edge: kept.next_edge,
+            });
         }
     }
-    ring.vertices = grown_vertices;
-    ring.edges = grown_edges;
+    ring.start = grown_start as u32;
+    ring.len = (store.len() - grown_start) as u32;
     if ring.state == RingState::AsBaked {
         ring.state = RingState::EdgePointsAdded;
     }
@@ -106,16 +112,21 @@ pub(super) fn insert_edge_points(
 }
 
 /// Rings of more than six corners split into parts of at most six (a convex polygon's
-/// corners taken in order are convex); parts with no area dropped.
-pub(super) fn split_large(rings: Vec<Ring>, vertices: &[[f32; 3]]) -> Vec<Ring> {
+/// corners taken in order are convex); parts with no area dropped. Parts are written at
+/// the end of `store`.
+pub(super) fn split_large(
+    rings: Vec<Ring>,
+    store: &mut Vec<RingCorner>,
+    vertices: &[[f32; 3]],
+) -> Vec<Ring> {
     let flat = |vertex: u16| {
         let at = vertices[usize::from(vertex)];
         Vec2::new(at[0], at[2])
     };
-    let area_of = |ring: &[u16]| {
-        let count = ring.len();
+    // The area of the ring through `count` vertices, the `k`th being `vertex_at(k)`.
+    let area_of = |count: usize, vertex_at: &dyn Fn(usize) -> u16| {
         0.5 * (0..count)
-            .map(|i| flat(ring[i]).perp_dot(flat(ring[after(i, count)])))
+            .map(|i| flat(vertex_at(i)).perp_dot(flat(vertex_at(after(i, count)))))
             .sum::<f32>()
             .abs()
     };
@@ -124,57 +135,51 @@ pub(super) fn split_large(rings: Vec<Ring>, vertices: &[[f32; 3]]) -> Vec<Ring> 
     let mut work: Vec<Ring> = rings.into_iter().rev().collect();
     while let Some(mut ring) = work.pop() {
         // Repeated vertices (a weld) are one corner.
-        let count = ring.vertices.len();
-        let repeated = (0..count).any(|i| ring.vertices[i] == ring.vertices[after(i, count)]);
+        let count = ring.len as usize;
+        let first = ring.start as usize;
+        let repeated =
+            (0..count).any(|i| store[first + i].vertex == store[first + after(i, count)].vertex);
         if repeated {
-            let keep: Vec<usize> = (0..count)
-                .filter(|&i| ring.vertices[i] != ring.vertices[after(i, count)])
-                .collect();
-            ring.vertices = keep.iter().map(|&i| ring.vertices[i]).collect();
-            ring.edges = keep.iter().map(|&i| ring.edges[i]).collect();
+            let kept_start = store.len();
+            for i in 0..count {
+                if store[first + i].vertex != store[first + after(i, count)].vertex {
+                    let kept = store[first + i];
+                    store.push(kept);
+                }
+            }
+            ring.start = kept_start as u32;
+            ring.len = (store.len() - kept_start) as u32;
         }
-        if ring.vertices.len() < 3 || area_of(&ring.vertices) <= PIECE_AREA_MIN_M2 {
+        let (count, first) = (ring.len as usize, ring.start as usize);
+        if count < 3 || area_of(count, &|k| store[first + k].vertex) <= PIECE_AREA_MIN_M2 {
             continue;
         }
-        let count = ring.vertices.len();
         if count <= 6 {
             out.push(ring);
             continue;
         }
         // Cut off six corners in a row where both parts keep area (a chord between two
         // corners of one straight run would leave a part with none).
+        let at = |start: usize, i: usize| store[first + (start + i) % count].vertex;
         let start = (0..count).find(|&start| {
-            let first: Vec<u16> = (0..6).map(|i| ring.vertices[(start + i) % count]).collect();
-            let second: Vec<u16> = (5..=count)
-                .map(|i| ring.vertices[(start + i) % count])
-                .collect();
-            area_of(&first) > PIECE_AREA_MIN_M2 && area_of(&second) > PIECE_AREA_MIN_M2
+            area_of(6, &|k| at(start, k)) > PIECE_AREA_MIN_M2
+                && area_of(count - 4, &|k| at(start, k + 5)) > PIECE_AREA_MIN_M2
         });
         let Some(start) = start else {
             continue;
         };
-        let take = |range: std::ops::RangeInclusive<usize>, closing: bool| {
-            let indices: Vec<usize> = range.map(|i| (start + i) % count).collect();
-            let vertices = indices.iter().map(|&i| ring.vertices[i]).collect();
-            let mut edges: Vec<EdgeKind> = indices.iter().map(|&i| ring.edges[i]).collect();
-            if closing {
-                *edges.last_mut().expect("six corners") = EdgeKind::Cut;
+        for range in [0..=5, 5..=count] {
+            let part_start = store.len();
+            for i in range {
+                let corner = store[first + (start + i) % count];
+                store.push(corner);
             }
-            (vertices, edges)
-        };
-        let (first_vertices, first_edges) = take(0..=5, true);
-        let (second_vertices, second_edges) = take(5..=count, true);
-        for (vertices, edges) in [
-            (first_vertices, first_edges),
-            (second_vertices, second_edges),
-        ] {
+            store.last_mut().expect("six corners").next_edge = EdgeKind::Cut;
             work.push(Ring {
-                origin: ring.origin,
-                vertices,
-                edges,
-                area: ring.area,
-                flags: ring.flags,
+                start: part_start as u32,
+                len: (store.len() - part_start) as u32,
                 state: RingState::Carved,
+                ..ring
             });
         }
     }
@@ -192,6 +197,7 @@ pub(super) fn assemble(
     base: &TileData,
     changed: &[bool],
     rings: Vec<Ring>,
+    store: &[RingCorner],
     vertices: Vec<[f32; 3]>,
 ) -> TileData {
     // Rings come sorted by origin: number every polygon of the carved tile.
@@ -219,11 +225,12 @@ pub(super) fn assemble(
             ring_start = ring_index;
         }
         let number = first_of[ring.origin] + (ring_index - ring_start) as u16;
-        let count = ring.vertices.len();
+        let corners = ring.corners(store);
+        let count = corners.len();
         for edge in 0..count {
-            let start = usize::from(ring.vertices[edge]);
+            let start = usize::from(corners[edge].vertex);
             ring_edges.push((
-                ring.vertices[after(edge, count)],
+                corners[after(edge, count)].vertex,
                 number,
                 first_leaving[start],
             ));
@@ -283,7 +290,8 @@ pub(super) fn assemble(
             continue;
         }
         while let Some(ring) = rings.next_if(|ring| ring.origin == origin) {
-            let count = ring.vertices.len();
+            let corners = ring.corners(store);
+            let count = corners.len();
             let mut made = TilePoly {
                 vertices: [TilePoly::NO_VERTEX; 6],
                 neighbours: [TilePoly::NO_NEIGHBOUR; 6],
@@ -294,9 +302,9 @@ pub(super) fn assemble(
                 layer: polygon.layer,
             };
             for edge in 0..count {
-                let (start, end) = (ring.vertices[edge], ring.vertices[after(edge, count)]);
+                let (start, end) = (corners[edge].vertex, corners[after(edge, count)].vertex);
                 made.vertices[edge] = start;
-                let code = match ring.edges[edge] {
+                let code = match corners[edge].next_edge {
                     EdgeKind::Baked(code) => Some(code),
                     EdgeKind::Cut => None,
                 };
@@ -304,13 +312,11 @@ pub(super) fn assemble(
             }
             match ring.state {
                 RingState::AsBaked => push_detail(&mut tile, base, origin, None),
-                RingState::EdgePointsAdded => {
-                    push_detail(&mut tile, base, origin, Some(&ring.vertices))
-                }
+                RingState::EdgePointsAdded => push_detail(&mut tile, base, origin, Some(corners)),
                 RingState::Carved => {
                     let mut flat = [Vec2::ZERO; 6];
-                    for (slot, &v) in flat.iter_mut().zip(&ring.vertices) {
-                        let at = vertices[usize::from(v)];
+                    for (slot, corner) in flat.iter_mut().zip(corners) {
+                        let at = vertices[usize::from(corner.vertex)];
                         *slot = Vec2::new(at[0], at[2]);
                     }
                     let triangle_base = tile.detail_triangles.len() as u32;
@@ -332,7 +338,12 @@ pub(super) fn assemble(
 
 /// Polygon `origin`'s baked detail mesh appended to `tile`; with `corners`, its corner
 /// slots renumbered to where the baked corners stand among them.
-fn push_detail(tile: &mut TileData, base: &TileData, origin: usize, corners: Option<&[u16]>) {
+fn push_detail(
+    tile: &mut TileData,
+    base: &TileData,
+    origin: usize,
+    corners: Option<&[RingCorner]>,
+) {
     let sub = base.detail_meshes[origin];
     let triangles = sub.triangle_base as usize..(sub.triangle_base + sub.triangle_count) as usize;
     let extras = sub.vertex_base as usize..(sub.vertex_base + sub.vertex_count) as usize;
@@ -350,7 +361,7 @@ fn push_detail(tile: &mut TileData, base: &TileData, origin: usize, corners: Opt
                 let index = usize::from(index);
                 if index < baked.len() {
                     let vertex = baked[index];
-                    corners.iter().position(|&v| v == vertex).unwrap_or(0) as u8
+                    corners.iter().position(|c| c.vertex == vertex).unwrap_or(0) as u8
                 } else {
                     (index - baked.len() + corners.len()) as u8
                 }

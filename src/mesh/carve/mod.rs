@@ -29,7 +29,7 @@ use crate::ids::AreaId;
 mod cut;
 mod join;
 
-use cut::{HeightTriangle, NewVertices, carve_polygon, piece_ring};
+use cut::{HeightTriangle, NewVertices, PieceStore, carve_polygon, piece_ring};
 use join::{EdgePointScratch, assemble, insert_edge_points, split_large};
 
 /// Points closer than this are one; a point closer than this to a cut line lies on it,
@@ -104,10 +104,11 @@ struct Corner {
     next_edge: EdgeKind,
 }
 
-/// A convex part of one baked polygon.
-#[derive(Clone, Debug)]
+/// A convex part of one baked polygon: its corners are a run of the carve's corner store.
+#[derive(Clone, Copy, Debug)]
 struct Piece {
-    corners: Vec<Corner>,
+    start: u32,
+    len: u32,
     area: u8,
     flags: u16,
 }
@@ -120,15 +121,31 @@ struct Outline<'a> {
     footprint: &'a CarveFootprint,
 }
 
-/// A polygon of the carved tile before numbering: its baked origin, its vertices (tile
-/// numbers) and what lies across each edge.
+/// A corner of a ring: its vertex (tile numbers) and what lies across the edge leaving it.
+#[derive(Clone, Copy, Debug)]
+struct RingCorner {
+    vertex: u16,
+    next_edge: EdgeKind,
+}
+
+/// A polygon of the carved tile before numbering: its baked origin and its corners, a
+/// run of the carve's ring store (a ring that grows or splits is written anew at the
+/// store's end, so no ring owns an allocation).
+#[derive(Clone, Copy, Debug)]
 struct Ring {
     origin: usize,
-    vertices: Vec<u16>,
-    edges: Vec<EdgeKind>,
+    start: u32,
+    len: u32,
     area: u8,
     flags: u16,
     state: RingState,
+}
+
+impl Ring {
+    /// Its corners in `store`.
+    fn corners<'a>(&self, store: &'a [RingCorner]) -> &'a [RingCorner] {
+        &store[self.start as usize..(self.start + self.len) as usize]
+    }
 }
 
 /// How a ring's detail mesh is made.
@@ -165,20 +182,32 @@ pub fn carve_tile(base: &TileData, footprints: &[CarveFootprint]) -> Result<Tile
         by_x: Vec::new(),
     };
     let mut changed_rings = Vec::new();
+    let mut ring_store: Vec<RingCorner> = Vec::new();
     let mut changed = vec![false; base.polygons.len()];
+    let mut store = PieceStore::default();
+    let mut pieces = Vec::new();
+    let mut detail: Vec<HeightTriangle> = Vec::new();
     for (index, polygon) in base.polygons.iter().enumerate() {
         let (low, high) = polygon_bounds(polygon);
         if !boxes_meet(low, high, reach_low, reach_high, 0.0) {
             continue;
         }
-        if let Some(pieces) = carve_polygon(base, index, &outlines) {
+        if carve_polygon(base, index, &outlines, &mut store, &mut pieces) {
             changed[index] = true;
-            let detail: Vec<HeightTriangle> = base
-                .detail_triangles_of(index)
-                .filter_map(HeightTriangle::new)
-                .collect();
-            for piece in pieces {
-                let ring = piece_ring(base, index, &detail, &piece, &mut made);
+            detail.clear();
+            detail.extend(
+                base.detail_triangles_of(index)
+                    .filter_map(HeightTriangle::new),
+            );
+            for piece in &pieces {
+                let ring = piece_ring(
+                    base,
+                    index,
+                    &detail,
+                    (piece, store.corners_of(piece)),
+                    &mut made,
+                    &mut ring_store,
+                );
                 changed_rings.push(ring);
             }
         }
@@ -207,21 +236,30 @@ pub fn carve_tile(base: &TileData, footprints: &[CarveFootprint]) -> Result<Tile
     {
         let mut scratch = EdgePointScratch::default();
         for ring in &mut changed_rings {
-            insert_edge_points(ring, &vertices, &new_points, &mut scratch);
+            insert_edge_points(ring, &mut ring_store, &vertices, &new_points, &mut scratch);
         }
         for (index, polygon) in base.polygons.iter().enumerate() {
             let (low, high) = polygon_bounds(polygon);
             if changed[index] || !boxes_meet(low, high, points_low, points_high, ON_LINE_M) {
                 continue;
             }
-            let mut ring = baked_ring(index, polygon);
-            if insert_edge_points(&mut ring, &vertices, &new_points, &mut scratch) {
+            let mark = ring_store.len();
+            let mut ring = baked_ring(index, polygon, &mut ring_store);
+            if insert_edge_points(
+                &mut ring,
+                &mut ring_store,
+                &vertices,
+                &new_points,
+                &mut scratch,
+            ) {
                 changed[index] = true;
                 changed_rings.push(ring);
+            } else {
+                ring_store.truncate(mark);
             }
         }
     }
-    let changed_rings = split_large(changed_rings, &vertices);
+    let changed_rings = split_large(changed_rings, &mut ring_store, &vertices);
     let unchanged = changed.iter().filter(|&&c| !c).count();
     if unchanged + changed_rings.len() > CARVED_POLYGONS_MAX {
         return Err(CarveError::TooManyPolygons {
@@ -230,7 +268,13 @@ pub fn carve_tile(base: &TileData, footprints: &[CarveFootprint]) -> Result<Tile
             polygons: unchanged + changed_rings.len(),
         });
     }
-    Ok(assemble(base, &changed, changed_rings, vertices))
+    Ok(assemble(
+        base,
+        &changed,
+        changed_rings,
+        &ring_store,
+        vertices,
+    ))
 }
 
 /// The index after `index` round a ring of `count` (no division: these run per corner).
@@ -282,16 +326,23 @@ fn outline(footprint: &CarveFootprint) -> Option<Outline<'_>> {
     })
 }
 
-/// The baked polygon as a ring, untouched.
-fn baked_ring(index: usize, polygon: &TilePoly) -> Ring {
+/// The baked polygon as a ring, untouched, its corners appended to `store`.
+fn baked_ring(index: usize, polygon: &TilePoly, store: &mut Vec<RingCorner>) -> Ring {
     let count = usize::from(polygon.vertex_count);
+    let start = store.len() as u32;
+    store.extend(
+        polygon.vertices[..count]
+            .iter()
+            .zip(&polygon.neighbours[..count])
+            .map(|(&vertex, &code)| RingCorner {
+                vertex,
+                next_edge: EdgeKind::Baked(code),
+            }),
+    );
     Ring {
         origin: index,
-        vertices: polygon.vertices[..count].to_vec(),
-        edges: polygon.neighbours[..count]
-            .iter()
-            .map(|&code| EdgeKind::Baked(code))
-            .collect(),
+        start,
+        len: count as u32,
         area: polygon.area,
         flags: polygon.flags,
         state: RingState::AsBaked,

@@ -156,6 +156,25 @@ fn a_footprint_inside_one_polygon_leaves_a_hole_walled_round() {
 }
 
 #[test]
+fn a_later_footprint_that_reaches_a_polygons_bounds_but_misses_it_keeps_the_earlier_cut() {
+    let tile = floor(1, 1, 0.0);
+    let centre = Vec2::new(0.5, 0.5);
+    // A diamond off the square's corner: its bounds overlap the square's, its edge
+    // x + z = -0.1 keeps it apart.
+    let off_corner = Vec2::new(-0.3, -0.3);
+    let diamond = CarveFootprint {
+        corners: [(0.5, 0.0), (0.0, 0.5), (-0.5, 0.0), (0.0, -0.5)]
+            .map(|(x, z)| off_corner + Vec2::new(x, z))
+            .to_vec(),
+        ..square(off_corner, 0.5, None)
+    };
+    let carved = carve_tile(&tile, &[square(centre, 0.2, None), diamond]).unwrap();
+    check_well_formed(&carved);
+    assert!(!overlaps_square(&carved, centre, 0.2));
+    assert!((carved.walkable_area_m2() - (1.0 - 0.16)).abs() < 1e-4);
+}
+
+#[test]
 fn a_marking_footprint_keeps_the_floor_and_gives_it_the_area() {
     let tile = floor(4, 2, 0.0);
     let centre = Vec2::new(1.5, 0.75);
