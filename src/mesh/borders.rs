@@ -89,13 +89,25 @@ impl BorderPortals {
                 };
                 let edge = usize::from(adjacent.edge);
                 let (a, b) = (corners[edge], corners[(edge + 1) % count]);
-                portals.extend(other.border[usize::from((side + 2) % 4)].iter().filter_map(
-                    |border| {
-                        let (first, second) = border_portal(side, a, b, border, tolerance)?;
-                        let reference = PolyRef::new(facing_generation, slot, border.polygon)?;
-                        Some((reference, first, second))
-                    },
-                ));
+                // Most facing edges lie elsewhere along the side: they are passed over on
+                // their spans alone (the test `border_portal` starts with).
+                let along_z = side == 0 || side == 2;
+                let along = |p: Vec3| if along_z { p.z } else { p.x };
+                let (low, high) = (along(a).min(along(b)), along(a).max(along(b)));
+                for border in &other.border[usize::from((side + 2) % 4)] {
+                    let (start_along, end_along) = (along(border.start), along(border.end));
+                    if high.min(start_along.max(end_along)) - low.max(start_along.min(end_along))
+                        < PORTAL_OVERLAP_MIN_M
+                    {
+                        continue;
+                    }
+                    let Some((first, second)) = border_portal(side, a, b, border, tolerance) else {
+                        continue;
+                    };
+                    if let Some(reference) = PolyRef::new(facing_generation, slot, border.polygon) {
+                        portals.push((reference, first, second));
+                    }
+                }
             }
         }
         start.push(portals.len() as u32);
@@ -197,6 +209,9 @@ pub(crate) fn border_tolerance(data: &SnapshotData) -> f32 {
     data.params.agent_max_climb_m.max(0.1)
 }
 
+/// Least overlap along a tile side of two border edges that makes a portal, metres.
+const PORTAL_OVERLAP_MIN_M: f32 = 1e-3;
+
 /// Edge `a b` on tile side `side` clipped to where it overlaps the facing tile's border
 /// edge `edge` (at least 1 mm, with the heights at one end of the overlap within
 /// `tolerance`): the overlap's ends on `a b`, in the order of `a b`, so left and right are
@@ -215,7 +230,7 @@ pub(crate) fn border_portal(
         along(edge.start).max(along(edge.end)),
     );
     let (start, end) = (low.max(other_low), high.min(other_high));
-    if end - start < 1e-3 {
+    if end - start < PORTAL_OVERLAP_MIN_M {
         return None;
     }
     let point_at = |p: Vec3, q: Vec3, t: f32| {

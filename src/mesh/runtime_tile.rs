@@ -275,7 +275,8 @@ fn walls_near_polygons(data: &TileData, corners: &[[Vec3; 6]]) -> (Vec<Wall>, Ve
                 Wall::new(Vec2::new(a.x, a.z), Vec2::new(b.x, b.z))
             })
     };
-    let mut walls = Vec::new();
+    // Room for a few walls a polygon (its own and its neighbours'), so the list rarely grows.
+    let mut walls = Vec::with_capacity(6 * data.polygons.len());
     let mut walls_start = Vec::with_capacity(data.polygons.len() + 1);
     for (index, polygon) in data.polygons.iter().enumerate() {
         walls_start.push(walls.len() as u32);
@@ -354,7 +355,7 @@ impl RuntimeTile {
             .map(|(polygon, corners)| EdgeLanes::new(&corners[..usize::from(polygon.vertex_count)]))
             .collect();
         let mut height_triangles = Vec::with_capacity(detail.len());
-        let height_ranges = detail_ranges
+        let height_ranges: Vec<(u32, u32)> = detail_ranges
             .iter()
             .map(|&(first, end)| {
                 let start = height_triangles.len() as u32;
@@ -366,7 +367,12 @@ impl RuntimeTile {
                 (start, height_triangles.len() as u32)
             })
             .collect();
-        let mut adjacency = Vec::new();
+        let edge_total: usize = data
+            .polygons
+            .iter()
+            .map(|polygon| usize::from(polygon.vertex_count))
+            .sum();
+        let mut adjacency = Vec::with_capacity(edge_total);
         let mut adjacency_start = Vec::with_capacity(data.polygons.len() + 1);
         let mut border_edges = 0u16;
         for (polygon, corners) in data.polygons.iter().zip(&corners) {
@@ -401,12 +407,14 @@ impl RuntimeTile {
         adjacency_start.push(adjacency.len() as u32);
         // Per polygon, one pass over its triangles' gradients: the one they all share (if
         // they do) and the steepest.
-        let (uniform_gradient, steepest_gradient) = detail_ranges
+        // A height triangle is kept exactly where its gradient exists (both need area seen
+        // from above, by the same test), so its gradients are the triangles' own.
+        let (uniform_gradient, steepest_gradient) = height_ranges
             .iter()
-            .map(|&(first, end)| {
-                let mut gradients = detail[first as usize..end as usize]
+            .map(|&(first, end): &(u32, u32)| {
+                let mut gradients = height_triangles[first as usize..end as usize]
                     .iter()
-                    .filter_map(|&triangle| triangle_gradient(triangle));
+                    .map(|triangle: &HeightTriangle| triangle.gradient);
                 let Some(first) = gradients.next() else {
                     return (None, 0.0);
                 };
@@ -610,15 +618,27 @@ impl RuntimeTile {
 /// Builds the subtree over `items` depth-first into `nodes`, splitting at the median along
 /// the longest axis of the centres.
 fn build_bvh(items: &mut [(u16, Aabb)], nodes: &mut Vec<BvhNode>) {
+    // Twice each item's centre, worked out once (a split compares them many times), with
+    // the item's place in `items`: the split orders these, then `items` follows.
+    let mut keyed: Vec<([f32; 3], u16, Aabb)> = items
+        .iter()
+        .map(|&(item, bounds)| ((bounds.min + bounds.max).to_array(), item, bounds))
+        .collect();
+    build_bvh_keyed(&mut keyed, nodes);
+}
+
+/// [`build_bvh`] over items with their doubled centres: split at the median of the
+/// centres along the axis they spread most (ties by polygon number), recursively.
+fn build_bvh_keyed(items: &mut [([f32; 3], u16, Aabb)], nodes: &mut Vec<BvhNode>) {
     if items.len() == 1 {
-        nodes.push(BvhNode::new(items[0].1, i32::from(items[0].0)));
+        nodes.push(BvhNode::new(items[0].2, i32::from(items[0].1)));
         return;
     }
     let mut bounds = Aabb::EMPTY;
     let mut centres = Aabb::EMPTY;
-    for (_, item) in items.iter() {
+    for (doubled_centre, _, item) in items.iter() {
         bounds.add_box(item);
-        centres.add_point((item.min + item.max) * 0.5);
+        centres.add_point(Vec3::from_array(*doubled_centre) * 0.5);
     }
     let size = centres.size();
     let axis = if size.x >= size.y && size.x >= size.z {
@@ -630,14 +650,13 @@ fn build_bvh(items: &mut [(u16, Aabb)], nodes: &mut Vec<BvhNode>) {
     };
     let middle = items.len() / 2;
     items.select_nth_unstable_by(middle, |a, b| {
-        let (ca, cb) = ((a.1.min + a.1.max)[axis], (b.1.min + b.1.max)[axis]);
-        ca.total_cmp(&cb).then(a.0.cmp(&b.0))
+        a.0[axis].total_cmp(&b.0[axis]).then(a.1.cmp(&b.1))
     });
     let start = nodes.len();
     nodes.push(BvhNode::new(bounds, 0));
     let (left, right) = items.split_at_mut(middle);
-    build_bvh(left, nodes);
-    build_bvh(right, nodes);
+    build_bvh_keyed(left, nodes);
+    build_bvh_keyed(right, nodes);
     nodes[start].item = -((nodes.len() - start) as i32);
 }
 

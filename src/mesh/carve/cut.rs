@@ -12,7 +12,6 @@ use crate::mesh::tile::{PolyFlags, TileData};
 /// Buffers carving reuses from polygon to polygon: every piece's corners (a [`Piece`]
 /// names its run of them), the pieces of the footprint being cut, and the halves a
 /// split writes.
-#[derive(Default)]
 pub(super) struct PieceStore {
     pub(super) corners: Vec<Corner>,
     next: Vec<Piece>,
@@ -22,6 +21,17 @@ pub(super) struct PieceStore {
 }
 
 impl PieceStore {
+    /// A store with room for `corners` corners.
+    pub(super) fn with_capacity(corners: usize) -> PieceStore {
+        PieceStore {
+            corners: Vec::with_capacity(corners),
+            next: Vec::with_capacity(32),
+            rest: Vec::with_capacity(32),
+            left: Vec::with_capacity(32),
+            right: Vec::with_capacity(32),
+        }
+    }
+
     /// The corners of `piece`.
     pub(super) fn corners_of(&self, piece: &Piece) -> &[Corner] {
         &self.corners[piece.start as usize..(piece.start + piece.len) as usize]
@@ -341,7 +351,7 @@ pub(super) struct NewVertices {
     pub(super) baked_count: usize,
     /// Per new vertex, the baked polygon it was made from.
     pub(super) origins: Vec<usize>,
-    /// The new vertices by x, for finding one at a place without a scan.
+    /// The new vertices by x, then by number, for finding one at a place without a scan.
     pub(super) by_x: Vec<(f32, u16)>,
 }
 
@@ -367,7 +377,8 @@ impl NewVertices {
         self.vertices.push([at.x, height, at.y]);
         self.origins.push(origin);
         let vertex = (self.vertices.len() - 1).min(usize::from(u16::MAX)) as u16;
-        let slot = self.by_x.partition_point(|&(x, _)| x < at.x);
+        // After any at the same x: with numbers rising, the list is in (x, number) order.
+        let slot = self.by_x.partition_point(|&(x, _)| x <= at.x);
         self.by_x.insert(slot, (at.x, vertex));
         vertex
     }

@@ -16,6 +16,8 @@ pub(super) struct EdgePointScratch {
     near: Vec<(u16, Vec3)>,
     /// Per edge, the points inside it: edge, distance along it, vertex.
     found: Vec<(usize, f32, u16)>,
+    /// The ring's corners.
+    positions: Vec<Vec3>,
 }
 
 /// Puts every one of `new_points` (sorted by x) lying inside an edge of `ring` into that
@@ -28,18 +30,20 @@ pub(super) fn insert_edge_points(
     new_points: &[(u16, Vec3)],
     scratch: &mut EdgePointScratch,
 ) -> bool {
-    let EdgePointScratch { near, found } = scratch;
+    let EdgePointScratch {
+        near,
+        found,
+        positions,
+    } = scratch;
     let corners = ring.corners(store);
     let count = corners.len();
-    let corner = |index: usize| {
-        Vec3::from_array(
-            vertices[usize::from(corners[if index == count { 0 } else { index }].vertex)],
-        )
-    };
-    let Some((low, high)) = bounds_of((0..count).map(|i| {
-        let at = corner(i);
-        Vec2::new(at.x, at.z)
-    })) else {
+    positions.clear();
+    positions.extend(
+        corners
+            .iter()
+            .map(|corner| Vec3::from_array(vertices[usize::from(corner.vertex)])),
+    );
+    let Some((low, high)) = bounds_of(positions.iter().map(|at| Vec2::new(at.x, at.z))) else {
         return false;
     };
     // The points within the ring's bounds: few, where a cut passes.
@@ -57,8 +61,21 @@ pub(super) fn insert_edge_points(
     // Per edge, the points inside it with their distance from its start.
     found.clear();
     for edge in 0..count {
-        let (a, b) = (corner(edge), corner(edge + 1));
+        let (a, b) = (positions[edge], positions[after(edge, count)]);
         let (a2, b2) = (Vec2::new(a.x, a.z), Vec2::new(b.x, b.z));
+        // `near` is sorted by x: only the run within the edge's x span can lie inside it,
+        // and of that only points within its z span.
+        let first = near.partition_point(|(_, at)| at.x < a2.x.min(b2.x) - ON_LINE_M);
+        let span_end = a2.x.max(b2.x) + ON_LINE_M;
+        let (z_low, z_high) = (a2.y.min(b2.y) - ON_LINE_M, a2.y.max(b2.y) + ON_LINE_M);
+        let mut candidates = near[first..]
+            .iter()
+            .take_while(|(_, at)| at.x <= span_end)
+            .filter(|(_, at)| at.z >= z_low && at.z <= z_high)
+            .peekable();
+        if candidates.peek().is_none() {
+            continue;
+        }
         let along = b2 - a2;
         let length = along.length();
         if length <= ON_LINE_M {
@@ -67,10 +84,7 @@ pub(super) fn insert_edge_points(
         // In units of the edge's length: along it past either end's tolerance, off it
         // within the tolerance (no division per point).
         let (margin, length_squared) = (ON_LINE_M * length, length * length);
-        // `near` is sorted by x: only the run within the edge's x span can lie inside it.
-        let first = near.partition_point(|(_, at)| at.x < a.x.min(b.x) - ON_LINE_M);
-        let span_end = a.x.max(b.x) + ON_LINE_M;
-        for &(vertex, at) in near[first..].iter().take_while(|(_, at)| at.x <= span_end) {
+        for &(vertex, at) in candidates {
             let offset = Vec2::new(at.x, at.z) - a2;
             let projected = offset.dot(along);
             if projected <= margin

@@ -175,18 +175,23 @@ pub fn carve_tile(base: &TileData, footprints: &[CarveFootprint]) -> Result<Tile
     let polygon_bounds = |polygon: &TilePoly| {
         bounds_of(polygon.vertex_indices().iter().map(|&v| flat(v))).expect("three corners")
     };
+    // Room for what carving a footprint or two across a few polygons makes, so the
+    // buffers rarely grow: growing reallocates, and these are sized per call.
+    let expected_corners = 16 * outlines.iter().map(|o| o.corners.len()).sum::<usize>();
+    let mut vertices = Vec::with_capacity(base.vertices.len() + expected_corners);
+    vertices.extend_from_slice(&base.vertices);
     let mut made = NewVertices {
-        vertices: base.vertices.clone(),
+        vertices,
         baked_count: base.vertices.len(),
-        origins: Vec::new(),
-        by_x: Vec::new(),
+        origins: Vec::with_capacity(expected_corners),
+        by_x: Vec::with_capacity(expected_corners),
     };
-    let mut changed_rings = Vec::new();
-    let mut ring_store: Vec<RingCorner> = Vec::new();
+    let mut changed_rings = Vec::with_capacity(expected_corners);
+    let mut ring_store: Vec<RingCorner> = Vec::with_capacity(4 * expected_corners);
     let mut changed = vec![false; base.polygons.len()];
-    let mut store = PieceStore::default();
-    let mut pieces = Vec::new();
-    let mut detail: Vec<HeightTriangle> = Vec::new();
+    let mut store = PieceStore::with_capacity(4 * expected_corners);
+    let mut pieces = Vec::with_capacity(expected_corners);
+    let mut detail: Vec<HeightTriangle> = Vec::with_capacity(16);
     for (index, polygon) in base.polygons.iter().enumerate() {
         let (low, high) = polygon_bounds(polygon);
         if !boxes_meet(low, high, reach_low, reach_high, 0.0) {
@@ -226,11 +231,11 @@ pub fn carve_tile(base: &TileData, footprints: &[CarveFootprint]) -> Result<Tile
     }
     // Points a cut made on an edge go into every polygon holding that edge: the pieces,
     // and untouched polygons beside them.
-    let baked_count = base.vertices.len();
-    let mut new_points: Vec<(u16, Vec3)> = (baked_count..vertices.len())
-        .map(|index| (index as u16, Vec3::from_array(vertices[index])))
+    let new_points: Vec<(u16, Vec3)> = made
+        .by_x
+        .iter()
+        .map(|&(_, vertex)| (vertex, Vec3::from_array(vertices[usize::from(vertex)])))
         .collect();
-    new_points.sort_by(|a, b| a.1.x.total_cmp(&b.1.x).then(a.0.cmp(&b.0)));
     if let Some((points_low, points_high)) =
         bounds_of(new_points.iter().map(|(_, at)| Vec2::new(at.x, at.z)))
     {
