@@ -67,8 +67,10 @@ impl BorderPortals {
         let kept = kept.filter(|kept| kept.generation == generation);
         let facing_now =
             facing.map(|facing| facing.map(|(slot, generation, _)| (slot, generation)));
-        let mut start = Vec::new();
-        let mut portals = Vec::new();
+        // One entry per border edge, and about one portal each.
+        let border_edges: usize = tile.border.iter().map(Vec::len).sum();
+        let mut start = Vec::with_capacity(border_edges + 1);
+        let mut portals = Vec::with_capacity(border_edges + 4);
         for (polygon, corners) in tile.corners.iter().enumerate() {
             let count = usize::from(tile.data.polygons[polygon].vertex_count);
             for adjacent in tile.adjacent(polygon as u16) {

@@ -146,13 +146,10 @@ fn subtract(
     } = store;
     rest.clear();
     rest.extend_from_slice(&stored[piece.start as usize..(piece.start + piece.len) as usize]);
-    let corners = &outline.corners;
-    if !overlap(rest, corners) {
+    if !overlap(rest, outline) {
         return None;
     }
-    for (index, &from) in corners.iter().enumerate() {
-        let to = corners[after(index, corners.len())];
-        let direction = (to - from).normalize_or_zero();
+    for (&from, &direction) in outline.corners.iter().zip(&outline.directions) {
         if direction == Vec2::ZERO {
             continue;
         }
@@ -183,36 +180,35 @@ fn subtract(
     Some(())
 }
 
-/// Whether two convex polygons overlap with area (separating axes; touching is apart).
-fn overlap(corners: &[Corner], outline: &[Vec2]) -> bool {
-    // Whether every one of `others` lies on the edge's outer side (or on it), the inner
-    // side being left of it for `inner_sign` 1.
+/// Whether a convex polygon and a footprint overlap with area (separating axes; touching
+/// is apart).
+fn overlap(corners: &[Corner], outline: &Outline) -> bool {
+    // Whether every one of `others` lies on the outer side (or on) the edge from `from`
+    // along `direction` (unit), the inner side being left of it for `inner_sign` 1.
     fn separated(
         from: Vec2,
-        to: Vec2,
+        direction: Vec2,
         inner_sign: f32,
         mut others: impl Iterator<Item = Vec2>,
     ) -> bool {
-        let direction = (to - from).normalize_or_zero();
         others.all(|point| inner_sign * direction.perp_dot(point - from) <= ON_LINE_M)
     }
     let points = || corners.iter().map(|c| c.at);
     // The footprint is counter-clockwise: its inside is left of each edge.
-    let outline_count = outline.len();
-    if (0..outline_count)
-        .any(|i| separated(outline[i], outline[after(i, outline_count)], 1.0, points()))
+    if outline
+        .corners
+        .iter()
+        .zip(&outline.directions)
+        .any(|(&from, &direction)| separated(from, direction, 1.0, points()))
     {
         return false;
     }
     let sign = doubled_area(corners).signum();
     let count = corners.len();
     !(0..count).any(|i| {
-        separated(
-            corners[i].at,
-            corners[after(i, count)].at,
-            sign,
-            outline.iter().copied(),
-        )
+        let from = corners[i].at;
+        let direction = (corners[after(i, count)].at - from).normalize_or_zero();
+        separated(from, direction, sign, outline.corners.iter().copied())
     })
 }
 
@@ -322,13 +318,9 @@ pub(super) fn piece_ring(
     let start = ring_store.len() as u32;
     ring_store.extend(corners.iter().map(|corner| {
         let vertex = corner.vertex.unwrap_or_else(|| {
-            // A point made from the same polygon is on the same floor: no height needed.
-            made.find(corner.at, |_, made_from| made_from == origin)
-                .unwrap_or_else(|| {
-                    let height = height_on(base, origin, detail, corner.at);
-                    made.find(corner.at, |y, _| (y - height).abs() <= WELD_HEIGHT_M)
-                        .unwrap_or_else(|| made.add(corner.at, height, origin))
-                })
+            made.find_or_add(corner.at, origin, || {
+                height_on(base, origin, detail, corner.at)
+            })
         });
         RingCorner {
             vertex,
@@ -356,29 +348,47 @@ pub(super) struct NewVertices {
 }
 
 impl NewVertices {
-    /// The new vertex within the on-line tolerance of `at` (x, z) that `accept` (its
-    /// height, its polygon) takes.
-    fn find(&self, at: Vec2, accept: impl Fn(f32, usize) -> bool) -> Option<u16> {
+    /// The vertex for a new corner at `at` (x, z) of a piece of baked polygon `origin`:
+    /// the first new vertex within the on-line tolerance made from the same polygon (on
+    /// the same floor: no height needed), else the first there within the weld height of
+    /// the floor's height there (`height`, asked only then), else a new vertex at that
+    /// height. One search of the list by x serves all three.
+    fn find_or_add(&mut self, at: Vec2, origin: usize, height: impl FnOnce() -> f32) -> u16 {
         let first = self.by_x.partition_point(|&(x, _)| x < at.x - ON_LINE_M);
-        self.by_x[first..]
+        let window = self.by_x[first..]
             .iter()
             .take_while(|&&(x, _)| x <= at.x + ON_LINE_M)
+            .count();
+        let (vertices, origins, baked_count) = (&self.vertices, &self.origins, self.baked_count);
+        let mut near = self.by_x[first..first + window]
+            .iter()
             .map(|&(_, vertex)| vertex)
-            .find(|&vertex| {
-                let v = self.vertices[usize::from(vertex)];
+            .filter(|&vertex| {
+                let v = vertices[usize::from(vertex)];
                 Vec2::new(v[0], v[2]).distance_squared(at) <= ON_LINE_M * ON_LINE_M
-                    && accept(v[1], self.origins[usize::from(vertex) - self.baked_count])
-            })
-    }
-
-    /// Adds a vertex; its number (checked against the limit by the caller before any
-    /// number is used).
-    fn add(&mut self, at: Vec2, height: f32, origin: usize) -> u16 {
+            });
+        if let Some(vertex) = near
+            .clone()
+            .find(|&vertex| origins[usize::from(vertex) - baked_count] == origin)
+        {
+            return vertex;
+        }
+        let height = height();
+        if let Some(vertex) =
+            near.find(|&vertex| (vertices[usize::from(vertex)][1] - height).abs() <= WELD_HEIGHT_M)
+        {
+            return vertex;
+        }
+        // After any at the same x: with numbers rising, the list is in (x, number) order.
+        let slot = first
+            + self.by_x[first..first + window]
+                .iter()
+                .take_while(|&&(x, _)| x <= at.x)
+                .count();
         self.vertices.push([at.x, height, at.y]);
         self.origins.push(origin);
+        // (Checked against the limit by the caller before any number is used.)
         let vertex = (self.vertices.len() - 1).min(usize::from(u16::MAX)) as u16;
-        // After any at the same x: with numbers rising, the list is in (x, number) order.
-        let slot = self.by_x.partition_point(|&(x, _)| x <= at.x);
         self.by_x.insert(slot, (at.x, vertex));
         vertex
     }

@@ -9,11 +9,20 @@ use super::{
 };
 use crate::mesh::tile::{DetailSubMesh, TileData, TilePoly};
 
+/// A vertex carving made, where it stands.
+// Position first: a (number, position) tuple left padding between them that copying it
+// moved with overlapping stores, stalling the loads after.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct NewPoint {
+    pub(super) at: Vec3,
+    pub(super) vertex: u16,
+}
+
 /// Buffers [`insert_edge_points`] reuses from ring to ring.
 #[derive(Default)]
 pub(super) struct EdgePointScratch {
     /// The new points within a ring's bounds.
-    near: Vec<(u16, Vec3)>,
+    near: Vec<NewPoint>,
     /// Per edge, the points inside it: edge, distance along it, vertex.
     found: Vec<(usize, f32, u16)>,
     /// The ring's corners.
@@ -27,7 +36,7 @@ pub(super) fn insert_edge_points(
     ring: &mut Ring,
     store: &mut Vec<RingCorner>,
     vertices: &[[f32; 3]],
-    new_points: &[(u16, Vec3)],
+    new_points: &[NewPoint],
     scratch: &mut EdgePointScratch,
 ) -> bool {
     let EdgePointScratch {
@@ -47,13 +56,13 @@ pub(super) fn insert_edge_points(
         return false;
     };
     // The points within the ring's bounds: few, where a cut passes.
-    let first = new_points.partition_point(|(_, at)| at.x < low.x - ON_LINE_M);
+    let first = new_points.partition_point(|point| point.at.x < low.x - ON_LINE_M);
     near.clear();
     near.extend(
         new_points[first..]
             .iter()
-            .take_while(|(_, at)| at.x <= high.x + ON_LINE_M)
-            .filter(|(_, at)| at.z >= low.y - ON_LINE_M && at.z <= high.y + ON_LINE_M),
+            .take_while(|point| point.at.x <= high.x + ON_LINE_M)
+            .filter(|point| point.at.z >= low.y - ON_LINE_M && point.at.z <= high.y + ON_LINE_M),
     );
     if near.is_empty() {
         return false;
@@ -65,13 +74,13 @@ pub(super) fn insert_edge_points(
         let (a2, b2) = (Vec2::new(a.x, a.z), Vec2::new(b.x, b.z));
         // `near` is sorted by x: only the run within the edge's x span can lie inside it,
         // and of that only points within its z span.
-        let first = near.partition_point(|(_, at)| at.x < a2.x.min(b2.x) - ON_LINE_M);
+        let first = near.partition_point(|point| point.at.x < a2.x.min(b2.x) - ON_LINE_M);
         let span_end = a2.x.max(b2.x) + ON_LINE_M;
         let (z_low, z_high) = (a2.y.min(b2.y) - ON_LINE_M, a2.y.max(b2.y) + ON_LINE_M);
         let mut candidates = near[first..]
             .iter()
-            .take_while(|(_, at)| at.x <= span_end)
-            .filter(|(_, at)| at.z >= z_low && at.z <= z_high)
+            .take_while(|point| point.at.x <= span_end)
+            .filter(|point| point.at.z >= z_low && point.at.z <= z_high)
             .peekable();
         if candidates.peek().is_none() {
             continue;
@@ -84,7 +93,7 @@ pub(super) fn insert_edge_points(
         // In units of the edge's length: along it past either end's tolerance, off it
         // within the tolerance (no division per point).
         let (margin, length_squared) = (ON_LINE_M * length, length * length);
-        for &(vertex, at) in candidates {
+        for &NewPoint { at, vertex } in candidates {
             let offset = Vec2::new(at.x, at.z) - a2;
             let projected = offset.dot(along);
             if projected <= margin
@@ -133,17 +142,17 @@ pub(super) fn split_large(
     store: &mut Vec<RingCorner>,
     vertices: &[[f32; 3]],
 ) -> Vec<Ring> {
-    let flat = |vertex: u16| {
-        let at = vertices[usize::from(vertex)];
-        Vec2::new(at[0], at[2])
-    };
     // The area of the ring through `count` vertices, the `k`th being `vertex_at(k)`.
-    let area_of = |count: usize, vertex_at: &dyn Fn(usize) -> u16| {
+    fn area_of(vertices: &[[f32; 3]], count: usize, vertex_at: impl Fn(usize) -> u16) -> f32 {
+        let flat = |vertex: u16| {
+            let at = vertices[usize::from(vertex)];
+            Vec2::new(at[0], at[2])
+        };
         0.5 * (0..count)
             .map(|i| flat(vertex_at(i)).perp_dot(flat(vertex_at(after(i, count)))))
             .sum::<f32>()
             .abs()
-    };
+    }
     let mut out = Vec::with_capacity(rings.len());
     // A stack in reverse, so rings come out in the order they went in.
     let mut work: Vec<Ring> = rings.into_iter().rev().collect();
@@ -165,7 +174,7 @@ pub(super) fn split_large(
             ring.len = (store.len() - kept_start) as u32;
         }
         let (count, first) = (ring.len as usize, ring.start as usize);
-        if count < 3 || area_of(count, &|k| store[first + k].vertex) <= PIECE_AREA_MIN_M2 {
+        if count < 3 || area_of(vertices, count, |k| store[first + k].vertex) <= PIECE_AREA_MIN_M2 {
             continue;
         }
         if count <= 6 {
@@ -176,8 +185,8 @@ pub(super) fn split_large(
         // corners of one straight run would leave a part with none).
         let at = |start: usize, i: usize| store[first + (start + i) % count].vertex;
         let start = (0..count).find(|&start| {
-            area_of(6, &|k| at(start, k)) > PIECE_AREA_MIN_M2
-                && area_of(count - 4, &|k| at(start, k + 5)) > PIECE_AREA_MIN_M2
+            area_of(vertices, 6, |k| at(start, k)) > PIECE_AREA_MIN_M2
+                && area_of(vertices, count - 4, |k| at(start, k + 5)) > PIECE_AREA_MIN_M2
         });
         let Some(start) = start else {
             continue;

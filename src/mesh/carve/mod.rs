@@ -30,7 +30,7 @@ mod cut;
 mod join;
 
 use cut::{HeightTriangle, NewVertices, PieceStore, carve_polygon, piece_ring};
-use join::{EdgePointScratch, assemble, insert_edge_points, split_large};
+use join::{EdgePointScratch, NewPoint, assemble, insert_edge_points, split_large};
 
 /// Points closer than this are one; a point closer than this to a cut line lies on it,
 /// metres.
@@ -116,6 +116,9 @@ struct Piece {
 /// A footprint turned counter-clockwise, with its bounds.
 struct Outline<'a> {
     corners: Vec<Vec2>,
+    /// Per corner, the unit direction of the edge leaving it (zero for an edge of no
+    /// length).
+    directions: Vec<Vec2>,
     low: Vec2,
     high: Vec2,
     footprint: &'a CarveFootprint,
@@ -231,14 +234,19 @@ pub fn carve_tile(base: &TileData, footprints: &[CarveFootprint]) -> Result<Tile
     }
     // Points a cut made on an edge go into every polygon holding that edge: the pieces,
     // and untouched polygons beside them.
-    let new_points: Vec<(u16, Vec3)> = made
+    let new_points: Vec<NewPoint> = made
         .by_x
         .iter()
-        .map(|&(_, vertex)| (vertex, Vec3::from_array(vertices[usize::from(vertex)])))
+        .map(|&(_, vertex)| NewPoint {
+            at: Vec3::from_array(vertices[usize::from(vertex)]),
+            vertex,
+        })
         .collect();
-    if let Some((points_low, points_high)) =
-        bounds_of(new_points.iter().map(|(_, at)| Vec2::new(at.x, at.z)))
-    {
+    if let Some((points_low, points_high)) = bounds_of(
+        new_points
+            .iter()
+            .map(|point| Vec2::new(point.at.x, point.at.z)),
+    ) {
         let mut scratch = EdgePointScratch::default();
         for ring in &mut changed_rings {
             insert_edge_points(ring, &mut ring_store, &vertices, &new_points, &mut scratch);
@@ -323,8 +331,13 @@ fn outline(footprint: &CarveFootprint) -> Option<Outline<'_>> {
         (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY)),
         |(low, high), &corner| (low.min(corner), high.max(corner)),
     );
+    let count = corners.len();
+    let directions = (0..count)
+        .map(|i| (corners[after(i, count)] - corners[i]).normalize_or_zero())
+        .collect();
     Some(Outline {
         corners,
+        directions,
         low,
         high,
         footprint,
