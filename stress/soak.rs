@@ -15,8 +15,11 @@
 //! exactly the agents added and not removed), none off the mesh (a foot more than 1 cm
 //! beside its polygon on a live tile; agents on a tile being rebuilt are counted apart). Prints one JSON line: the
 //! frames, the checks' failures (all must be 0), the obstacles placed and tiles rebuilt, the
-//! step's median and p99 wall time and their ratio, resident memory after the first
-//! simulated minute and at the end, and the wall time of the run.
+//! step's median and p99 wall time and their ratio, the same for the frame's whole
+//! navigation work (the level's changes, the rebuilds' commits, the churn and the step),
+//! whether the pool's threads were pinned (`pinned_pool.rs`; `WAYMARK_UNPINNED=1` leaves
+//! them as rayon builds them), resident memory after the first simulated minute and at the
+//! end, and the wall time of the run.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Instant;
@@ -65,7 +68,11 @@ impl Random {
     }
 }
 
+#[path = "pinned_pool.rs"]
+mod pinned_pool;
+
 fn main() {
+    let pinned = pinned_pool::pin_pool_threads();
     let mut args = std::env::args().skip(1);
     let minutes: usize = args
         .next()
@@ -131,9 +138,13 @@ fn main() {
     let mut on_pending_tiles = 0u64;
     let (mut placed, mut tiles_rebuilt, mut refused) = (0u64, 0u64, 0u64);
     let mut step_ms = Vec::new();
+    let mut frame_ms = Vec::new();
     let mut resident_after_minute = f64::NAN;
     let frames = minutes * FRAMES_PER_MINUTE;
     for frame in 0..frames {
+        // A frame's navigation work, as a game's frame would do it: the level's changes,
+        // the rebuilds' commits, the churn and the step (the checks after are not timed).
+        let frame_clock = Instant::now();
         // The level changes: barrels come and go, barricades toggle.
         if !still && frame % (FRAMES_PER_MINUTE / BARRELS_PER_MINUTE) == 0 {
             let at = spots[random.below(spots.len())];
@@ -187,7 +198,8 @@ fn main() {
         if rebuild.outstanding() == 0 && cache.pending_tiles() > 0 {
             rebuild = cache.start_update(TILES_PER_FRAME);
         }
-        // The mesh changed this frame (marks or commits): the crowd takes it.
+        // The mesh as it is now (marks or commits this frame; the same snapshot costs
+        // nothing): the crowd takes it.
         crowd.set_mesh(&mesh);
 
         // 1% of the agents each second: about 3 a frame, removed and added.
@@ -202,6 +214,7 @@ fn main() {
         let clock = Instant::now();
         crowd.step(DT_S, &mut controller).expect("the step");
         step_ms.push(clock.elapsed().as_secs_f64() * 1000.0);
+        frame_ms.push(frame_clock.elapsed().as_secs_f64() * 1000.0);
 
         // Arrived: on to the next target.
         for (agent, plan, target) in live.iter_mut() {
@@ -249,10 +262,8 @@ fn main() {
             resident_after_minute = resident_mib();
         }
     }
-    let median_ms = median(&mut step_ms.clone());
-    let mut sorted = step_ms.clone();
-    sorted.sort_by(f64::total_cmp);
-    let p99_ms = sorted[(sorted.len() * 99 / 100).min(sorted.len() - 1)];
+    let (median_ms, p99_ms) = median_and_p99(&step_ms);
+    let (frame_median_ms, frame_p99_ms) = median_and_p99(&frame_ms);
     let resident_end = resident_mib();
     println!(
         "{{\"minutes\":{minutes},\"agents\":{agent_count},\"frames\":{frames},\
@@ -260,11 +271,22 @@ fn main() {
          \"off_mesh_agent_frames\":{off_mesh},\"agent_frames_on_pending_tiles\":{on_pending_tiles},\"obstacles_placed\":{placed},\
          \"obstacles_refused\":{refused},\"tiles_rebuilt\":{tiles_rebuilt},\
          \"step_ms_median\":{median_ms:.3},\"step_ms_p99\":{p99_ms:.3},\
-         \"p99_over_median\":{:.3},\"resident_mib_after_1_minute\":{resident_after_minute:.1},\
+         \"p99_over_median\":{:.3},\"frame_ms_median\":{frame_median_ms:.3},\
+         \"frame_ms_p99\":{frame_p99_ms:.3},\"frame_p99_over_median\":{:.3},\
+         \"pool_pinned\":{pinned},\"resident_mib_after_1_minute\":{resident_after_minute:.1},\
          \"resident_mib_end\":{resident_end:.1},\"resident_growth\":{:.3},\
          \"wall_s\":{:.1}}}",
         p99_ms / median_ms,
+        frame_p99_ms / frame_median_ms,
         resident_end / resident_after_minute,
         started.elapsed().as_secs_f64()
     );
+}
+
+/// The median and the 99th percentile of `times_ms`.
+fn median_and_p99(times_ms: &[f64]) -> (f64, f64) {
+    let mut sorted = times_ms.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let p99 = sorted[(sorted.len() * 99 / 100).min(sorted.len() - 1)];
+    (median(&mut sorted), p99)
 }

@@ -159,6 +159,12 @@ impl Snapshot {
         &self.0
     }
 
+    /// Whether `other` is this very snapshot (the same publication, not merely equal
+    /// content): a mesh that published nothing since hands out the same one.
+    pub fn is_same(&self, other: &Snapshot) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// The live tile a reference points into, if the reference is current.
     pub fn tile(&self, reference: PolyRef) -> Option<&Arc<RuntimeTile>> {
         let slot = self.0.slots.get(usize::from(reference.slot().0))?;

@@ -27,12 +27,17 @@ use crate::crowd::paths::corridor::{Corridor, CorridorCache};
 use crate::crowd::paths::scheduler::Scheduler;
 use crate::crowd::walking::passes::PortalWindow;
 use crate::mesh::{NavMesh, Snapshot};
-use crate::query::{QueryFilter, nearest_polygon};
+use crate::query::{Nearest, QueryFilter, Validity, nearest_polygon};
+use rayon::prelude::*;
 use step::crossing::CrossingState;
 
 /// How far a foot may lie beside its polygon before `set_mesh` puts it on the floor,
 /// metres (rounding, not displacement).
 const OFF_FLOOR_M: f32 = 1e-3;
+
+/// Agents per parallel task of `set_mesh`'s checks: a corridor's read set is tens of
+/// tiles, more work an agent than a light pass's copy.
+const AGENTS_PER_CHECK_TASK: usize = 256;
 
 #[cfg(feature = "harness")]
 pub(crate) mod flow;
@@ -218,14 +223,21 @@ impl Crowd {
     /// Takes the mesh's current snapshot (after tiles changed): corridors that read a
     /// changed tile are dropped from the cache, and agents following one ask again. An
     /// agent whose tile was rebuilt is found again on the new tile, and put on its nearest
-    /// floor if it now stands where the tile has none (an obstacle dropped on it).
+    /// floor if it now stands where the tile has none (an obstacle dropped on it). Handing
+    /// it the snapshot it already has costs nothing: call it every frame.
     pub fn set_mesh(&mut self, mesh: &NavMesh) {
-        self.snapshot = mesh.snapshot();
+        let snapshot = mesh.snapshot();
+        // Nothing published since the crowd's snapshot: every corridor and search still
+        // holds, and checking them all would cost a pass over the agents.
+        if snapshot.is_same(&self.snapshot) {
+            return;
+        }
+        self.snapshot = snapshot;
         let fingerprint = mesh_fingerprint(&self.snapshot);
         self.log(|| LogRecord::SetMesh { fingerprint });
         // Searches under way that read what changed expire now, their queries asked again
         // as new ones (in replay mode, as the log says: no search runs there).
-        let expired: Vec<(AgentId, RequestId, crate::query::Validity)> = match self.log.replay {
+        let expired: Vec<(AgentId, RequestId, Validity)> = match self.log.replay {
             Some(_) => self.logged_expiries(),
             None => self
                 .scheduler
@@ -249,40 +261,52 @@ impl Crowd {
             }
         }
         self.cache.evict_stale(&self.snapshot, &self.filters);
+        // Per agent, read only and in parallel: the nearest floor of one whose tile is no
+        // longer live, and what changed under its corridor. Applied after in slot order,
+        // as a serial pass would.
+        let (snapshot, lanes, filters) = (&self.snapshot, &self.lanes, &self.filters);
+        let snap_half_extents = self.config.snap_half_extents;
+        let verdicts: Vec<(Option<Nearest>, Option<Validity>)> = (0..lanes.len())
+            .into_par_iter()
+            .with_min_len(AGENTS_PER_CHECK_TASK)
+            .map(|slot| {
+                if lanes.status[slot] == AgentStatus::CrossingLink {
+                    return (None, None); // checked when it lands
+                }
+                let filter = &filters[lanes.filter[slot].index()];
+                // An agent on a replaced tile is found again on the new tile; one the new
+                // tile has no floor under (an obstacle placed on it) is put on the nearest
+                // floor, as an outside push would.
+                let nearest = if snapshot.tile(lanes.polygon[slot]).is_none() {
+                    nearest_polygon(snapshot, lanes.position(slot), snap_half_extents, filter)
+                        .ok()
+                        .flatten()
+                } else {
+                    None
+                };
+                let changed = lanes.corridor[slot].as_ref().and_then(|corridor| {
+                    let validity = corridor.reads.still_valid_in(snapshot, filter);
+                    (validity != Validity::Valid).then_some(validity)
+                });
+                (nearest, changed)
+            })
+            .collect();
         let mut replan = Vec::new();
-        for slot in 0..self.lanes.len() {
-            if self.lanes.status[slot] == AgentStatus::CrossingLink {
-                continue; // checked when it lands
-            }
-            let filter = &self.filters[self.lanes.filter[slot].index()];
-            // An agent on a replaced tile is found again on the new one; one the new tile
-            // has no floor under (an obstacle placed on it) is put on the nearest floor,
-            // as an outside push would.
-            if self.snapshot.tile(self.lanes.polygon[slot]).is_none() {
+        for (slot, (nearest, changed)) in verdicts.into_iter().enumerate() {
+            if let Some(nearest) = nearest {
                 let position = self.lanes.position(slot);
-                if let Ok(Some(nearest)) = nearest_polygon(
-                    &self.snapshot,
-                    position,
-                    self.config.snap_half_extents,
-                    filter,
-                ) {
-                    self.lanes.polygon[slot] = nearest.polygon;
-                    let off = Vec3::new(
-                        nearest.point.x - position.x,
-                        0.0,
-                        nearest.point.z - position.z,
-                    );
-                    if off.length() > OFF_FLOOR_M {
-                        self.lanes.position_x[slot] = nearest.point.x;
-                        self.lanes.position_y[slot] = nearest.point.y;
-                        self.lanes.position_z[slot] = nearest.point.z;
-                    }
+                self.lanes.polygon[slot] = nearest.polygon;
+                let off = Vec3::new(
+                    nearest.point.x - position.x,
+                    0.0,
+                    nearest.point.z - position.z,
+                );
+                if off.length() > OFF_FLOOR_M {
+                    self.lanes.position_x[slot] = nearest.point.x;
+                    self.lanes.position_y[slot] = nearest.point.y;
+                    self.lanes.position_z[slot] = nearest.point.z;
                 }
             }
-            let changed = self.lanes.corridor[slot].as_ref().and_then(|corridor| {
-                let validity = corridor.reads.still_valid_in(&self.snapshot, filter);
-                (validity != crate::query::Validity::Valid).then_some(validity)
-            });
             if let Some(changed) = changed {
                 self.lanes.corridor[slot] = None;
                 replan.push((self.lanes.id[slot], changed));
@@ -297,7 +321,7 @@ impl Crowd {
     /// Reports that the agent's adopted route stopped holding, with the dependency that
     /// changed: with this step's events when found during a step, with the next step's
     /// when found by `set_mesh` between steps.
-    pub(crate) fn report_invalidated(&mut self, agent: AgentId, changed: crate::query::Validity) {
+    pub(crate) fn report_invalidated(&mut self, agent: AgentId, changed: Validity) {
         if let Ok(request) = self.world.get::<&MoveRequest>(self.ids.entity(agent)) {
             self.deferred_events.push(CrowdEvent::RouteInvalidated {
                 agent,

@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::crowd::codec::RestoreError;
 use crate::crowd::codec::{Reader, Saved, Writer};
 use crate::ids::{CostVersion, FilterVersion};
@@ -17,6 +19,9 @@ use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{QueryFilter, Validity};
 
 use super::Corridor;
+
+/// Cached corridors per parallel task of [`CorridorCache::evict_stale`]'s checks.
+const ENTRIES_PER_CHECK_TASK: usize = 256;
 
 /// Hashes corridor keys for the cache: a multiply and a rotation a word (the keys are
 /// polygon references and version counters the crowd makes, so nothing needs the
@@ -206,11 +211,22 @@ impl CorridorCache {
     /// crowd's table `filters`, changed).
     pub fn evict_stale(&mut self, snapshot: &Snapshot, filters: &[QueryFilter]) {
         let before = self.entries.len();
-        self.entries.retain(|key, corridor| {
-            filters.get(key.filter_id.index()).is_some_and(|filter| {
-                corridor.reads.still_valid_in(snapshot, filter) == Validity::Valid
+        // The checks read only: they run in parallel, then the stale keys go (in any
+        // order: removing one key does not depend on another).
+        let entries: Vec<(&CorridorKey, &Arc<Corridor>)> = self.entries.iter().collect();
+        let stale: Vec<CorridorKey> = entries
+            .par_iter()
+            .with_min_len(ENTRIES_PER_CHECK_TASK)
+            .filter(|(key, corridor)| {
+                filters.get(key.filter_id.index()).is_none_or(|filter| {
+                    corridor.reads.still_valid_in(snapshot, filter) != Validity::Valid
+                })
             })
-        });
+            .map(|(key, _)| **key)
+            .collect();
+        for key in &stale {
+            self.entries.remove(key);
+        }
         let dropped = before - self.entries.len();
         self.evictions += dropped as u64;
         self.make_room_until_sweep();
