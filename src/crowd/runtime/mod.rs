@@ -23,7 +23,7 @@ use crate::crowd::agents::RequestId;
 use crate::crowd::agents::{AGENTS_MAX, AgentId, AgentIds, AgentView};
 use crate::crowd::avoidance::neighbours::NeighbourGrid;
 use crate::crowd::avoidance::velocities::{AvoidanceConfig, AvoidanceProfile};
-use crate::crowd::paths::corridor::{Corridor, CorridorCache};
+use crate::crowd::paths::corridor::{Corridor, CorridorCache, SlotBits};
 use crate::crowd::paths::scheduler::Scheduler;
 use crate::crowd::walking::passes::PortalWindow;
 use crate::mesh::{NavMesh, Snapshot};
@@ -54,6 +54,10 @@ pub struct Crowd {
     pub(crate) ids: AgentIds,
     pub(crate) lanes: AgentLanes,
     pub(crate) snapshot: Snapshot,
+    /// The snapshot `set_mesh` last checked every corridor on, if it is still `snapshot`:
+    /// corridors adopted since were checked on it too, so the next `set_mesh` need only
+    /// look at corridors that read a slot changed since.
+    pub(crate) checked_snapshot: Option<Snapshot>,
     /// The query filters agents may be given, [`FilterId::DEFAULT`] first.
     pub(crate) filters: Vec<QueryFilter>,
     /// The avoidance profiles agents may be given, [`ProfileId::DEFAULT`] first.
@@ -133,6 +137,7 @@ impl Crowd {
             lanes: AgentLanes::default(),
             scheduler: Scheduler::new(config.heuristic_weight, config.snap_half_extents, &snapshot),
             snapshot,
+            checked_snapshot: None,
             filters: vec![filter],
             profiles: vec![AvoidanceProfile::of(&config.avoidance)],
             cache: CorridorCache::with_capacity(config.corridor_cache_capacity),
@@ -232,6 +237,11 @@ impl Crowd {
         if snapshot.is_same(&self.snapshot) {
             return;
         }
+        let changed = self
+            .checked_snapshot
+            .as_ref()
+            .filter(|checked| checked.is_same(&self.snapshot))
+            .and_then(|checked| SlotBits::changed_between(checked, &snapshot));
         self.snapshot = snapshot;
         let fingerprint = mesh_fingerprint(&self.snapshot);
         self.log(|| LogRecord::SetMesh { fingerprint });
@@ -260,7 +270,8 @@ impl Crowd {
                 self.reissue(agent);
             }
         }
-        self.cache.evict_stale(&self.snapshot, &self.filters);
+        self.cache
+            .evict_stale(&self.snapshot, &self.filters, changed.as_ref());
         // Per agent, read only and in parallel: the nearest floor of one whose tile is no
         // longer live, and what changed under its corridor. Applied after in slot order,
         // as a serial pass would.
@@ -285,7 +296,10 @@ impl Crowd {
                     None
                 };
                 let changed = lanes.corridor[slot].as_ref().and_then(|corridor| {
-                    let validity = corridor.reads.still_valid_in(snapshot, filter);
+                    let validity =
+                        corridor
+                            .reads
+                            .still_valid_after(snapshot, filter, changed.as_ref());
                     (validity != Validity::Valid).then_some(validity)
                 });
                 (nearest, changed)
@@ -316,6 +330,7 @@ impl Crowd {
             self.report_invalidated(agent, changed);
             self.reissue(agent);
         }
+        self.checked_snapshot = Some(self.snapshot.clone());
     }
 
     /// Reports that the agent's adopted route stopped holding, with the dependency that

@@ -18,7 +18,7 @@ use crate::ids::{CostVersion, FilterVersion};
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{QueryFilter, Validity};
 
-use super::Corridor;
+use super::{Corridor, SlotBits};
 
 /// Cached corridors per parallel task of [`CorridorCache::evict_stale`]'s checks.
 const ENTRIES_PER_CHECK_TASK: usize = 256;
@@ -208,8 +208,15 @@ impl CorridorCache {
     }
 
     /// Drops every entry that read a tile changed on `snapshot` (or whose filter, in the
-    /// crowd's table `filters`, changed).
-    pub fn evict_stale(&mut self, snapshot: &Snapshot, filters: &[QueryFilter]) {
+    /// crowd's table `filters`, changed). With `changed`, the slots changed since the
+    /// snapshot every entry last held on, entries that read none of them are kept
+    /// unread.
+    pub fn evict_stale(
+        &mut self,
+        snapshot: &Snapshot,
+        filters: &[QueryFilter],
+        changed: Option<&SlotBits>,
+    ) {
         let before = self.entries.len();
         // The checks read only: they run in parallel, then the stale keys go (in any
         // order: removing one key does not depend on another).
@@ -219,7 +226,7 @@ impl CorridorCache {
             .with_min_len(ENTRIES_PER_CHECK_TASK)
             .filter(|(key, corridor)| {
                 filters.get(key.filter_id.index()).is_none_or(|filter| {
-                    corridor.reads.still_valid_in(snapshot, filter) != Validity::Valid
+                    corridor.reads.still_valid_after(snapshot, filter, changed) != Validity::Valid
                 })
             })
             .map(|(key, _)| **key)

@@ -367,6 +367,63 @@ pub struct CorridorLink {
     pub exit: Vec3,
 }
 
+/// A set of tile slots kept as 256 bits, slot `s` at bit `s % 256`: two sets that share no
+/// bit share no slot (sets that share a bit may still share none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlotBits([u64; 4]);
+
+impl SlotBits {
+    /// The set of `slots`.
+    pub fn of(slots: impl IntoIterator<Item = TileSlot>) -> SlotBits {
+        let mut bits = SlotBits::default();
+        for slot in slots {
+            bits.insert(slot);
+        }
+        bits
+    }
+
+    /// Adds a slot.
+    pub fn insert(&mut self, slot: TileSlot) {
+        let bit = usize::from(slot.0) % 256;
+        self.0[bit / 64] |= 1 << (bit % 64);
+    }
+
+    /// Whether the two sets may share a slot.
+    pub fn meets(&self, other: &SlotBits) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    /// The slots whose tile changed from `before` to `after` (replaced, marked pending,
+    /// emptied or new), as bits; `None` when a link changed too (links are not slots).
+    pub fn changed_between(before: &Snapshot, after: &Snapshot) -> Option<SlotBits> {
+        let (before, after) = (before.data(), after.data());
+        let links_changed = before.links.len() != after.links.len()
+            || before
+                .links
+                .iter()
+                .zip(&after.links)
+                .any(|(was, now)| was.id != now.id || was.version != now.version);
+        if links_changed {
+            return None;
+        }
+        let kind = |state: &SlotState| match state {
+            SlotState::Empty => 0,
+            SlotState::Live(_) => 1,
+            SlotState::Pending => 2,
+        };
+        let mut changed = SlotBits::default();
+        for (index, now) in after.slots.iter().enumerate() {
+            let same = before.slots.get(index).is_some_and(|was| {
+                was.generation == now.generation && kind(&was.state) == kind(&now.state)
+            });
+            if !same {
+                changed.insert(TileSlot(index as u16));
+            }
+        }
+        Some(changed)
+    }
+}
+
 /// What a corridor's search read, in the form a long-lived corridor keeps: the slots of the
 /// tiles read, the newest generation among them, the links considered with their versions
 /// and the filter's versions.
@@ -380,6 +437,8 @@ pub struct CorridorLink {
 pub struct CorridorReads {
     newest_generation: TileGeneration,
     slots: Box<[TileSlot]>,
+    /// The slots read, as bits (see [`SlotBits`]).
+    slot_bits: SlotBits,
     links: Box<[(LinkId, LinkVersion)]>,
     filter: FilterVersion,
     cost: CostVersion,
@@ -396,6 +455,7 @@ impl CorridorReads {
                 .max()
                 .unwrap_or(TileGeneration(0)),
             slots: read_set.tiles.iter().map(|read| read.slot).collect(),
+            slot_bits: SlotBits::of(read_set.tiles.iter().map(|read| read.slot)),
             links: read_set.links.iter().copied().collect(),
             filter: read_set.filter,
             cost: read_set.cost,
@@ -423,6 +483,7 @@ impl CorridorReads {
         }
         CorridorReads {
             newest_generation,
+            slot_bits: SlotBits::of(slots.iter().copied()),
             slots: slots.into_boxed_slice(),
             links: links.into_boxed_slice(),
             filter: self.filter,
@@ -472,6 +533,25 @@ impl CorridorReads {
             }
         }
         Validity::Valid
+    }
+
+    /// [`CorridorReads::still_valid_in`] for reads that held on the snapshot before
+    /// `snapshot`, given the slots that changed between the two (`None`: not known, or a
+    /// link changed): reads of no changed slot still hold without looking at them. The
+    /// same answer as `still_valid_in` for such reads, the filter's versions checked first
+    /// as there.
+    pub fn still_valid_after(
+        &self,
+        snapshot: &Snapshot,
+        filter: &QueryFilter,
+        changed: Option<&SlotBits>,
+    ) -> Validity {
+        let unchanged_filter =
+            filter.version() == self.filter && filter.cost_version() == self.cost;
+        match changed {
+            Some(changed) if unchanged_filter && !self.slot_bits.meets(changed) => Validity::Valid,
+            _ => self.still_valid_in(snapshot, filter),
+        }
     }
 
     /// Bytes its lists hold on the heap.
@@ -574,6 +654,7 @@ impl Saved for CorridorReads {
         let slots: Vec<u16> = read_deltas(input, usize::from(u16::MAX) + 1, "tile slots")?;
         Ok(CorridorReads {
             newest_generation,
+            slot_bits: SlotBits::of(slots.iter().copied().map(TileSlot)),
             slots: slots.into_iter().map(TileSlot).collect(),
             links: Vec::<(LinkId, LinkVersion)>::read(input)?.into_boxed_slice(),
             filter: Saved::read(input)?,

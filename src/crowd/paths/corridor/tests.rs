@@ -114,3 +114,34 @@ fn a_cache_reserved_for_a_crowd_never_grows_its_table_in_a_step() {
     }
     assert!(cache.released > 0, "the sweeps ran");
 }
+
+#[test]
+fn slot_bits_meet_only_where_a_slot_or_its_alias_256_apart_is_in_both() {
+    let reads = SlotBits::of([TileSlot(3), TileSlot(64), TileSlot(300)]);
+    assert!(reads.meets(&SlotBits::of([TileSlot(64)])));
+    // 300 and 44 share bit 44: a possible meeting, checked in full by the caller.
+    assert!(reads.meets(&SlotBits::of([TileSlot(44)])));
+    assert!(!reads.meets(&SlotBits::of([TileSlot(4), TileSlot(65), TileSlot(255)])));
+    assert!(!reads.meets(&SlotBits::default()));
+    // A corridor's reads keep the bits of its slots, also through a restore.
+    let read_set = ReadSet {
+        tiles: [7u16, 200]
+            .map(|slot| crate::query::TileRead {
+                slot: TileSlot(slot),
+                generation: TileGeneration(1),
+                on_route: true,
+            })
+            .to_vec(),
+        ..ReadSet::default()
+    };
+    let corridor_reads = CorridorReads::new(&read_set);
+    assert_eq!(
+        corridor_reads.slot_bits,
+        SlotBits::of([TileSlot(7), TileSlot(200)])
+    );
+    let table = crate::crowd::codec::SharedTable::<Corridor>::of_lanes(&[], 0);
+    let mut out = Writer::new(&table.places);
+    corridor_reads.write(&mut out);
+    let restored = CorridorReads::read(&mut Reader::new(&out.bytes)).unwrap();
+    assert_eq!(restored, corridor_reads);
+}
