@@ -14,7 +14,8 @@
 //!   little-endian: x and z as u16 steps of `position_step_m` from the header's origin, the
 //!   velocity's x and z as i16 cm/s, height as a u8 step of `height_step_m` above the
 //!   origin's, and the status (its index in the header's `statuses`, bit 7 set where the
-//!   position lies beyond the quantised range and was clamped to it);
+//!   position lies beyond the quantised range or a velocity component beyond ±327.67 m/s,
+//!   and was clamped to it);
 //! - `events` (when any): `[trace index, event name]` for each crowd event of the step,
 //!   with a third entry for an order's end (its outcome) and a block (what blocked);
 //! - `corridors` (when any changed): `[trace index, [polygon...]]`, the agent's new
@@ -58,7 +59,8 @@ const STATUSES: [(AgentStatus, &str); 11] = [
     (AgentStatus::Quarantined, "quarantined"),
 ];
 
-/// Set in a record's status byte when its position was clamped into the quantised range.
+/// Set in a record's status byte when its position or velocity was clamped into the
+/// quantised range.
 const CLAMPED_BIT: u8 = 0x80;
 
 /// The navigation mesh as `waymark view` draws it, in world metres (to the centimetre):
@@ -304,34 +306,13 @@ impl TraceWriter {
     }
 
     fn push_record(&mut self, position: Vec3, velocity: Vec3, status: AgentStatus) {
-        let mut clamped = false;
-        let mut quantise = |value: f32, step: f32, max: f32| {
-            let steps = ((value / step).round()).clamp(0.0, max);
-            clamped |= !(steps * step - value).abs().le(&step);
-            steps
-        };
-        let relative = position - self.origin;
-        let x = quantise(relative.x, self.position_step_m, f32::from(u16::MAX)) as u16;
-        let z = quantise(relative.z, self.position_step_m, f32::from(u16::MAX)) as u16;
-        let y = quantise(relative.y, self.height_step_m, f32::from(u8::MAX)) as u8;
-        let centimetres_per_s = |value: f32| {
-            (value * 100.0)
-                .round()
-                .clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16
-        };
-        let status_index = STATUSES
-            .iter()
-            .position(|&(known, _)| known == status)
-            .expect("every status is listed") as u8;
-        self.records.extend(x.to_le_bytes());
-        self.records.extend(z.to_le_bytes());
-        self.records
-            .extend(centimetres_per_s(velocity.x).to_le_bytes());
-        self.records
-            .extend(centimetres_per_s(velocity.z).to_le_bytes());
-        self.records.push(y);
-        self.records
-            .push(status_index | if clamped { CLAMPED_BIT } else { 0 });
+        let record = encode_record(
+            position - self.origin,
+            (self.position_step_m, self.height_step_m),
+            velocity,
+            status,
+        );
+        self.records.extend(record);
     }
 
     /// Flushes the file; returns its size in bytes and the frames written.
@@ -452,6 +433,48 @@ pub fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// One agent's record (see the module doc) for a position relative to the trace's origin,
+/// quantised by the trace's (position, height) steps in metres. The clamped bit is set when
+/// the position lies beyond the quantised range or a velocity component beyond ±327.67 m/s:
+/// either was clamped to fit.
+fn encode_record(
+    relative: Vec3,
+    (position_step_m, height_step_m): (f32, f32),
+    velocity: Vec3,
+    status: AgentStatus,
+) -> [u8; RECORD_BYTES] {
+    let mut clamped = false;
+    let mut quantise = |value: f32, step: f32, max: f32| {
+        let steps = (value / step).round().clamp(0.0, max);
+        clamped |= !(steps * step - value).abs().le(&step);
+        steps
+    };
+    let x = quantise(relative.x, position_step_m, f32::from(u16::MAX)) as u16;
+    let z = quantise(relative.z, position_step_m, f32::from(u16::MAX)) as u16;
+    let y = quantise(relative.y, height_step_m, f32::from(u8::MAX)) as u8;
+    let mut centimetres_per_s = |value: f32| {
+        let exact = (value * 100.0).round();
+        let fitted = exact.clamp(f32::from(i16::MIN), f32::from(i16::MAX));
+        // (A NaN compares unequal: flagged, and written as 0.)
+        clamped |= fitted != exact;
+        fitted as i16
+    };
+    let velocity_x = centimetres_per_s(velocity.x);
+    let velocity_z = centimetres_per_s(velocity.z);
+    let status_index = STATUSES
+        .iter()
+        .position(|&(known, _)| known == status)
+        .expect("every status is listed") as u8;
+    let mut record = [0u8; RECORD_BYTES];
+    record[0..2].copy_from_slice(&x.to_le_bytes());
+    record[2..4].copy_from_slice(&z.to_le_bytes());
+    record[4..6].copy_from_slice(&velocity_x.to_le_bytes());
+    record[6..8].copy_from_slice(&velocity_z.to_le_bytes());
+    record[8] = y;
+    record[9] = status_index | if clamped { CLAMPED_BIT } else { 0 };
+    record
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,6 +493,28 @@ mod tests {
         for (plain, encoded) in vectors {
             assert_eq!(base64(plain.as_bytes()), encoded, "{plain:?}");
         }
+    }
+
+    #[test]
+    fn a_record_flags_a_position_or_a_velocity_clamped_to_fit() {
+        let steps = (0.01, 0.1);
+        let inside = Vec3::new(3.0, 1.0, 5.0);
+        let record = encode_record(inside, steps, Vec3::new(2.5, 0.0, -1.25), AgentStatus::Idle);
+        assert_eq!(record[9] & CLAMPED_BIT, 0);
+        assert_eq!(i16::from_le_bytes([record[4], record[5]]), 250);
+        assert_eq!(i16::from_le_bytes([record[6], record[7]]), -125);
+        // 400 m/s is beyond ±327.67 m/s: clamped and flagged.
+        let fast = encode_record(inside, steps, Vec3::new(400.0, 0.0, 0.0), AgentStatus::Idle);
+        assert_eq!(fast[9] & CLAMPED_BIT, CLAMPED_BIT);
+        assert_eq!(i16::from_le_bytes([fast[4], fast[5]]), i16::MAX);
+        let below = encode_record(
+            Vec3::new(-1.0, 1.0, 5.0),
+            steps,
+            Vec3::ZERO,
+            AgentStatus::Idle,
+        );
+        assert_eq!(below[9] & CLAMPED_BIT, CLAMPED_BIT);
+        assert_eq!(u16::from_le_bytes([below[0], below[1]]), 0);
     }
 
     #[test]
