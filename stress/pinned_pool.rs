@@ -5,10 +5,10 @@
 //! the other core sits idle is often queued on the core of the thread that woke it (the
 //! guest's scheduler passes over an idle vCPU it sees as preempted by the host) and starts
 //! only when the next scheduler tick moves it, 0 to 4 ms later. A frame whose serial work
-//! let the workers fall asleep then runs its step's first passes on one core: measured on
-//! the soak's city, one step in three took twice as long, with the same work. Pinned, a
-//! woken worker starts on its own core within about 0.1 ms. Game engines pin their job
-//! threads for the same reason. `WAYMARK_UNPINNED=1` leaves the pool as rayon builds it.
+//! let the workers fall asleep then runs its step's first passes on one core, and the
+//! step's p99 over its median on the city rises from 1.74x pinned to 2.43x unpinned
+//! (docs/benchmarks.md, Dynamic worlds). Game engines pin their job threads for the same
+//! reason. `WAYMARK_UNPINNED=1` leaves the pool as rayon builds it.
 
 /// Builds the global pool with pinned workers (Linux); whether it did. Call before any
 /// other use of rayon.

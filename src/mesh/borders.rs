@@ -93,14 +93,9 @@ impl BorderPortals {
                 let (a, b) = (corners[edge], corners[(edge + 1) % count]);
                 // Most facing edges lie elsewhere along the side: they are passed over on
                 // their spans alone (the test `border_portal` starts with).
-                let along_z = side == 0 || side == 2;
-                let along = |p: Vec3| if along_z { p.z } else { p.x };
-                let (low, high) = (along(a).min(along(b)), along(a).max(along(b)));
+                let span = side_span(side, a, b);
                 for border in &other.border[usize::from((side + 2) % 4)] {
-                    let (start_along, end_along) = (along(border.start), along(border.end));
-                    if high.min(start_along.max(end_along)) - low.max(start_along.min(end_along))
-                        < PORTAL_OVERLAP_MIN_M
-                    {
+                    if spans_overlap(span, side_span(side, border.start, border.end)).is_none() {
                         continue;
                     }
                     let Some((first, second)) = border_portal(side, a, b, border, tolerance) else {
@@ -214,6 +209,30 @@ pub(crate) fn border_tolerance(data: &SnapshotData) -> f32 {
 /// Least overlap along a tile side of two border edges that makes a portal, metres.
 const PORTAL_OVERLAP_MIN_M: f32 = 1e-3;
 
+/// A point's place along tile side `side` (z on the -X and +X sides, x on the others).
+fn along_side(side: u16, point: Vec3) -> f32 {
+    if side == 0 || side == 2 {
+        point.z
+    } else {
+        point.x
+    }
+}
+
+/// The span `a b` covers along tile side `side`, low end first.
+fn side_span(side: u16, a: Vec3, b: Vec3) -> (f32, f32) {
+    let (a, b) = (along_side(side, a), along_side(side, b));
+    (a.min(b), a.max(b))
+}
+
+/// Where two spans along a side overlap, if by at least [`PORTAL_OVERLAP_MIN_M`].
+fn spans_overlap(
+    (low, high): (f32, f32),
+    (other_low, other_high): (f32, f32),
+) -> Option<(f32, f32)> {
+    let (start, end) = (low.max(other_low), high.min(other_high));
+    (end - start >= PORTAL_OVERLAP_MIN_M).then_some((start, end))
+}
+
 /// Edge `a b` on tile side `side` clipped to where it overlaps the facing tile's border
 /// edge `edge` (at least 1 mm, with the heights at one end of the overlap within
 /// `tolerance`): the overlap's ends on `a b`, in the order of `a b`, so left and right are
@@ -225,16 +244,8 @@ pub(crate) fn border_portal(
     edge: &BorderEdge,
     tolerance: f32,
 ) -> Option<(Vec3, Vec3)> {
-    let along = |p: Vec3| if side == 0 || side == 2 { p.z } else { p.x };
-    let (low, high) = (along(a).min(along(b)), along(a).max(along(b)));
-    let (other_low, other_high) = (
-        along(edge.start).min(along(edge.end)),
-        along(edge.start).max(along(edge.end)),
-    );
-    let (start, end) = (low.max(other_low), high.min(other_high));
-    if end - start < PORTAL_OVERLAP_MIN_M {
-        return None;
-    }
+    let along = |p: Vec3| along_side(side, p);
+    let (start, end) = spans_overlap(side_span(side, a, b), side_span(side, edge.start, edge.end))?;
     let point_at = |p: Vec3, q: Vec3, t: f32| {
         let span = along(q) - along(p);
         if span.abs() < 1e-9 {

@@ -36,24 +36,16 @@ use super::tile_builder::{
     StageTimes, TileInputs, TileJob, compact_field, finish_tile, rasterize_job,
 };
 use super::{BakeConfig, BakeError, BakeOutput, plan_tiles, tile_jobs};
-use crate::geom::planar::convex_hull;
 use crate::ids::AreaId;
 use crate::mesh::carve::{CarveFootprint, carve_tile};
 use crate::mesh::{NavMesh, NavMeshError, RuntimeTile, TileData, TileSlot};
 use crate::scene::WorldTriangles;
 
 mod field;
+mod shapes;
 
 use field::{decode, encode, footprint};
-
-/// Sides of the polygon a cylinder's footprint is cut as (circumscribed: it holds the
-/// circle).
-const CYLINDER_SIDES: usize = 16;
-
-/// Fewest and most sides of a circumscribed polygon a carved cut rounds a disk with
-/// (see [`circumscribed_sides`]).
-const CARVED_SIDES_MIN: usize = 6;
-const CARVED_SIDES_MAX: usize = 32;
+use shapes::{carved_outline, outline, reach, shape_floors, shape_volume};
 
 /// Most obstacles a cache holds at once.
 pub const OBSTACLES_MAX: usize = 1 << 16;
@@ -170,7 +162,7 @@ struct CachedTile {
 }
 
 impl CachedTile {
-    /// Whether an obstacle whose reach (see [`ObstacleReach`]) spans `low..high` can
+    /// Whether an obstacle whose reach (see [`reach`]) spans `low..high` can
     /// change the tile: it reaches the tile's bounds (carving) or its grid, border
     /// included (voxels).
     fn reached_by(&self, (low, high): (Vec2, Vec2), rebuild: ObstacleRebuild) -> bool {
@@ -388,11 +380,9 @@ impl TileCache {
                 .map(one)
                 .collect::<Result<_, BakeError>>()?
         };
-        for at in &chosen {
-            self.pending.remove(at);
-        }
         let mut update = CacheUpdate::default();
-        record_commits(&mut update, &chosen, mesh.commit_prepared_tiles(rebuilt))?;
+        let commits = mesh.commit_prepared_tiles(rebuilt);
+        record_commits(&mut update, &mut self.pending, &chosen, commits)?;
         update.remaining = self.pending.len();
         Ok(update)
     }
@@ -456,11 +446,8 @@ impl TileCache {
         }
         let mut update = CacheUpdate::default();
         if !built_tiles.is_empty() {
-            record_commits(
-                &mut update,
-                &places,
-                mesh.commit_prepared_tiles(built_tiles),
-            )?;
+            let commits = mesh.commit_prepared_tiles(built_tiles);
+            record_commits(&mut update, &mut self.pending, &places, commits)?;
         }
         update.remaining = self.pending.len() + rebuild.outstanding;
         Ok(update)
@@ -483,21 +470,30 @@ impl TileCache {
     }
 }
 
-/// Each commit's outcome in `update`: its slot, or its place among the stale; any other
-/// refusal is the update's error.
+/// Each commit's outcome in `update` (its slot, or its place among the stale), the
+/// tile no longer pending in the cache either way. A tile refused for any other reason
+/// stays (or is again) pending, for a later update to retry, and the first such refusal
+/// is the update's error once every outcome is recorded.
 fn record_commits(
     update: &mut CacheUpdate,
+    pending: &mut BTreeSet<(i32, i32)>,
     places: &[(i32, i32)],
     commits: Vec<Result<TileSlot, NavMeshError>>,
 ) -> Result<(), BakeError> {
+    let mut refused = None;
     for (&at, commit) in places.iter().zip(commits) {
         match commit {
             Ok(slot) => update.committed.push(slot),
             Err(NavMeshError::StaleSource { .. }) => update.stale.push(at),
-            Err(other) => return Err(BakeError::Commit(other)),
+            Err(other) => {
+                pending.insert(at);
+                refused.get_or_insert(other);
+                continue;
+            }
         }
+        pending.remove(&at);
     }
-    Ok(())
+    refused.map_or(Ok(()), |error| Err(BakeError::Commit(error)))
 }
 
 /// One tile with `obstacles` applied, rebuilt as `mode` says.
@@ -613,115 +609,6 @@ fn check_shape(shape: &ObstacleShape) -> Result<(), ObstacleError> {
     }
 }
 
-/// The shape's outline from above (x, z), convex, holding the shape.
-fn outline(shape: &ObstacleShape) -> Vec<Vec2> {
-    match *shape {
-        ObstacleShape::Cylinder { base, radius_m, .. } => {
-            regular_polygon(Vec2::new(base.x, base.z), radius_m, CYLINDER_SIDES)
-        }
-        ObstacleShape::Box { min, max } => vec![
-            Vec2::new(min.x, min.z),
-            Vec2::new(max.x, min.z),
-            Vec2::new(max.x, max.z),
-            Vec2::new(min.x, max.z),
-        ],
-        ObstacleShape::TurnedBox {
-            base,
-            half_extents_m,
-            yaw_rad,
-            ..
-        } => {
-            let turn = Vec2::from_angle(yaw_rad);
-            [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
-                .into_iter()
-                .map(|(sx, sz)| {
-                    let local = Vec2::new(sx * half_extents_m.x, sz * half_extents_m.y);
-                    Vec2::new(base.x, base.z) + turn.rotate(local)
-                })
-                .collect()
-        }
-    }
-}
-
-/// The outline a cut carves: the shape grown by the body's radius (the Minkowski sum
-/// with a disk), circumscribed, so it holds every point within the radius of the shape,
-/// and straying outside that at most half a bake cell (the finest the bake itself sees
-/// the level; see [`circumscribed_sides`]).
-fn carved_outline(shape: &ObstacleShape, config: &ValidBakeConfig) -> Vec<Vec2> {
-    let body_m = config.config.agent_radius_m;
-    let tolerance_m = 0.5 * config.config.cell_size_m;
-    if let ObstacleShape::Cylinder {
-        base,
-        radius_m: own,
-        ..
-    } = *shape
-    {
-        // A disk grown by a disk is a disk.
-        let radius_m = own + body_m;
-        return regular_polygon(
-            Vec2::new(base.x, base.z),
-            radius_m,
-            circumscribed_sides(radius_m, tolerance_m),
-        );
-    }
-    let sides = circumscribed_sides(body_m, tolerance_m);
-    let reach = body_m / (std::f32::consts::PI / sides as f32).cos();
-    let body: Vec<Vec2> = (0..sides)
-        .map(|side| {
-            let angle = (side as f32 + 0.5) / sides as f32 * std::f32::consts::TAU;
-            Vec2::from_angle(angle) * reach
-        })
-        .collect();
-    let points: Vec<Vec2> = outline(shape)
-        .iter()
-        .flat_map(|&corner| body.iter().map(move |&offset| corner + offset))
-        .collect();
-    convex_hull(&points)
-}
-
-/// Sides of the regular polygon circumscribed about a disk of `radius_m` whose corners
-/// stand at most `tolerance_m` outside the disk, within
-/// [`CARVED_SIDES_MIN`]..=[`CARVED_SIDES_MAX`]. Each side is one more cut through every
-/// polygon under the disk, so no more are used than the tolerance asks.
-fn circumscribed_sides(radius_m: f32, tolerance_m: f32) -> usize {
-    // A circumscribed polygon of n sides has its corners at radius / cos(pi / n).
-    let half_angle = (radius_m / (radius_m + tolerance_m)).acos();
-    let sides = (std::f32::consts::PI / half_angle).ceil();
-    if sides.is_finite() {
-        (sides as usize).clamp(CARVED_SIDES_MIN, CARVED_SIDES_MAX)
-    } else {
-        CARVED_SIDES_MAX
-    }
-}
-
-/// Bounds (x, z) holding all that `shape` can change in a tile rebuilt as `mode` says:
-/// its carved outline's (carving), or its footprint's (voxels, whose tiles' grids
-/// include the border the body's erosion reads). Worked out without building the outline
-/// (this runs per obstacle for every tile rebuilt).
-fn reach(shape: &ObstacleShape, mode: ObstacleRebuild, config: &ValidBakeConfig) -> (Vec2, Vec2) {
-    let (low, high) = shape_footprint(shape);
-    if mode == ObstacleRebuild::Voxel {
-        return (low, high);
-    }
-    let body_m = config.config.agent_radius_m;
-    let tolerance_m = 0.5 * config.config.cell_size_m;
-    let circumscribed = |radius_m: f32| {
-        let sides = circumscribed_sides(radius_m, tolerance_m);
-        radius_m / (std::f32::consts::PI / sides as f32).cos()
-    };
-    match *shape {
-        ObstacleShape::Cylinder { base, radius_m, .. } => {
-            let reach = circumscribed(radius_m + body_m);
-            let centre = Vec2::new(base.x, base.z);
-            (centre - Vec2::splat(reach), centre + Vec2::splat(reach))
-        }
-        ObstacleShape::Box { .. } | ObstacleShape::TurnedBox { .. } => {
-            let reach = circumscribed(body_m);
-            (low - Vec2::splat(reach), high + Vec2::splat(reach))
-        }
-    }
-}
-
 /// Bytes a tile's arrays hold.
 fn tile_bytes(tile: &TileData) -> usize {
     size_of_val(tile.vertices.as_slice())
@@ -730,60 +617,6 @@ fn tile_bytes(tile: &TileData) -> usize {
         + size_of_val(tile.detail_vertices.as_slice())
         + size_of_val(tile.detail_triangles.as_slice())
         + size_of_val(tile.sources.as_slice())
-}
-
-/// The regular polygon of `sides` circumscribing the circle of `radius_m` about `centre`.
-fn regular_polygon(centre: Vec2, radius_m: f32, sides: usize) -> Vec<Vec2> {
-    let reach = radius_m / (std::f32::consts::PI / sides as f32).cos();
-    // Turning one corner to the next by a fixed rotation: one sine and cosine, not one per
-    // corner (this runs at every rebuild).
-    let turn = Vec2::from_angle(std::f32::consts::TAU / sides as f32);
-    let mut direction = Vec2::X;
-    (0..sides)
-        .map(|_| {
-            let corner = centre + direction * reach;
-            direction = turn.rotate(direction);
-            corner
-        })
-        .collect()
-}
-
-/// The shape's footprint bounds (x, z).
-fn shape_footprint(shape: &ObstacleShape) -> (Vec2, Vec2) {
-    match *shape {
-        // The bounds of its outline's polygon, without making it (this runs per tile).
-        ObstacleShape::Cylinder { base, radius_m, .. } => {
-            let reach = radius_m / (std::f32::consts::PI / CYLINDER_SIDES as f32).cos();
-            let centre = Vec2::new(base.x, base.z);
-            (centre - Vec2::splat(reach), centre + Vec2::splat(reach))
-        }
-        ObstacleShape::Box { min, max } => (Vec2::new(min.x, min.z), Vec2::new(max.x, max.z)),
-        ObstacleShape::TurnedBox { .. } => outline(shape).iter().fold(
-            (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY)),
-            |(low, high), &corner| (low.min(corner), high.max(corner)),
-        ),
-    }
-}
-
-/// The floor heights the shape reaches: from a climb below its foot to its top.
-fn shape_floors(shape: &ObstacleShape, climb_m: f32) -> (f32, f32) {
-    let (foot, top) = match *shape {
-        ObstacleShape::Cylinder { base, height_m, .. }
-        | ObstacleShape::TurnedBox { base, height_m, .. } => (base.y, base.y + height_m),
-        ObstacleShape::Box { min, max } => (min.y, max.y),
-    };
-    (foot - climb_m, top)
-}
-
-/// The shape as an area volume: floors from a climb below its foot to its top.
-fn shape_volume(shape: &ObstacleShape, area: AreaId, climb_m: f32) -> AreaVolume {
-    let (min_y, max_y) = shape_floors(shape, climb_m);
-    AreaVolume {
-        corners: outline(shape),
-        min_y,
-        max_y,
-        area,
-    }
 }
 
 #[cfg(test)]

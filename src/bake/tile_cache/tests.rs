@@ -1,6 +1,9 @@
 //! The outlines a carved cut takes: sides from the tolerance, corners within it, and the
 //! reach that decides which tiles a rebuild touches holding the outline.
 
+use super::shapes::{
+    CARVED_SIDES_MAX, CARVED_SIDES_MIN, carved_outline, circumscribed_sides, outline, reach,
+};
 use super::*;
 use crate::bake::Preset;
 use crate::geom::planar::signed_area;
@@ -125,4 +128,37 @@ fn outline_distance(outline: &[Vec2], point: Vec2) -> f32 {
             point.distance(a + (b - a) * t)
         })
         .fold(f32::INFINITY, f32::min)
+}
+
+#[test]
+fn a_commit_refused_for_a_reason_other_than_staleness_stays_pending_for_a_retry() {
+    use crate::ids::SourceVersion;
+    let (fresh, stale, refused, later) = ((0, 0), (1, 0), (2, 0), (3, 0));
+    let mut pending: BTreeSet<(i32, i32)> = [fresh, stale, refused].into_iter().collect();
+    let mut update = CacheUpdate::default();
+    let outcome = record_commits(
+        &mut update,
+        &mut pending,
+        &[fresh, stale, refused, later],
+        vec![
+            Ok(TileSlot(4)),
+            Err(NavMeshError::StaleSource {
+                x: 1,
+                z: 0,
+                instance: 9,
+                built: SourceVersion(1),
+                current: SourceVersion(2),
+            }),
+            Err(NavMeshError::OutOfSlots),
+            Ok(TileSlot(5)),
+        ],
+    );
+    // Every outcome is recorded; the refusal is the error; only the refused tile is left.
+    assert!(matches!(
+        outcome,
+        Err(BakeError::Commit(NavMeshError::OutOfSlots))
+    ));
+    assert_eq!(update.committed, [TileSlot(4), TileSlot(5)]);
+    assert_eq!(update.stale, [stale]);
+    assert_eq!(pending.into_iter().collect::<Vec<_>>(), [refused]);
 }
