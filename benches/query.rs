@@ -13,8 +13,8 @@ use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::{NavMesh, Snapshot};
 use waymark::query::{
-    NODE_POOL_DEFAULT, Nearest, NodePool, QueryFilter, find_path, nearest_polygon, route,
-    straight_path,
+    NODE_POOL_DEFAULT, Nearest, NodePool, PathSearch, QueryFilter, find_path, nearest_polygon,
+    random_points, route, straight_path,
 };
 use waymark::scene::obj::{ObjOptions, load_obj};
 
@@ -138,7 +138,49 @@ fn query_benches(criterion: &mut Criterion) {
             })
         });
     }
+    city_searches(&mut group);
     group.finish();
+}
+
+/// The crowd's searches (weighted A*, heuristic weight 1.5) between 1,000 pairs of random
+/// points on the city generated for 20,000 agents, baked in tiles of 96 cells as
+/// `waymark crowd city` bakes it: a large tiled mesh, where a search crosses a tile border
+/// about every other polygon and reads its neighbours from memory spread over many tiles.
+fn city_searches(group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>) {
+    let city = waymark::scene::city::city(20_000, 1);
+    let world = city.scene.world_triangles().unwrap();
+    let config = BakeConfig {
+        tile_size_cells: Some(96),
+        ..BakeConfig::preset(Preset::Guard)
+    };
+    let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, 1000, 1);
+    let ends = random_points(&snapshot, &filter, 1000, 2);
+    let mut pool = NodePool::for_snapshot(NODE_POOL_DEFAULT, &snapshot);
+    group.bench_function("city_paths_1k/20000", |bench| {
+        bench.iter(|| {
+            let mut expanded = 0;
+            for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
+                let mut search = PathSearch::new_weighted(
+                    &snapshot,
+                    start,
+                    start_position,
+                    end,
+                    end_position,
+                    &filter,
+                    std::mem::take(&mut pool),
+                    1.5,
+                )
+                .unwrap();
+                search.step(u32::MAX);
+                expanded += search.nodes_expanded();
+                pool = search.into_result().1;
+            }
+            black_box(expanded)
+        })
+    });
 }
 
 criterion_group!(benches, query_benches);

@@ -136,11 +136,7 @@ impl BorderPortals {
     /// [`Adjacent::neighbour`]); empty for a number the tile does not have.
     #[inline]
     pub fn portals(&self, border_edge: u16) -> &[BorderPortal] {
-        let index = usize::from(border_edge);
-        match (self.start.get(index), self.start.get(index + 1)) {
-            (Some(&first), Some(&end)) => &self.portals[first as usize..end as usize],
-            _ => &[],
-        }
+        run(&self.start, &self.portals, usize::from(border_edge))
     }
 
     /// Whether this table was worked out for the same tile against the same facing tiles.
@@ -198,6 +194,16 @@ pub(super) fn border_tables(
             }
         })
         .collect()
+}
+
+/// Run `index` of `items`, cut into runs at `start` (each run's first item, plus the end):
+/// empty for an index past the runs.
+#[inline]
+pub(super) fn run<'a, T>(start: &[u32], items: &'a [T], index: usize) -> &'a [T] {
+    match (start.get(index), start.get(index + 1)) {
+        (Some(&first), Some(&end)) => &items[first as usize..end as usize],
+        _ => &[],
+    }
 }
 
 /// How far apart in height two border edges may be and still join: the agent's climb, at

@@ -15,6 +15,7 @@ pub mod navmesh;
 pub mod parts;
 pub mod poly_ref;
 pub mod runtime_tile;
+pub mod search_graph;
 pub mod tile;
 pub mod tile_grid;
 
@@ -26,4 +27,5 @@ pub use navmesh::{
 };
 pub use poly_ref::{PolyRef, TileGeneration, TileSlot};
 pub use runtime_tile::{Adjacent, RuntimeTile, Wall};
+pub use search_graph::{SearchEdge, SearchTable};
 pub use tile::{DetailSubMesh, PolyFlags, TileData, TileHeader, TilePoly, TileSource};

@@ -28,6 +28,7 @@ use super::blob::{BakeParams, FNV1A64_OFFSET, fnv1a64_continued};
 use super::borders::{BorderPortals, border_tables};
 use super::poly_ref::{PolyRef, TileGeneration, TileSlot};
 use super::runtime_tile::RuntimeTile;
+use super::search_graph::{SearchTable, search_tables};
 use super::tile::TileData;
 use super::tile_grid::TileGrid;
 use crate::geom::Aabb;
@@ -151,6 +152,30 @@ pub struct SnapshotData {
     /// Per slot, the portals across its live tile's borders (empty for other slots):
     /// searches read them instead of working them out at each crossing.
     pub border_portals: Vec<Arc<BorderPortals>>,
+    /// Per slot, the search graph of its live tile (empty for other slots): what a path
+    /// search expands a polygon by.
+    pub search_tables: Vec<Arc<SearchTable>>,
+}
+
+impl SnapshotData {
+    /// The slots `slots` with nothing derived from them yet (no links, no tables): what a
+    /// change starts from before publishing works the rest out.
+    pub(super) fn bare(slots: Vec<SlotView>, params: BakeParams) -> SnapshotData {
+        SnapshotData {
+            slots,
+            slot_at: Arc::default(),
+            links: Vec::new(),
+            links_from: HashMap::new(),
+            params,
+            slot_bounds: Vec::new(),
+            tile_grid: Arc::default(),
+            neighbour_slots: Arc::default(),
+            polygon_base: Vec::new(),
+            polygon_total: 0,
+            border_portals: Vec::new(),
+            search_tables: Vec::new(),
+        }
+    }
 }
 
 impl Snapshot {
@@ -310,6 +335,16 @@ impl Snapshot {
             .map(|table| &**table)
     }
 
+    /// The search graph of the live tile in `slot`, if this snapshot has one for it (its
+    /// generation is the tile's; see [`SearchTable`]).
+    #[inline]
+    pub fn search_table(&self, slot: TileSlot) -> Option<&SearchTable> {
+        self.0
+            .search_tables
+            .get(usize::from(slot.0))
+            .map(|table| &**table)
+    }
+
     /// The link with this id.
     pub fn link(&self, id: LinkId) -> Option<&Link> {
         self.0.links.get(id.0 as usize)
@@ -390,19 +425,7 @@ impl NavMesh {
     /// An empty mesh for tiles baked with `params`.
     pub fn new(params: BakeParams) -> NavMesh {
         NavMesh {
-            current: Arc::new(SnapshotData {
-                slots: Vec::new(),
-                slot_at: Arc::default(),
-                links: Vec::new(),
-                links_from: HashMap::new(),
-                params,
-                slot_bounds: Vec::new(),
-                tile_grid: Arc::default(),
-                neighbour_slots: Arc::default(),
-                polygon_base: Vec::new(),
-                polygon_total: 0,
-                border_portals: Vec::new(),
-            }),
+            current: Arc::new(SnapshotData::bare(Vec::new(), params)),
             source_versions: HashMap::new(),
             last_generation: 0,
         }
@@ -624,35 +647,18 @@ impl NavMesh {
 
     fn copy_data(&self) -> SnapshotData {
         SnapshotData {
-            slots: self.current.slots.clone(),
             slot_at: self.current.slot_at.clone(),
             links: self.current.links.clone(),
-            links_from: HashMap::new(),
-            params: self.current.params,
-            slot_bounds: Vec::new(),
-            tile_grid: Arc::default(),
-            neighbour_slots: Arc::default(),
-            polygon_base: Vec::new(),
-            polygon_total: 0,
-            border_portals: Vec::new(),
+            ..SnapshotData::bare(self.current.slots.clone(), self.current.params)
         }
     }
 
     /// Attaches each link to the polygons under its endpoints.
     fn attach_links(&self, data: &mut SnapshotData) {
-        let snapshot_so_far = Snapshot(Arc::new(SnapshotData {
-            slots: data.slots.clone(),
-            slot_at: Arc::default(),
-            links: Vec::new(),
-            links_from: HashMap::new(),
-            params: data.params,
-            slot_bounds: Vec::new(),
-            tile_grid: Arc::default(),
-            neighbour_slots: Arc::default(),
-            polygon_base: Vec::new(),
-            polygon_total: 0,
-            border_portals: Vec::new(),
-        }));
+        let snapshot_so_far = Snapshot(Arc::new(SnapshotData::bare(
+            data.slots.clone(),
+            data.params,
+        )));
         let mut links_from: HashMap<u64, Vec<LinkId>> = HashMap::new();
         for link in data.links.iter_mut() {
             link.start_polygon =
@@ -720,6 +726,11 @@ impl NavMesh {
             )
         };
         data.border_portals = border_tables(&data, &self.current.border_portals);
+        data.search_tables = search_tables(
+            &data,
+            &self.current.border_portals,
+            &self.current.search_tables,
+        );
         self.current = Arc::new(data);
     }
 }

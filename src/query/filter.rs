@@ -77,11 +77,18 @@ impl QueryFilter {
     /// Whether a polygon may be entered: its area is not excluded and its flags pass.
     #[inline]
     pub fn passes(&self, polygon: &TilePoly) -> bool {
-        let area = polygon.area;
+        self.passes_area_flags(polygon.area, polygon.flags)
+    }
+
+    /// Whether a polygon of area `area` with flags `flags` may be entered (what
+    /// [`QueryFilter::passes`] asks of a polygon record, for callers that carry the two
+    /// apart, as the search graph's edges do).
+    #[inline]
+    pub fn passes_area_flags(&self, area: u8, flags: u16) -> bool {
         area <= AreaId::MAX
             && self.excluded_areas & (1 << area) == 0
-            && polygon.flags & self.include_flags != 0
-            && polygon.flags & self.exclude_flags == 0
+            && flags & self.include_flags != 0
+            && flags & self.exclude_flags == 0
     }
 
     /// Cost multiplier of an area.

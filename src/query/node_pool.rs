@@ -26,6 +26,9 @@ pub(super) struct Node {
     pub(super) cost: f32,
     pub(super) total: f32,
     pub(super) closed: bool,
+    /// Area id of the node's polygon (what each metre through it costs): kept here so an
+    /// expansion reads no polygon record.
+    pub(super) area: u8,
     /// The link crossed to reach this node, or [`NO_LINK`] (a plain `u32` keeps the node
     /// at 40 bytes; `Option<LinkId>` would pad it to 48).
     pub(super) via_link: u32,
@@ -50,6 +53,12 @@ pub struct NodePool {
     pub(super) dense_active: bool,
     pub(super) always_hash: bool,
     pub(super) stamp: u32,
+    /// Per tile slot, the stamp of the last search that recorded reading it: a search
+    /// records each tile once without scanning what it has read (a long search across a
+    /// tiled mesh crosses hundreds of borders and reads hundreds of tiles).
+    pub(super) slot_reads: Vec<u32>,
+    /// Per tile slot, the stamp of the last search whose route crosses it.
+    pub(super) slot_routes: Vec<u32>,
     pub(super) capacity: usize,
     pub(super) open: OpenList,
 }
@@ -124,6 +133,8 @@ impl NodePool {
             dense_active: false,
             always_hash: false,
             stamp: 0,
+            slot_reads: Vec::new(),
+            slot_routes: Vec::new(),
             capacity,
             open: OpenList::with_capacity(capacity),
         }
@@ -166,8 +177,38 @@ impl NodePool {
             // After 2^32 searches the stamps wrap: clear once so no old entry looks current.
             self.table.fill((0, NO_NODE));
             self.dense.fill((0, NO_NODE));
+            self.slot_reads.fill(0);
+            self.slot_routes.fill(0);
             self.stamp = 1;
         }
+    }
+
+    /// Marks tile slot `slot` read by this search; true if it was not yet.
+    #[inline]
+    pub(super) fn first_read(&mut self, slot: crate::mesh::TileSlot) -> bool {
+        let index = usize::from(slot.0);
+        if index >= self.slot_reads.len() {
+            self.slot_reads.resize(index + 1, 0);
+        }
+        let first = self.slot_reads[index] != self.stamp;
+        self.slot_reads[index] = self.stamp;
+        first
+    }
+
+    /// Marks tile slot `slot` as crossed by this search's route.
+    #[inline]
+    pub(super) fn mark_on_route(&mut self, slot: crate::mesh::TileSlot) {
+        let index = usize::from(slot.0);
+        if index >= self.slot_routes.len() {
+            self.slot_routes.resize(index + 1, 0);
+        }
+        self.slot_routes[index] = self.stamp;
+    }
+
+    /// Whether this search's route crosses tile slot `slot` (see [`Self::mark_on_route`]).
+    #[inline]
+    pub(super) fn is_on_route(&self, slot: crate::mesh::TileSlot) -> bool {
+        self.slot_routes.get(usize::from(slot.0)) == Some(&self.stamp)
     }
 
     pub(super) fn slot_of(&self, polygon: PolyRef) -> usize {

@@ -75,6 +75,17 @@ impl ReadSet {
         }
     }
 
+    /// Records a tile the caller knows this set has not read yet (a search keeps its own
+    /// marks, [`read_tile`](Self::read_tile) would scan every tile read so far).
+    pub(crate) fn read_new_tile(&mut self, slot: TileSlot, generation: TileGeneration) {
+        debug_assert!(self.tiles.iter().all(|read| read.slot != slot));
+        self.tiles.push(TileRead {
+            slot,
+            generation,
+            on_route: false,
+        });
+    }
+
     pub(crate) fn read_link(&mut self, id: LinkId, version: LinkVersion) {
         if !self.links.iter().any(|(read, _)| *read == id) {
             self.links.push((id, version));

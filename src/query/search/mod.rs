@@ -21,7 +21,7 @@ use glam::Vec3;
 use super::node_pool::{HEURISTIC_SCALE, NO_LINK, NO_NODE, Node, NodePool, OpenEntry};
 use super::portals::border_crossing;
 use super::{QueryError, QueryFilter, ReadSet, check_point};
-use crate::mesh::{Adjacent, LinkId, PolyRef, Snapshot, TilePoly};
+use crate::mesh::{Adjacent, LinkId, PolyRef, Snapshot};
 
 /// One step of a path: a polygon, and the link taken to enter it, if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,13 +100,15 @@ pub enum Progress {
 }
 
 /// A neighbour offered to the open list.
-struct Candidate<'a> {
+struct Candidate {
     /// The polygon.
     polygon: PolyRef,
     /// Its dense number in the snapshot.
     key: u32,
-    /// Its data (area, flags).
-    entered: &'a TilePoly,
+    /// Its area id.
+    area: u8,
+    /// Its flags.
+    flags: u16,
     /// Where the path enters it (portal midpoint or link end).
     position: Vec3,
     /// Path cost up to `position`.
@@ -261,9 +263,15 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         pool.clear(snapshot.data().polygon_total);
         let mut read_set = recycled.read_set;
         read_set.reset(filter.borrow());
-        read_set.read_tile(start.slot(), start.generation());
-        read_set.read_tile(end.slot(), end.generation());
+        for reference in [start, end] {
+            if pool.first_read(reference.slot()) {
+                read_set.read_new_tile(reference.slot(), reference.generation());
+            }
+        }
         let heuristic = start_position.distance(end_position) * heuristic_scale;
+        let start_area = snapshot.tile(start).map_or(0, |tile| {
+            tile.data.polygons[usize::from(start.polygon())].area
+        });
         let node = Node {
             polygon: start,
             parent: NO_NODE,
@@ -271,6 +279,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             cost: 0.0,
             total: heuristic,
             closed: false,
+            area: start_area,
             via_link: NO_LINK,
         };
         let first = pool
@@ -349,15 +358,13 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             cursor = node.parent;
         }
         steps.reverse();
+        // Every tile on the route was read; mark those (once per tile, not a scan of the
+        // reads per step).
         for step in &steps {
-            if let Some(read) = self
-                .read_set
-                .tiles
-                .iter_mut()
-                .find(|read| read.slot == step.polygon.slot())
-            {
-                read.on_route = true;
-            }
+            self.pool.mark_on_route(step.polygon.slot());
+        }
+        for read in &mut self.read_set.tiles {
+            read.on_route = self.pool.is_on_route(read.slot);
         }
         let result = PathResult {
             steps,
@@ -369,7 +376,60 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         (result, self.pool)
     }
 
+    /// Offers the neighbours of `node` (at `index` in the pool) from the snapshot's search
+    /// graph of its tile, or from the tile's own arrays where the snapshot has none.
     fn expand(&mut self, snapshot: &Snapshot, index: u32, node: Node) {
+        let slot = node.polygon.slot();
+        let Some(table) = snapshot
+            .search_table(slot)
+            .filter(|table| table.generation() == node.polygon.generation())
+        else {
+            self.expand_by_adjacency(snapshot, index, node);
+            return;
+        };
+        let key = snapshot.polygon_key(node.polygon);
+        let area_cost = self.filter.borrow().cost(node.area) * self.polygon_factor(key);
+        // Dense number of this tile's polygon 0: same-tile neighbours need no lookup.
+        let tile_base = key.wrapping_sub(u32::from(node.polygon.polygon()));
+        let parent_polygon = self
+            .pool
+            .nodes
+            .get(node.parent as usize)
+            .map(|parent| parent.polygon);
+        for edge in table.edges(node.polygon.polygon()) {
+            let Some(neighbour) = edge.neighbour else {
+                if let Some((facing, generation)) = table.facing(edge.read_side) {
+                    self.read_tile(facing, generation);
+                }
+                continue;
+            };
+            if Some(neighbour) == parent_polygon {
+                continue;
+            }
+            let cost = node.cost + node.position.distance(edge.midpoint) * area_cost;
+            self.relax(
+                index,
+                Candidate {
+                    polygon: neighbour,
+                    key: if neighbour.slot() == slot {
+                        tile_base.wrapping_add(u32::from(neighbour.polygon()))
+                    } else {
+                        snapshot.polygon_key(neighbour)
+                    },
+                    area: edge.area,
+                    flags: edge.flags,
+                    position: edge.midpoint,
+                    cost,
+                    via: None,
+                },
+            );
+        }
+        self.expand_links(snapshot, index, node, area_cost);
+    }
+
+    /// [`Self::expand`] from the tile's adjacency and border arrays: the same neighbours
+    /// in the same order, for a tile the snapshot keeps no search graph of.
+    fn expand_by_adjacency(&mut self, snapshot: &Snapshot, index: u32, node: Node) {
         let Some(tile) = snapshot.tile(node.polygon) else {
             return;
         };
@@ -401,7 +461,8 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     Candidate {
                         polygon: reference,
                         key: tile_base.wrapping_add(u32::from(adjacent.neighbour)),
-                        entered: area,
+                        area: area.area,
+                        flags: area.flags,
                         position,
                         cost,
                         via: None,
@@ -418,7 +479,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 let (facing, portals) =
                     border_crossing(snapshot, node.polygon, adjacent, (a, b), &mut scratch);
                 if let Some((slot, generation)) = facing {
-                    self.read_set.read_tile(slot, generation);
+                    self.read_tile(slot, generation);
                 }
                 for &(reference, left, right) in portals {
                     if Some(reference) == parent_polygon {
@@ -435,7 +496,8 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                         Candidate {
                             polygon: reference,
                             key: snapshot.polygon_key(reference),
-                            entered: area,
+                            area: area.area,
+                            flags: area.flags,
                             position,
                             cost,
                             via: None,
@@ -445,7 +507,22 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 self.portal_scratch = scratch;
             }
         }
-        if self.filter.borrow().links_allowed() {
+        self.expand_links(snapshot, index, node, area_cost);
+    }
+
+    /// Offers the polygons across the open off-mesh links that leave `node`'s polygon.
+    #[inline]
+    fn expand_links(&mut self, snapshot: &Snapshot, index: u32, node: Node, area_cost: f32) {
+        // Most meshes have no links: no lookup (nor call) per expansion then.
+        if !snapshot.data().links_from.is_empty() && self.filter.borrow().links_allowed() {
+            self.expand_links_from(snapshot, index, node, area_cost);
+        }
+    }
+
+    /// [`Self::expand_links`] on a mesh with links.
+    #[inline(never)]
+    fn expand_links_from(&mut self, snapshot: &Snapshot, index: u32, node: Node, area_cost: f32) {
+        {
             if let Some(links) = snapshot.data().links_from.get(&node.polygon.to_bits()) {
                 for &id in links {
                     let Some(link) = snapshot.link(id) else {
@@ -464,7 +541,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     let Some(other) = snapshot.tile(target) else {
                         continue;
                     };
-                    self.read_set.read_tile(target.slot(), target.generation());
+                    self.read_tile(target.slot(), target.generation());
                     let area = &other.data.polygons[usize::from(target.polygon())];
                     let cost =
                         node.cost + node.position.distance(from) * area_cost + from.distance(to);
@@ -473,7 +550,8 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                         Candidate {
                             polygon: target,
                             key: snapshot.polygon_key(target),
-                            entered: area,
+                            area: area.area,
+                            flags: area.flags,
                             position: to,
                             cost,
                             via: Some(id),
@@ -481,6 +559,14 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     );
                 }
             }
+        }
+    }
+
+    /// Records that the search read the tile in `slot` (at `generation`), once.
+    #[inline]
+    fn read_tile(&mut self, slot: crate::mesh::TileSlot, generation: crate::mesh::TileGeneration) {
+        if self.pool.first_read(slot) {
+            self.read_set.read_new_tile(slot, generation);
         }
     }
 
@@ -498,12 +584,13 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         let Candidate {
             polygon: neighbour,
             key,
-            entered,
+            area,
+            flags,
             position,
             mut cost,
             via,
         } = candidate;
-        if !self.filter.borrow().passes(entered) {
+        if !self.filter.borrow().passes_area_flags(area, flags) {
             return;
         }
         let existing = self.pool.find(neighbour, key);
@@ -522,7 +609,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         }
         let heuristic = if neighbour == self.end {
             cost += position.distance(self.end_position)
-                * self.filter.borrow().cost(entered.area)
+                * self.filter.borrow().cost(area)
                 * self.polygon_factor(key);
             0.0
         } else {
@@ -536,6 +623,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             cost,
             total,
             closed: false,
+            area,
             via_link: via.map_or(NO_LINK, |link| link.0),
         };
         let index = match existing {

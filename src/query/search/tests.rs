@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::bake::{BakeConfig, Preset, bake};
-use crate::mesh::{NavMesh, RuntimeTile, TileSlot};
+use crate::mesh::{NavMesh, RuntimeTile, TilePoly, TileSlot};
 use crate::query::NODE_POOL_DEFAULT;
 use crate::query::portals::{border_crossing, cross_tile_portal_into, cross_tile_portals};
 
@@ -111,6 +111,28 @@ fn assert_tables_match_worked_out(snapshot: &Snapshot) -> usize {
 /// same facing tile as read. A published change works out again the tables of the
 /// tiles it replaced and of their neighbours, and keeps every other tile's; a tile
 /// marked pending is in no neighbour's table.
+/// Asserts that `after` (the snapshot once the tile in slot `replaced` was committed
+/// again) keeps every table `tables` picks from `before` except the replaced tile's and
+/// its neighbours', which it rebuilt.
+fn assert_kept_apart_from<T>(
+    before: &Snapshot,
+    after: &Snapshot,
+    replaced: usize,
+    tables: impl Fn(&crate::mesh::navmesh::SnapshotData) -> &Vec<Arc<T>>,
+) {
+    let touched: Vec<usize> = std::iter::once(replaced)
+        .chain(
+            before.data().neighbour_slots[replaced]
+                .iter()
+                .map(|&slot| usize::from(slot)),
+        )
+        .collect();
+    for slot in 0..after.data().slots.len() {
+        let kept = Arc::ptr_eq(&tables(before.data())[slot], &tables(after.data())[slot]);
+        assert_eq!(kept, !touched.contains(&slot), "slot {slot}");
+    }
+}
+
 #[test]
 fn the_border_table_lists_the_worked_out_portals_and_follows_changes() {
     let mut mesh = tiled_city(11, Preset::Guard);
@@ -132,20 +154,7 @@ fn the_border_table_lists_the_worked_out_portals_and_follows_changes() {
     mesh.add_tiles(vec![tile.data.clone()]).unwrap();
     let after = mesh.snapshot();
     assert!(assert_tables_match_worked_out(&after) > 200);
-    let touched: Vec<usize> = std::iter::once(replaced)
-        .chain(
-            before.data().neighbour_slots[replaced]
-                .iter()
-                .map(|&slot| usize::from(slot)),
-        )
-        .collect();
-    for slot in 0..after.data().slots.len() {
-        let kept = Arc::ptr_eq(
-            &before.data().border_portals[slot],
-            &after.data().border_portals[slot],
-        );
-        assert_eq!(kept, !touched.contains(&slot), "slot {slot}");
-    }
+    assert_kept_apart_from(&before, &after, replaced, |data| &data.border_portals);
     // An edited source marks its tiles pending: their neighbours' tables must list no
     // portal into them and no read of them, as the worked-out crossing finds none.
     let mut tiles_of = std::collections::BTreeMap::<u32, usize>::new();
@@ -180,6 +189,66 @@ fn the_border_table_lists_the_worked_out_portals_and_follows_changes() {
         }
     }
     assert!(beside_pending > 0, "no live tile beside the pending ones");
+}
+
+/// The search graph gives every search what the walk over the tiles' own arrays gives:
+/// the same steps, expansions and reads (in the same order), on both presets' tiled
+/// cities, optimal and weighted, and after a tile is replaced (the replaced tile's table
+/// and its neighbours' are rebuilt, every other kept).
+#[test]
+fn searches_over_the_search_graph_match_searches_over_the_tiles() {
+    let filter = QueryFilter::new();
+    let compare = |snapshot: &Snapshot| {
+        let plain = snapshot.without_search_tables();
+        assert!(plain.search_table(TileSlot(0)).is_none());
+        let starts = crate::query::random_points(snapshot, &filter, 60, 3);
+        let ends = crate::query::random_points(snapshot, &filter, 60, 4);
+        let mut reads = 0;
+        for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
+            for weight in [1.0, 1.5] {
+                let search = |snapshot: &Snapshot| {
+                    let mut search = PathSearch::new_weighted(
+                        snapshot,
+                        start,
+                        start_position,
+                        end,
+                        end_position,
+                        &filter,
+                        NodePool::new(NODE_POOL_DEFAULT),
+                        weight,
+                    )
+                    .unwrap();
+                    search.step(u32::MAX);
+                    search.into_result().0
+                };
+                let (graph, tiles) = (search(snapshot), search(&plain));
+                assert_eq!(graph, tiles, "weight {weight}");
+                reads += graph.read_set.tiles.len();
+            }
+        }
+        assert!(
+            reads > 600,
+            "{reads} tile reads: the searches cross few borders"
+        );
+    };
+    for preset in [Preset::Guard, Preset::Recast] {
+        let mut mesh = tiled_city(7, preset);
+        let before = mesh.snapshot();
+        compare(&before);
+        let replaced = (0..before.data().slots.len())
+            .find(|&slot| {
+                before.live_slot(TileSlot(slot as u16)).is_some()
+                    && before.data().neighbour_slots[slot]
+                        .iter()
+                        .all(|&other| other != u16::MAX)
+            })
+            .unwrap();
+        let (tile, _) = before.live_slot(TileSlot(replaced as u16)).unwrap();
+        mesh.add_tiles(vec![tile.data.clone()]).unwrap();
+        let after = mesh.snapshot();
+        compare(&after);
+        assert_kept_apart_from(&before, &after, replaced, |data| &data.search_tables);
+    }
 }
 
 /// A pool made ready for the mesh answers every search as a pool made bare, and has
