@@ -388,10 +388,11 @@ fn skipping_the_quality_measurement_leaves_its_fields_null_and_the_timing() {
 
 #[test]
 fn warm_up_frames_are_run_untimed_before_the_measured_ones() {
-    // 3,000 agents on the generated city measured over frames 0-19 and, after 300
-    // untimed frames, over frames 300-319: by then the first frame's path requests are
-    // served (measured: 1,942 waiting at frame 20, none at frame 320), and the JSON says
-    // how many frames were measured and how many ran before.
+    // 3,000 agents on the generated city under the fixed budget (2,048 nodes a frame)
+    // measured over frames 0-19 and, after 300 untimed frames, over frames 300-319: by
+    // then the first frame's path requests are served (measured: 1,942 waiting at frame
+    // 20, none at frame 320), and the JSON says how many frames were measured and how many
+    // ran before.
     let run = |warm_up: &str| {
         json_of(&[
             "crowd",
@@ -402,6 +403,10 @@ fn warm_up_frames_are_run_untimed_before_the_measured_ones() {
             "20",
             "--warm-up-frames",
             warm_up,
+            "--node-budget-per-agent",
+            "0",
+            "--head-starts-per-agent",
+            "0",
             "--skip-quality",
             "--json",
         ])

@@ -28,7 +28,9 @@ const PARAMS: AgentParams = AgentParams {
 fn logged_config(search_time_ms: f32) -> CrowdConfig {
     CrowdConfig {
         path_nodes_per_step: 96,
+        path_nodes_per_agent: 0.0,
         head_starts_per_step: 16,
+        head_starts_per_agent: 0.0,
         path_search_time_ms: search_time_ms,
         ordered_log: true,
         ..CrowdConfig::default()

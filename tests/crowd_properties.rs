@@ -301,6 +301,7 @@ fn config() -> CrowdConfig {
     CrowdConfig {
         ordered_log: true,
         path_nodes_per_step: 24,
+        path_nodes_per_agent: 0.0,
         ..CrowdConfig::default()
     }
 }

@@ -1354,7 +1354,9 @@ fn unknown_velocity_pauses_new_solves_without_losing_the_request() {
 fn slow_walk_along(mesh: &NavMesh) -> (Crowd, AgentId, waymark::crowd::RequestId) {
     let config = CrowdConfig {
         path_nodes_per_step: 2,
+        path_nodes_per_agent: 0.0,
         head_starts_per_step: 0,
+        head_starts_per_agent: 0.0,
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(mesh, config).unwrap();
@@ -1506,7 +1508,9 @@ fn parallel_search_rounds_never_spend_more_than_the_frame_budget() {
     let budget = 100;
     let config = CrowdConfig {
         path_nodes_per_step: budget,
+        path_nodes_per_agent: 0.0,
         head_starts_per_step: 0,
+        head_starts_per_agent: 0.0,
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(&mesh, config).unwrap();
@@ -1714,7 +1718,9 @@ fn strip_crowd_with(head_starts: u32, node_expansions: u32) -> (NavMesh, Crowd, 
     let mesh = mesh_of(&polygons);
     let config = CrowdConfig {
         path_nodes_per_step: node_expansions,
+        path_nodes_per_agent: 0.0,
         head_starts_per_step: head_starts,
+        head_starts_per_agent: 0.0,
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(&mesh, config).unwrap();
@@ -1818,7 +1824,9 @@ fn a_search_time_budget_still_finds_every_path_and_a_bad_one_is_refused_by_name(
     // gets its path and arrives (in more frames than the node budget alone needs).
     let mut config = CrowdConfig {
         path_nodes_per_step: 12,
+        path_nodes_per_agent: 0.0,
         head_starts_per_step: 0,
+        head_starts_per_agent: 0.0,
         path_search_time_ms: 1e-6,
         ..CrowdConfig::default()
     };

@@ -56,7 +56,9 @@ fn views(crowd: &Crowd) -> Vec<AgentView> {
 fn tight_config() -> CrowdConfig {
     CrowdConfig {
         path_nodes_per_step: 96,
+        path_nodes_per_agent: 0.0,
         head_starts_per_step: 16,
+        head_starts_per_agent: 0.0,
         ..CrowdConfig::default()
     }
 }

@@ -57,6 +57,18 @@ pub fn head_starts_arg(text: &str) -> Result<u32, String> {
     bounded(text, 0, u64::from(BUDGET_MAX)).map(|value| value as u32)
 }
 
+/// `--node-budget-per-agent`, `--head-starts-per-agent`: a finite rate of at least 0.
+pub fn per_agent_arg(text: &str) -> Result<f32, String> {
+    let value: f32 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(format!("{text} is not a finite rate of at least 0"))
+    }
+}
+
 /// Local avoidance between agents (`--avoidance`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AvoidanceArg {

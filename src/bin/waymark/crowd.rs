@@ -16,8 +16,8 @@ use waymark::mesh::{LinkId, NavMesh};
 use crate::bake_args::{BakeArgs, PresetArg};
 use crate::common::{
     AvoidanceArg, ContactArgs, RoutingArgs, agents_arg, contact_name, frames_arg, head_starts_arg,
-    node_budget_arg, peak_rss_mib, resident_mib, return_freed_memory, threads_arg, with_threads,
-    write_crowd_picture,
+    node_budget_arg, peak_rss_mib, per_agent_arg, resident_mib, return_freed_memory, threads_arg,
+    with_threads, write_crowd_picture,
 };
 use crate::trace::{TraceRecorder, trace_line};
 use crate::{CliError, level};
@@ -55,13 +55,23 @@ pub struct CrowdCommand {
     /// Starts and targets from a CSV (`agent,sx,sy,sz,t0x,t0y,t0z,...`), first N rows.
     #[arg(long, value_name = "FILE")]
     pub agents_csv: Option<PathBuf>,
-    /// Node expansions per frame for all path searches.
+    /// Node expansions per frame for all path searches, at least (grown with the crowd by
+    /// --node-budget-per-agent).
     #[arg(long, default_value_t = CrowdConfig::default().path_nodes_per_step, value_parser = node_budget_arg)]
     pub node_budget: u32,
+    /// Node expansions per frame for each agent: the budget is the larger of this times
+    /// the agents and --node-budget (0: --node-budget alone).
+    #[arg(long, default_value_t = CrowdConfig::default().path_nodes_per_agent, value_name = "NODES", value_parser = per_agent_arg)]
+    pub node_budget_per_agent: f32,
     /// Fresh move orders given a head start per frame (a few polygons toward the target,
-    /// walked while the path is searched; 0: none).
+    /// walked while the path is searched; 0: none), at least (grown with the crowd by
+    /// --head-starts-per-agent).
     #[arg(long, default_value_t = CrowdConfig::default().head_starts_per_step, value_parser = head_starts_arg)]
     pub head_starts: u32,
+    /// Head starts per frame for each agent: the larger of this times the agents and
+    /// --head-starts (0: --head-starts alone).
+    #[arg(long, default_value_t = CrowdConfig::default().head_starts_per_agent, value_name = "STARTS", value_parser = per_agent_arg)]
+    pub head_starts_per_agent: f32,
     /// Wall-clock time path searches may take per frame, ms, on top of the node budget
     /// (0: none). Runs are then no longer repeatable bit for bit.
     #[arg(long, default_value_t = 0.0, value_name = "MS")]
@@ -128,7 +138,9 @@ impl CrowdCommand {
             dt: 1.0 / 30.0,
             seed: 1,
             node_budget: CrowdConfig::default().path_nodes_per_step,
+            node_budget_per_agent: CrowdConfig::default().path_nodes_per_agent,
             head_starts: CrowdConfig::default().head_starts_per_step,
+            head_starts_per_agent: CrowdConfig::default().head_starts_per_agent,
             search_time_ms: 0.0,
             heuristic_weight: CrowdConfig::default().heuristic_weight,
             ..CrowdCommand::default()
@@ -293,7 +305,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     waymark::crowd::internals::use_baseline_only(command.baseline_cpu);
     let mut crowd_config = CrowdConfig {
         path_nodes_per_step: command.node_budget,
+        path_nodes_per_agent: command.node_budget_per_agent,
         head_starts_per_step: command.head_starts,
+        head_starts_per_agent: command.head_starts_per_agent,
         path_search_time_ms: command.search_time_ms,
         heuristic_weight: command.heuristic_weight,
         avoidance,
@@ -540,7 +554,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "waiting_for_path": run.report.last.waiting_for_path,
             "path_wait_frames_p95": run.report.path_wait_frames_p95,
             "nodes_expanded_max_frame": run.report.nodes_expanded_max_frame,
-            "node_budget": command.node_budget,
+            "node_budget": run.crowd.config().path_nodes_for(run.crowd.len()),
             "corridor_cache_hits": run.crowd.cache().hits,
             "corridor_cache_misses": run.crowd.cache().misses,
             "pass_ms": pass_ms,
@@ -565,7 +579,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "corridors": corridor_report,
         });
         // Past what one `json!` can expand: added after.
-        report["head_starts"] = json!(command.head_starts);
+        report["head_starts"] = json!(run.crowd.config().head_starts_for(run.crowd.len()));
         // The share of the floor the bodies cover, and how deep the overlapping pairs
         // press (over every overlapping pair in every measured frame).
         let walkable_m2 = run.crowd.snapshot().walkable_area_m2();
@@ -660,7 +674,9 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     writeln!(
         out,
         "path wait p95: {} frames; most nodes in a frame: {} (budget {})",
-        run.report.path_wait_frames_p95, run.report.nodes_expanded_max_frame, command.node_budget
+        run.report.path_wait_frames_p95,
+        run.report.nodes_expanded_max_frame,
+        run.crowd.config().path_nodes_for(run.crowd.len())
     )?;
     let riding = agents_on_moving_supports(&run.crowd);
     if riding > 0 || run.platform_riders > 0 {

@@ -365,11 +365,14 @@ pub(super) fn crowd_config(spec: &CrowdSpec) -> Result<CrowdConfig, CliError> {
         ordered_log: true,
         ..CrowdConfig::default()
     };
+    // A budget the spec names is the budget, whatever the crowd's size.
     if let Some(nodes) = spec.node_expansions {
         config.path_nodes_per_step = nodes;
+        config.path_nodes_per_agent = 0.0;
     }
     if let Some(head_starts) = spec.head_starts {
         config.head_starts_per_step = head_starts;
+        config.head_starts_per_agent = 0.0;
     }
     if let Some(seconds) = spec.pass_through_after_s {
         config.avoidance.pass_through_after_s = seconds;

@@ -190,7 +190,7 @@ impl Crowd {
 
         // Ingest is budgeted too: a burst of requests (10,000 agents told to move at once)
         // spreads over frames instead of stretching one. The rest waits, in order.
-        let most = INGEST_PER_FRAME_MIN.max(self.config.head_starts_per_step as usize);
+        let most = INGEST_PER_FRAME_MIN.max(self.config.head_starts_for(self.lanes.len()) as usize);
         let take = self.pending.len().min(most);
         let pending: Vec<AgentId> = self.pending.drain(..take).collect();
         timed(&mut stats.ingest_ms, || self.ingest(&pending, &mut events));
@@ -351,7 +351,7 @@ impl Crowd {
                 snapshot,
                 &self.filters,
                 &mut self.cache,
-                self.config.budget(),
+                self.config.budget(lanes.len()),
                 self.frame,
                 &is_current,
                 &standing,
