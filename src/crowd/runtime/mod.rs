@@ -208,8 +208,16 @@ impl Crowd {
         self.cache
             .try_reserve_for_agents(agents)
             .map_err(out_of_memory)?;
+        // With head starts, fresh requests leave their queue at the rate they come in;
+        // without, they wait there for their searches, up to one an agent.
+        let head_starts = self.config.head_starts_for(agents) as usize;
+        let fresh_most = if head_starts == 0 {
+            agents
+        } else {
+            2 * head_starts.max(step::INGEST_PER_FRAME_MIN)
+        };
         self.scheduler
-            .try_reserve_for_agents(agents)
+            .try_reserve_for_agents(agents, fresh_most.min(agents))
             .map_err(out_of_memory)
     }
 

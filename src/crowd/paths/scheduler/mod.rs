@@ -245,9 +245,6 @@ impl Scheduler {
         self.queue.pop_front().or_else(|| self.fresh.pop_front())
     }
 
-    /// Makes room in the queue for one request per agent and a margin, so a burst of
-    /// requests (every agent told to move at once) does not regrow it inside a step: a
-    /// doubling would copy the whole queue at once.
     /// Whether a query of the same identity (logical id, attempt and epoch, for the same
     /// agent) is searching now or among `answered` (this step's answers): dispatch is
     /// deduplicated by identity, so a query queued twice is searched once (spec 001).
@@ -257,15 +254,23 @@ impl Scheduler {
             || answered.iter().any(|done| same(&done.job))
     }
 
+    /// Makes room in the queue for one request per agent and a margin, so a burst of
+    /// requests (every agent told to move at once) does not regrow it inside a step: a
+    /// doubling would copy the whole queue at once. `fresh_most` is the most fresh
+    /// requests expected at once (taken in at the ingest
+    /// rate and given head starts at the same rate, the fresh queue holds about one frame's
+    /// worth; it still grows past that if it must).
     pub fn try_reserve_for_agents(
         &mut self,
         agents: usize,
+        fresh_most: usize,
     ) -> Result<(), std::collections::TryReserveError> {
         let most = agents.saturating_add(QUEUE_MARGIN);
         self.queue
             .try_reserve(most.saturating_sub(self.queue.len()))?;
+        let fresh_most = fresh_most.saturating_add(QUEUE_MARGIN);
         self.fresh
-            .try_reserve(most.saturating_sub(self.fresh.len()))
+            .try_reserve(fresh_most.saturating_sub(self.fresh.len()))
     }
 
     pub fn depth(&self) -> usize {

@@ -144,8 +144,9 @@ fn a_reserved_queue_takes_a_request_per_agent_without_regrowing() {
     let snapshot = NavMesh::new(BakeParams::default()).snapshot();
     let mut scheduler = Scheduler::new(1.0, Vec3::ONE, &snapshot);
     let agents = 1000;
-    scheduler.try_reserve_for_agents(agents).unwrap();
-    let reserved = scheduler.queue.capacity();
+    scheduler.try_reserve_for_agents(agents, agents).unwrap();
+    let reserved = (scheduler.queue.capacity(), scheduler.fresh.capacity());
+    assert!(reserved.0 >= agents + QUEUE_MARGIN && reserved.1 >= agents + QUEUE_MARGIN);
     let polygon = PolyRef::new(TileGeneration(1), TileSlot(0), 0).unwrap();
     for logical in 0..(agents + QUEUE_MARGIN) as u64 {
         scheduler.enqueue(Job {
@@ -162,6 +163,7 @@ fn a_reserved_queue_takes_a_request_per_agent_without_regrowing() {
             goal: None,
             queued_frame: 0,
         });
-        assert_eq!(scheduler.queue.capacity(), reserved, "request {logical}");
+        let capacities = (scheduler.queue.capacity(), scheduler.fresh.capacity());
+        assert_eq!(capacities, reserved, "request {logical}");
     }
 }

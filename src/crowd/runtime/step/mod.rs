@@ -50,7 +50,7 @@ use adopt::walks_while_replanned;
 
 /// Requests turned into path jobs per step at least; more when the budget gives more
 /// head starts a step (each fresh job can be answered by one at once).
-const INGEST_PER_FRAME_MIN: usize = 1024;
+pub(super) const INGEST_PER_FRAME_MIN: usize = 1024;
 
 /// Every this many frames (with avoidance on), the agents' slots are put in the neighbour
 /// grid's cell order. Passes over slots (move, separation's write-back, slope, feedback)
