@@ -13,8 +13,8 @@ use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::{NavMesh, Snapshot};
 use waymark::query::{
-    NODE_POOL_DEFAULT, Nearest, NodePool, PathSearch, QueryFilter, find_path, nearest_polygon,
-    random_points, route, straight_path,
+    DestinationTree, NODE_POOL_DEFAULT, Nearest, NodePool, PathSearch, QueryFilter, find_path,
+    nearest_polygon, random_points, route, straight_path,
 };
 use waymark::scene::obj::{ObjOptions, load_obj};
 
@@ -159,6 +159,20 @@ fn city_searches(group: &mut criterion::BenchmarkGroup<criterion::measurement::W
     let starts = random_points(&snapshot, &filter, 1000, 1);
     let ends = random_points(&snapshot, &filter, 1000, 2);
     let mut pool = NodePool::for_snapshot(NODE_POOL_DEFAULT, &snapshot);
+    // One shared destination for all of them: the tree from the first pair's end, and
+    // every start's path read off it.
+    let (goal, goal_position) = ends[0];
+    group.bench_function("city_destination_tree/20000", |bench| {
+        bench.iter(|| {
+            let tree = DestinationTree::build(&snapshot, goal, goal_position, &filter).unwrap();
+            let steps: usize = starts
+                .iter()
+                .filter_map(|&(start, position)| tree.path_from(&snapshot, start, position))
+                .map(|path| path.steps.len())
+                .sum();
+            black_box(steps)
+        })
+    });
     group.bench_function("city_paths_1k/20000", |bench| {
         bench.iter(|| {
             let mut expanded = 0;

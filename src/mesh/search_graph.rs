@@ -160,6 +160,26 @@ impl SearchTable {
         super::borders::run(&self.start, &self.edges, usize::from(polygon))
     }
 
+    /// Edges of all the tile's polygons (what numbers them across the tile).
+    #[inline]
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The number, within the tile, of `polygon`'s first edge.
+    #[inline]
+    pub fn first_edge(&self, polygon: u16) -> usize {
+        self.start
+            .get(usize::from(polygon))
+            .map_or(0, |&first| first as usize)
+    }
+
+    /// The polygon of the tile's edge numbered `index` and the edge.
+    pub fn edge_at(&self, index: usize) -> (u16, &SearchEdge) {
+        let polygon = self.start.partition_point(|&first| first as usize <= index) - 1;
+        (polygon as u16, &self.edges[index])
+    }
+
     /// Bytes the table holds.
     pub fn heap_bytes(&self) -> usize {
         self.start.capacity() * size_of::<u32>() + self.edges.capacity() * size_of::<SearchEdge>()

@@ -13,6 +13,7 @@
 //!
 //! [`Snapshot`]: crate::mesh::Snapshot
 
+mod destination;
 mod filter;
 mod funnel;
 mod head_start;
@@ -26,6 +27,7 @@ mod sample;
 mod search;
 mod surface;
 
+pub use destination::DestinationTree;
 pub use filter::QueryFilter;
 pub use funnel::{
     Corner, CornerFlags, StraightPathScratch, portal, portal_in, pull, straight_path,
