@@ -117,3 +117,68 @@ fn a_mass_order_is_answered_in_about_the_same_steps_at_any_size() {
         "a fixed budget: {steps_fixed} steps, grown: {steps_large}"
     );
 }
+
+/// Agents sent to a few shared targets (exits) from the whole city: every one of them on
+/// its full path within a few steps, each corridor ending in its exit's polygon, and the
+/// same crowd at one thread as at two (the trees are built in the scheduler's serial part,
+/// and charged the same whether built or kept).
+#[test]
+fn agents_sent_to_a_few_exits_are_answered_from_shared_trees() {
+    let mesh = city_mesh(2000);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let exits = random_points(&snapshot, &filter, 4, 9);
+    let starts = random_points(&snapshot, &filter, 2000, 10);
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+            let params = AgentParams {
+                radius_m: 0.4,
+                height_m: 1.8,
+                ..AgentParams::DETOUR_REFERENCE
+            };
+            let mut agents = Vec::new();
+            for (index, &(_, start)) in starts.iter().enumerate() {
+                let agent = crowd.add_agent(start, params).unwrap();
+                crowd.request_move(agent, exits[index % 4].1).unwrap();
+                agents.push(agent);
+            }
+            let mut controller = KinematicController;
+            let mut answered_at = None;
+            for step in 1..=40 {
+                crowd.step(1.0 / 30.0, &mut controller).unwrap();
+                if answered_at.is_none() && crowd.stats().waiting_for_path == 0 {
+                    answered_at = Some(step);
+                }
+            }
+            (crowd, agents, answered_at)
+        })
+    };
+    let (crowd, agents, answered_at) = run(2);
+    let answered_at = answered_at.expect("every agent answered within 40 steps");
+    assert!(answered_at <= 10, "answered at step {answered_at}");
+    let mut ending_at_exits = 0;
+    for (index, &agent) in agents.iter().enumerate() {
+        let Some(corridor) = crowd.corridor(agent).unwrap() else {
+            continue;
+        };
+        if corridor.complete && corridor.last_polygon(crowd.snapshot()) == Some(exits[index % 4].0)
+        {
+            ending_at_exits += 1;
+        }
+    }
+    assert!(
+        ending_at_exits >= 1900,
+        "{ending_at_exits} of 2000 corridors end at their exit"
+    );
+    let (single, _, single_answered) = run(1);
+    assert_eq!(single_answered, Some(answered_at));
+    assert_eq!(
+        waymark::harness::state_hash(&single),
+        waymark::harness::state_hash(&crowd)
+    );
+}

@@ -52,6 +52,11 @@ pub struct CrowdCommand {
     /// spread over the city stands on moving supports.
     #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
     pub belt_share: f32,
+    /// Send every agent to one of N shared targets (exits, rally points) drawn at random
+    /// on the floor, agent i to target i mod N, instead of each agent to its own random
+    /// targets (0). Not with --agents-csv.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub exits: usize,
     /// Starts and targets from a CSV (`agent,sx,sy,sz,t0x,t0y,t0z,...`), first N rows.
     #[arg(long, value_name = "FILE")]
     pub agents_csv: Option<PathBuf>,
@@ -267,6 +272,27 @@ pub struct CrowdRun {
     pub trace: Option<(u64, u64)>,
 }
 
+/// Plans sending `agents` agents from random starts to `exits` shared targets, drawn at
+/// random on the floor (agent i to target i mod `exits`); an agent whose start cannot reach
+/// its target ends at a partial path.
+fn exit_plans(mesh: &NavMesh, agents: usize, exits: usize, seed: u64) -> Vec<AgentPlan> {
+    let snapshot = mesh.snapshot();
+    let filter = waymark::query::QueryFilter::new();
+    let targets = waymark::query::random_points(&snapshot, &filter, exits, seed ^ 0xe817);
+    waymark::query::random_points(&snapshot, &filter, agents, seed)
+        .into_iter()
+        .enumerate()
+        .map(|(index, (_, start))| AgentPlan {
+            start,
+            targets: targets
+                .get(index % exits.max(1))
+                .map(|&(_, target)| target)
+                .into_iter()
+                .collect(),
+        })
+        .collect()
+}
+
 pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     if !(command.heuristic_weight.is_finite() && command.heuristic_weight >= 1.0) {
         return Err(CliError::Usage(format!(
@@ -280,6 +306,11 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
             command.dt
         )));
     }
+    if command.exits > 0 && command.agents_csv.is_some() {
+        return Err(CliError::Usage(
+            "--exits draws the agents' targets; --agents-csv gives them: use one".into(),
+        ));
+    }
     let (mesh, level, belts, lift) = load_mesh(command)?;
     // The bake's scratch is freed by now; give it back so resident memory is the runtime's.
     return_freed_memory();
@@ -287,6 +318,7 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         Some(path) => read_agents_csv(path, command.agents)?,
         // Targets where each agent can walk: a random target on a piece of floor the agent
         // cannot reach ends at a partial path, which is no delivery.
+        None if command.exits > 0 => exit_plans(&mesh, command.agents, command.exits, command.seed),
         None => reachable_plans(&mesh, command.agents, RANDOM_TARGETS, command.seed),
     };
     let config = command.bake.config();

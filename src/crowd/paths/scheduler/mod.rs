@@ -29,6 +29,7 @@ use crate::query::{
     HEAD_START_STEPS, NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter,
     head_start, nearest_polygon,
 };
+use shared::{SHARED_PATH_COST_NODES, SharedDestinations};
 
 /// Queue room beyond one request per agent (re-issued attempts whose superseded job is
 /// still queued).
@@ -214,6 +215,8 @@ pub(crate) struct Scheduler {
     pub snap_half_extents: Vec3,
     /// Frames each finished job waited (for the p95 report).
     pub waits: PathWaits,
+    /// Targets many queued jobs share, and the trees that answer them.
+    shared: SharedDestinations,
 }
 
 impl Scheduler {
@@ -232,6 +235,7 @@ impl Scheduler {
             heuristic_weight,
             snap_half_extents,
             waits: PathWaits::default(),
+            shared: SharedDestinations::default(),
         }
     }
 
@@ -378,6 +382,8 @@ impl Scheduler {
     ) -> ScheduleStats {
         let mut stats = ScheduleStats::default();
         self.head_starts(snapshot, filters, budget.head_starts, is_current, finished);
+        self.shared
+            .count(self.queue.iter().chain(self.fresh.iter()), snapshot);
         // This step's answers start here (the head starts before them are no answers).
         let answers_from = finished.len();
         let mut remaining = budget.node_expansions;
@@ -454,6 +460,24 @@ impl Scheduler {
                     stats.cache_hits += 1;
                     stats.finished += 1;
                     continue;
+                }
+                // A target many agents were sent to: read off its tree (a start the tree
+                // does not reach is searched as usual).
+                if self.shared.is_shared(&job) {
+                    let corridor = self
+                        .shared
+                        .path(snapshot, &job, filter)
+                        .and_then(|path| corridor_of(snapshot, &path));
+                    if let Some(corridor) = corridor {
+                        remaining = remaining.saturating_sub(SHARED_PATH_COST_NODES);
+                        self.waits.record(frame - job.queued_frame);
+                        finished.push(Finished {
+                            job,
+                            outcome: Answer::Corridor(Arc::new(corridor)),
+                        });
+                        stats.finished += 1;
+                        continue;
+                    }
                 }
                 match self.open_search(snapshot, &job, filter) {
                     Ok(search) => self.in_flight.push((job, search)),
@@ -749,5 +773,6 @@ fn corridor_of(snapshot: &Snapshot, result: &PathResult) -> Option<Corridor> {
     Corridor::from_path(snapshot, result)
 }
 
+mod shared;
 #[cfg(test)]
 mod tests;
