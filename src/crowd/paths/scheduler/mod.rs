@@ -23,82 +23,17 @@ use super::corridor::{Corridor, CorridorCache, CorridorKey};
 use crate::crowd::agents::{AgentId, FilterId};
 use crate::crowd::codec::RestoreError;
 use crate::crowd::codec::{Reader, Saved, Writer, saved_struct};
-use crate::crowd::events::CrowdError;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{
     HEAD_START_STEPS, NODE_POOL_DEFAULT, NodePool, PathResult, PathSearch, Progress, QueryFilter,
     head_start, nearest_polygon,
 };
 use shared::{SHARED_PATH_COST_NODES, SharedDestinations};
+pub(crate) use waits::PathWaits;
 
 /// Queue room beyond one request per agent (re-issued attempts whose superseded job is
 /// still queued).
 const QUEUE_MARGIN: usize = 256;
-
-/// How many answered path requests waited each number of frames, from queueing to the
-/// answer: a histogram, so its memory is bounded by the longest wait (a counter per frame
-/// of it), not by the number of requests a long-running game answers.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct PathWaits {
-    /// `count_by_frames[f]`: requests answered after waiting `f` frames.
-    count_by_frames: Vec<u64>,
-}
-
-impl PathWaits {
-    /// Counts one request answered after `frames` frames.
-    pub fn record(&mut self, frames: u64) {
-        let frames = usize::try_from(frames).expect("a wait of more frames than memory");
-        if frames >= self.count_by_frames.len() {
-            self.count_by_frames.resize(frames + 1, 0);
-        }
-        self.count_by_frames[frames] += 1;
-    }
-
-    /// Requests counted.
-    pub fn total(&self) -> u64 {
-        self.count_by_frames.iter().sum()
-    }
-
-    #[cfg(feature = "harness")]
-    /// Those of these requests that `earlier` (this histogram at an earlier frame) did not
-    /// count yet: the waits of the frames in between. `None` if `earlier` counts some wait
-    /// more often than this histogram does (it is not an earlier state of it).
-    pub fn since(&self, earlier: &PathWaits) -> Option<PathWaits> {
-        let mut count_by_frames = self.count_by_frames.clone();
-        for (frames, &before) in earlier.count_by_frames.iter().enumerate() {
-            if before > 0 {
-                let now = count_by_frames.get_mut(frames);
-                match now.and_then(|count| count.checked_sub(before).map(|left| (count, left))) {
-                    Some((count, left)) => *count = left,
-                    None => return None,
-                }
-            }
-        }
-        Some(PathWaits { count_by_frames })
-    }
-
-    /// The wait at `fraction` (0 to 1) of the way through the waits sorted ascending: the
-    /// one at index `round((total - 1) * fraction)`; `None` without any. A fraction outside
-    /// 0 to 1 (or NaN) is refused by value.
-    pub fn percentile(&self, fraction: f64) -> Result<Option<u64>, CrowdError> {
-        if !(0.0..=1.0).contains(&fraction) {
-            return Err(CrowdError::BadPercentile(fraction));
-        }
-        let total = self.total();
-        if total == 0 {
-            return Ok(None);
-        }
-        let index = ((total - 1) as f64 * fraction).round() as u64;
-        let mut seen = 0;
-        for (frames, &count) in self.count_by_frames.iter().enumerate() {
-            seen += count;
-            if seen > index {
-                return Ok(Some(frames as u64));
-            }
-        }
-        unreachable!("the index is below the total")
-    }
-}
 
 /// What path finding may spend in one step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -183,6 +118,37 @@ const SEARCHES_OPEN: usize = 16;
 /// a nearest-polygon query), so a burst of fresh requests cannot stretch a frame.
 const SNAP_COST_NODES: u32 = 8;
 
+/// The identities of a step's answers so far, looked up in constant time: a step that
+/// answers ten thousand requests would otherwise compare each new one with every answer
+/// before it.
+struct AnsweredThisStep {
+    identities: std::collections::HashSet<(AgentId, RequestId)>,
+    /// Answers in `finished` taken in so far.
+    taken: usize,
+}
+
+impl AnsweredThisStep {
+    /// None yet; the step's answers start at `finished[from]`.
+    fn from(from: usize) -> AnsweredThisStep {
+        AnsweredThisStep {
+            identities: std::collections::HashSet::new(),
+            taken: from,
+        }
+    }
+
+    /// Takes in the answers added to `finished` since the last call.
+    fn catch_up(&mut self, finished: &[Finished]) {
+        for done in &finished[self.taken..] {
+            self.identities.insert((done.job.agent, done.job.request));
+        }
+        self.taken = finished.len();
+    }
+
+    fn contains(&self, job: &Job) -> bool {
+        self.identities.contains(&(job.agent, job.request))
+    }
+}
+
 /// What the scheduler did in one step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct ScheduleStats {
@@ -250,12 +216,12 @@ impl Scheduler {
     }
 
     /// Whether a query of the same identity (logical id, attempt and epoch, for the same
-    /// agent) is searching now or among `answered` (this step's answers): dispatch is
-    /// deduplicated by identity, so a query queued twice is searched once (spec 001).
-    fn dispatched(&self, job: &Job, answered: &[Finished]) -> bool {
+    /// agent) is searching now or among this step's answers (`answered`, kept up to date
+    /// with `finished` from `answers_from` on by [`AnsweredThisStep::catch_up`]): dispatch
+    /// is deduplicated by identity, so a query queued twice is searched once (spec 001).
+    fn dispatched(&self, job: &Job, answered: &AnsweredThisStep) -> bool {
         let same = |other: &Job| other.request == job.request && other.agent == job.agent;
-        self.in_flight.iter().any(|(open, _)| same(open))
-            || answered.iter().any(|done| same(&done.job))
+        self.in_flight.iter().any(|(open, _)| same(open)) || answered.contains(job)
     }
 
     /// Makes room in the queue for one request per agent and a margin, so a burst of
@@ -386,6 +352,7 @@ impl Scheduler {
             .count(self.queue.iter().chain(self.fresh.iter()), snapshot);
         // This step's answers start here (the head starts before them are no answers).
         let answers_from = finished.len();
+        let mut answered = AnsweredThisStep::from(answers_from);
         let mut remaining = budget.node_expansions;
         let clock = std::time::Instant::now();
         let out_of_time = || {
@@ -402,7 +369,8 @@ impl Scheduler {
                 if !is_current(&job) {
                     continue; // superseded, cancelled or removed since it was queued
                 }
-                if self.dispatched(&job, &finished[answers_from..]) {
+                answered.catch_up(finished);
+                if self.dispatched(&job, &answered) {
                     continue; // the same query (logical id and attempt) is served already
                 }
                 // From where the agent stands now: it may have walked a head start.
@@ -596,18 +564,6 @@ saved_struct!(Job {
     queued_frame,
 });
 
-impl Saved for PathWaits {
-    const MIN_BYTES: usize = 4;
-    fn write(&self, out: &mut Writer) {
-        self.count_by_frames.write(out);
-    }
-    fn read(input: &mut Reader) -> Result<Self, RestoreError> {
-        Ok(PathWaits {
-            count_by_frames: Saved::read(input)?,
-        })
-    }
-}
-
 impl Scheduler {
     /// Writes the queues in order and each open search as its job and the nodes it has
     /// expanded (a search is restored by running it again that far: see
@@ -776,3 +732,4 @@ fn corridor_of(snapshot: &Snapshot, result: &PathResult) -> Option<Corridor> {
 mod shared;
 #[cfg(test)]
 mod tests;
+mod waits;

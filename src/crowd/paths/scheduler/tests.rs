@@ -1,6 +1,7 @@
 //! Tests of `scheduler`.
 
 use super::*;
+use crate::crowd::CrowdError;
 use crate::mesh::blob::BakeParams;
 use crate::mesh::{NavMesh, TileGeneration, TileSlot};
 
