@@ -13,10 +13,12 @@
 //! are kept while the snapshot and the filter's versions last.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use super::Job;
 use crate::crowd::agents::FilterId;
+use crate::crowd::paths::corridor::cache::KeyHasher;
 use crate::mesh::{PolyRef, Snapshot};
 use crate::query::{DestinationTree, PathResult, QueryFilter};
 
@@ -44,8 +46,9 @@ type FilterVersions = (crate::ids::FilterVersion, crate::ids::CostVersion);
 /// The scheduler's shared destinations.
 #[derive(Default)]
 pub(crate) struct SharedDestinations {
-    /// Queued jobs per target, counted at the start of the step.
-    counts: HashMap<TargetKey, u32>,
+    /// Queued jobs per target, counted at the start of the step (every queued job, every
+    /// step: a fast hash, and the table's room kept from step to step).
+    counts: HashMap<TargetKey, u32, BuildHasherDefault<KeyHasher>>,
     /// Trees by snapped goal and filter, for `snapshot`.
     trees: HashMap<TreeKey, (FilterVersions, Arc<DestinationTree>)>,
     snapshot: Option<Snapshot>,
