@@ -13,8 +13,8 @@ use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::{NavMesh, Snapshot};
 use waymark::query::{
-    DestinationTree, NODE_POOL_DEFAULT, Nearest, NodePool, PathSearch, QueryFilter, find_path,
-    nearest_polygon, random_points, route, straight_path,
+    DestinationTree, Hierarchy, HierarchyScratch, NODE_POOL_DEFAULT, Nearest, NodePool, PathSearch,
+    QueryFilter, find_path, nearest_polygon, random_points, route, straight_path,
 };
 use waymark::scene::obj::{ObjOptions, load_obj};
 
@@ -172,6 +172,71 @@ fn city_searches(group: &mut criterion::BenchmarkGroup<criterion::measurement::W
                 .sum();
             black_box(steps)
         })
+    });
+    // Exact paths (weight 1) between the same pairs: flat, and over the hierarchy of the
+    // tiles' ports, refined whole; and building the hierarchy.
+    let mut exact_pool = NodePool::for_snapshot(1 << 16, &snapshot);
+    group.bench_function("city_exact_paths_1k/20000", |bench| {
+        bench.iter(|| {
+            let mut steps = 0;
+            for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
+                let path = find_path(
+                    &snapshot,
+                    start,
+                    start_position,
+                    end,
+                    end_position,
+                    &filter,
+                    &mut exact_pool,
+                )
+                .unwrap();
+                steps += path.steps.len();
+            }
+            black_box(steps)
+        })
+    });
+    let hierarchy = Hierarchy::new(&snapshot, &filter);
+    let mut scratch = HierarchyScratch::with_pool_nodes(1 << 16);
+    group.bench_function("city_hierarchy_paths_1k/20000", |bench| {
+        bench.iter(|| {
+            let mut steps = 0;
+            for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
+                let path = hierarchy
+                    .find_path(
+                        &snapshot,
+                        start,
+                        start_position,
+                        end,
+                        end_position,
+                        &mut scratch,
+                    )
+                    .unwrap();
+                steps += path.steps.len();
+            }
+            black_box(steps)
+        })
+    });
+    group.bench_function("city_hierarchy_routes_1k/20000", |bench| {
+        bench.iter(|| {
+            let mut legs = 0;
+            for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
+                let route = hierarchy
+                    .plan(
+                        &snapshot,
+                        start,
+                        start_position,
+                        end,
+                        end_position,
+                        &mut scratch,
+                    )
+                    .unwrap();
+                legs += route.map_or(0, |route| route.legs().len());
+            }
+            black_box(legs)
+        })
+    });
+    group.bench_function("city_hierarchy_build/20000", |bench| {
+        bench.iter(|| black_box(Hierarchy::new(&snapshot, &filter).port_count()))
     });
     group.bench_function("city_paths_1k/20000", |bench| {
         bench.iter(|| {

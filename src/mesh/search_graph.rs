@@ -174,6 +174,12 @@ impl SearchTable {
             .map_or(0, |&first| first as usize)
     }
 
+    /// The tile's edge numbered `index` (its polygon is [`SearchTable::edge_at`]'s).
+    #[inline]
+    pub fn edge(&self, index: usize) -> &SearchEdge {
+        &self.edges[index]
+    }
+
     /// The polygon of the tile's edge numbered `index` and the edge.
     pub fn edge_at(&self, index: usize) -> (u16, &SearchEdge) {
         let polygon = self.start.partition_point(|&first| first as usize <= index) - 1;

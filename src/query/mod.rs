@@ -17,6 +17,7 @@ mod destination;
 mod filter;
 mod funnel;
 mod head_start;
+mod hierarchy;
 mod nearest;
 mod node_pool;
 mod portals;
@@ -34,6 +35,7 @@ pub use funnel::{
     straight_path_with,
 };
 pub use head_start::{HEAD_START_STEPS, head_start};
+pub use hierarchy::{Hierarchy, HierarchyScratch, TileLeg, TileRoute};
 pub use nearest::{
     ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with, polygons_within,
 };
@@ -65,6 +67,9 @@ pub enum QueryError {
     /// A reference into a tile that has been replaced, removed, or is pending.
     #[error("{0:?} is stale: its tile was replaced or is being rebuilt")]
     StaleRef(PolyRef),
+    /// A [`Hierarchy`] asked about a snapshot it was not brought up to.
+    #[error("the hierarchy was built for another state of the mesh: update it to this snapshot")]
+    HierarchyOutOfDate,
     /// Half extents that are not positive.
     #[error("half extents {0} must be positive and finite")]
     BadExtents(Vec3),
