@@ -140,6 +140,98 @@ fn query_benches(criterion: &mut Criterion) {
     }
     city_searches(&mut group);
     group.finish();
+    let mut group = criterion.benchmark_group("query");
+    group.sample_size(10);
+    city_hierarchy(&mut group);
+    group.finish();
+}
+
+/// The city generated for `agents` agents, baked in tiles of 96 cells as `waymark crowd
+/// city` bakes it.
+fn tiled_city(agents: usize) -> NavMesh {
+    let city = waymark::scene::city::city(agents, 1);
+    let world = city.scene.world_triangles().unwrap();
+    let config = BakeConfig {
+        tile_size_cells: Some(96),
+        ..BakeConfig::preset(Preset::Guard)
+    };
+    NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap()
+}
+
+/// Exact paths (weight 1) between 1,000 pairs of random points on the city generated for
+/// 100,000 agents (21,413 polygons in tiles of 96 cells): by the flat search, and over the
+/// hierarchy (routes alone, and routes refined whole into corridors); and building the
+/// hierarchy.
+fn city_hierarchy(group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>) {
+    let mesh = tiled_city(100_000);
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let starts = random_points(&snapshot, &filter, 1000, 1);
+    let ends = random_points(&snapshot, &filter, 1000, 2);
+    let pairs: Vec<_> = starts.into_iter().zip(ends).collect();
+    let mut pool = NodePool::for_snapshot(1 << 16, &snapshot);
+    group.bench_function("city_exact_paths_1k/100000", |bench| {
+        bench.iter(|| {
+            let mut steps = 0;
+            for &((start, start_position), (end, end_position)) in &pairs {
+                let path = find_path(
+                    &snapshot,
+                    start,
+                    start_position,
+                    end,
+                    end_position,
+                    &filter,
+                    &mut pool,
+                )
+                .unwrap();
+                steps += path.steps.len();
+            }
+            black_box(steps)
+        })
+    });
+    let hierarchy = Hierarchy::new(&snapshot, &filter);
+    let mut scratch = HierarchyScratch::with_pool_nodes(1 << 16);
+    group.bench_function("city_hierarchy_paths_1k/100000", |bench| {
+        bench.iter(|| {
+            let mut steps = 0;
+            for &((start, start_position), (end, end_position)) in &pairs {
+                let path = hierarchy
+                    .find_path(
+                        &snapshot,
+                        start,
+                        start_position,
+                        end,
+                        end_position,
+                        &mut scratch,
+                    )
+                    .unwrap();
+                steps += path.steps.len();
+            }
+            black_box(steps)
+        })
+    });
+    group.bench_function("city_hierarchy_routes_1k/100000", |bench| {
+        bench.iter(|| {
+            let mut legs = 0;
+            for &((start, start_position), (end, end_position)) in &pairs {
+                let route = hierarchy
+                    .plan(
+                        &snapshot,
+                        start,
+                        start_position,
+                        end,
+                        end_position,
+                        &mut scratch,
+                    )
+                    .unwrap();
+                legs += route.map_or(0, |route| route.legs().len());
+            }
+            black_box(legs)
+        })
+    });
+    group.bench_function("city_hierarchy_build/100000", |bench| {
+        bench.iter(|| black_box(Hierarchy::new(&snapshot, &filter).port_count()))
+    });
 }
 
 /// The crowd's searches (weighted A*, heuristic weight 1.5) between 1,000 pairs of random
@@ -147,13 +239,7 @@ fn query_benches(criterion: &mut Criterion) {
 /// `waymark crowd city` bakes it: a large tiled mesh, where a search crosses a tile border
 /// about every other polygon and reads its neighbours from memory spread over many tiles.
 fn city_searches(group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>) {
-    let city = waymark::scene::city::city(20_000, 1);
-    let world = city.scene.world_triangles().unwrap();
-    let config = BakeConfig {
-        tile_size_cells: Some(96),
-        ..BakeConfig::preset(Preset::Guard)
-    };
-    let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+    let mesh = tiled_city(20_000);
     let snapshot = mesh.snapshot();
     let filter = QueryFilter::new();
     let starts = random_points(&snapshot, &filter, 1000, 1);
@@ -172,71 +258,6 @@ fn city_searches(group: &mut criterion::BenchmarkGroup<criterion::measurement::W
                 .sum();
             black_box(steps)
         })
-    });
-    // Exact paths (weight 1) between the same pairs: flat, and over the hierarchy of the
-    // tiles' ports, refined whole; and building the hierarchy.
-    let mut exact_pool = NodePool::for_snapshot(1 << 16, &snapshot);
-    group.bench_function("city_exact_paths_1k/20000", |bench| {
-        bench.iter(|| {
-            let mut steps = 0;
-            for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
-                let path = find_path(
-                    &snapshot,
-                    start,
-                    start_position,
-                    end,
-                    end_position,
-                    &filter,
-                    &mut exact_pool,
-                )
-                .unwrap();
-                steps += path.steps.len();
-            }
-            black_box(steps)
-        })
-    });
-    let hierarchy = Hierarchy::new(&snapshot, &filter);
-    let mut scratch = HierarchyScratch::with_pool_nodes(1 << 16);
-    group.bench_function("city_hierarchy_paths_1k/20000", |bench| {
-        bench.iter(|| {
-            let mut steps = 0;
-            for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
-                let path = hierarchy
-                    .find_path(
-                        &snapshot,
-                        start,
-                        start_position,
-                        end,
-                        end_position,
-                        &mut scratch,
-                    )
-                    .unwrap();
-                steps += path.steps.len();
-            }
-            black_box(steps)
-        })
-    });
-    group.bench_function("city_hierarchy_routes_1k/20000", |bench| {
-        bench.iter(|| {
-            let mut legs = 0;
-            for (&(start, start_position), &(end, end_position)) in starts.iter().zip(&ends) {
-                let route = hierarchy
-                    .plan(
-                        &snapshot,
-                        start,
-                        start_position,
-                        end,
-                        end_position,
-                        &mut scratch,
-                    )
-                    .unwrap();
-                legs += route.map_or(0, |route| route.legs().len());
-            }
-            black_box(legs)
-        })
-    });
-    group.bench_function("city_hierarchy_build/20000", |bench| {
-        bench.iter(|| black_box(Hierarchy::new(&snapshot, &filter).port_count()))
     });
     group.bench_function("city_paths_1k/20000", |bench| {
         bench.iter(|| {

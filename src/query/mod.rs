@@ -35,7 +35,10 @@ pub use funnel::{
     straight_path_with,
 };
 pub use head_start::{HEAD_START_STEPS, head_start};
-pub use hierarchy::{Hierarchy, HierarchyScratch, TileLeg, TileRoute};
+pub use hierarchy::{
+    CLUSTER_POLYGONS_TARGET, CLUSTER_SIDE_MAX, ClusterSideError, HierarchicalRoute, Hierarchy,
+    HierarchyScratch, RouteLeg,
+};
 pub use nearest::{
     ApproachSide, Nearest, NearestOptions, nearest_polygon, nearest_polygon_with, polygons_within,
 };

@@ -1,13 +1,14 @@
-//! Searches confined to one tile: the least costs from a point in one of its polygons to
-//! each of its border crossings (and to a goal point in it), by the crossing model of the
-//! destination tree.
+//! Searches confined to one cluster of tiles: the least costs from a point in one of its
+//! polygons to each of its ports (and to a goal point in it), by the crossing model of
+//! the destination tree.
 //!
-//! A node is one of the tile's search edges: arriving at its midpoint, about to enter the
-//! polygon across. An edge whose polygon across lies in another tile is a *port*: it is
-//! reached but never expanded, since the search stays in the tile. Costs are metres times
-//! the area cost of the polygon walked through, so a way and its reverse cost the same.
+//! A node is one of the cluster's edges (see [`ClusterGraph`]): arriving at its midpoint,
+//! about to enter the polygon across. A *port*, an edge whose polygon across lies outside
+//! the cluster, is reached but never expanded: the search stays in the cluster. Costs are
+//! metres times the area cost of the polygon walked through, so a way and its reverse
+//! cost the same.
 //!
-//! Invariants: the heap orders by (cost bits, edge index), so the same search settles the
+//! Invariants: the heap orders by (key bits, edge number), so the same search settles the
 //! same edges with the same parents on every run; a polygon the filter refuses is never
 //! entered (the start polygon is not checked: the caller stands in it).
 
@@ -16,7 +17,7 @@ use std::collections::BinaryHeap;
 
 use glam::Vec3;
 
-use crate::mesh::{RuntimeTile, SearchTable, TileSlot};
+use super::{ClusterGraph, OUTSIDE};
 use crate::query::QueryFilter;
 use crate::query::node_pool::HEURISTIC_SCALE;
 
@@ -34,13 +35,21 @@ pub(super) enum Stop {
     AtGoal,
 }
 
+/// Where a confined search starts: one of the cluster's polygons (its number in the
+/// cluster) and a point in it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Origin {
+    pub(super) polygon: u32,
+    pub(super) position: Vec3,
+}
+
 /// The reusable state of confined searches (one per thread).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LocalSearch {
-    /// By edge of the tile: least cost to its midpoint (infinite: not reached).
+    /// By cluster edge: least cost to its midpoint (infinite: not reached).
     pub(super) cost: Vec<f32>,
-    /// By edge: the edge the way came through before it (`NO_EDGE`: from the start).
-    pub(super) parent: Vec<u32>,
+    /// By cluster edge: the edge the way came through before it (`NO_EDGE`: the start).
+    parent: Vec<u32>,
     settled: Vec<bool>,
     open: BinaryHeap<Reverse<(u32, u32)>>,
     /// The point an A* aims at (None: Dijkstra, every edge by cost alone).
@@ -52,24 +61,20 @@ pub(crate) struct LocalSearch {
 }
 
 impl LocalSearch {
-    /// Searches `table`'s tile (in `slot`) from `start_position` in polygon `start`,
-    /// toward `goal` (its polygon and point) if given, until `stop`. A search that stops
-    /// at one edge or at the goal is an A* aimed at it (straight distance, scaled as the
-    /// point-to-point search's, never above the cost, so the cost found is still the
-    /// least); one that runs to exhaustion is a Dijkstra.
-    #[allow(clippy::too_many_arguments)]
+    /// Searches `cluster` from `origin` toward `goal` (its polygon number and point) if
+    /// given, until `stop`. A search that stops at one edge or at the goal is an A* aimed
+    /// at it (straight distance, scaled as the point-to-point search's, never above the
+    /// cost, so the cost found is still the least); one that runs to exhaustion is a
+    /// Dijkstra.
     pub(super) fn run(
         &mut self,
-        table: &SearchTable,
-        slot: TileSlot,
-        tile: &RuntimeTile,
+        cluster: &ClusterGraph,
         filter: &QueryFilter,
-        start: u16,
-        start_position: Vec3,
-        goal: Option<(u16, Vec3)>,
+        origin: Origin,
+        goal: Option<(u32, Vec3)>,
         stop: Stop,
     ) {
-        let edges = table.edge_count();
+        let edges = cluster.edges.len();
         self.cost.clear();
         self.cost.resize(edges, f32::INFINITY);
         self.parent.clear();
@@ -81,24 +86,18 @@ impl LocalSearch {
         self.goal_via = NO_EDGE;
         self.aim = match stop {
             Stop::Exhausted => None,
-            Stop::AtEdge(edge) => Some(table.edge(edge as usize).midpoint),
+            Stop::AtEdge(edge) => Some(cluster.edges[edge as usize].midpoint),
             Stop::AtGoal => goal.map(|(_, position)| position),
         };
-        self.expand(
-            table,
-            tile,
-            filter,
-            start,
-            start_position,
-            0.0,
-            NO_EDGE,
-            goal,
-        );
+        if origin.polygon as usize >= cluster.polygons.len() {
+            return;
+        }
+        self.expand(cluster, filter, origin, 0.0, NO_EDGE, goal);
         while let Some(Reverse((bits, edge))) = self.open.pop() {
             let index = edge as usize;
-            let search_edge = table.edge(index);
+            let local = &cluster.edges[index];
             if self.settled[index]
-                || f32::from_bits(bits) != self.key(self.cost[index], search_edge.midpoint)
+                || f32::from_bits(bits) != self.key(self.cost[index], local.midpoint)
             {
                 continue;
             }
@@ -109,24 +108,15 @@ impl LocalSearch {
             if stop == Stop::AtEdge(edge) {
                 return;
             }
-            let Some(across) = search_edge.neighbour else {
-                continue;
-            };
-            if across.slot() != slot {
-                continue; // a port: the way leaves the tile here
+            if local.into == OUTSIDE {
+                continue; // a port: the way leaves the cluster here
             }
-            let midpoint = search_edge.midpoint;
+            let origin = Origin {
+                polygon: local.into,
+                position: local.midpoint,
+            };
             let cost = self.cost[index];
-            self.expand(
-                table,
-                tile,
-                filter,
-                across.polygon(),
-                midpoint,
-                cost,
-                edge,
-                goal,
-            );
+            self.expand(cluster, filter, origin, cost, edge, goal);
         }
     }
 
@@ -139,42 +129,37 @@ impl LocalSearch {
         }
     }
 
-    /// Offers the edges out of `polygon`, entered at `position` at `cost` by `via`.
-    #[allow(clippy::too_many_arguments)]
+    /// Offers the edges out of `at.polygon`, entered at `at.position` at `cost` by `via`.
     fn expand(
         &mut self,
-        table: &SearchTable,
-        tile: &RuntimeTile,
+        cluster: &ClusterGraph,
         filter: &QueryFilter,
-        polygon: u16,
-        position: Vec3,
+        at: Origin,
         cost: f32,
         via: u32,
-        goal: Option<(u16, Vec3)>,
+        goal: Option<(u32, Vec3)>,
     ) {
-        let Some(record) = tile.data.polygons.get(usize::from(polygon)) else {
-            return;
-        };
-        let per_metre = filter.cost(record.area);
+        let polygon = at.polygon as usize;
+        let per_metre = filter.cost(cluster.areas[polygon]);
         if let Some((goal_polygon, goal_position)) = goal
-            && goal_polygon == polygon
+            && goal_polygon == at.polygon
         {
-            let to_goal = cost + position.distance(goal_position) * per_metre;
+            let to_goal = cost + at.position.distance(goal_position) * per_metre;
             if to_goal < self.goal_cost {
                 self.goal_cost = to_goal;
                 self.goal_via = via;
             }
         }
-        let first = table.first_edge(polygon);
-        for (offset, edge) in table.edges(polygon).iter().enumerate() {
-            if edge.neighbour.is_none() {
-                continue; // a read marker
-            }
+        let (first, end) = (
+            cluster.first_edge[polygon] as usize,
+            cluster.first_edge[polygon + 1] as usize,
+        );
+        for (index, edge) in cluster.edges[first..end].iter().enumerate() {
             if !filter.passes_area_flags(edge.area, edge.flags) {
                 continue;
             }
-            let index = first + offset;
-            let reached = cost + position.distance(edge.midpoint) * per_metre;
+            let index = first + index;
+            let reached = cost + at.position.distance(edge.midpoint) * per_metre;
             if reached < self.cost[index] {
                 self.cost[index] = reached;
                 self.parent[index] = via;
@@ -184,27 +169,24 @@ impl LocalSearch {
         }
     }
 
-    /// Appends to `out` the polygons of the way from the start polygon `start` through
-    /// edge `last` (`NO_EDGE`: the start alone), the start first. The polygon across
-    /// `last` is included when it lies in the tile (the goal's polygon, entered by
-    /// `goal_via`), not when `last` is a port.
+    /// Appends to `out` the cluster's numbers of the polygons of the way from `start`
+    /// through edge `last` (`NO_EDGE`: the start alone), the start first. The polygon
+    /// across `last` is included when it lies in the cluster (the goal's polygon, entered
+    /// by `goal_via`), not when `last` is a port.
     pub(super) fn polygons_to(
         &self,
-        table: &SearchTable,
-        slot: TileSlot,
-        start: u16,
+        cluster: &ClusterGraph,
+        start: u32,
         last: u32,
-        out: &mut Vec<u16>,
+        out: &mut Vec<u32>,
     ) {
         let mark = out.len();
         let mut edge = last;
         let mut guard = self.parent.len() + 1;
         while edge != NO_EDGE && guard > 0 {
-            let search_edge = table.edge(edge as usize);
-            if let Some(across) = search_edge.neighbour
-                && across.slot() == slot
-            {
-                out.push(across.polygon());
+            let into = cluster.edges[edge as usize].into;
+            if into != OUTSIDE {
+                out.push(into);
             }
             edge = self.parent[edge as usize];
             guard -= 1;

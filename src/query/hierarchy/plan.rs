@@ -1,23 +1,25 @@
-//! Planning over the hierarchy: a route of tile legs found over the ports, and its
+//! Planning over the hierarchy: a route of cluster legs found over the ports, and its
 //! refinement into polygons, leg by leg.
 //!
-//! A search over ports is A* whose nodes are the ports a route enters tiles by; from a
-//! port it goes, at the tile's precomputed cost, to each port it can leave by, and across
-//! it to the twin in the next tile. The start's own tile is searched from the start point
-//! (its ports then enter the queue with their costs) and the goal's tile from the goal
-//! point (every port of it gets its cost to the goal), so neither end needs a port.
+//! A search over ports is A* whose nodes are the ports a route enters clusters by; from
+//! a port it goes, at the cluster's precomputed cost, to each port it can leave by, and
+//! across it to the twin in the next cluster. The start's own cluster is searched from
+//! the start point (its ports then enter the queue with their costs) and the goal's
+//! cluster from the goal point (every port of it gets its cost to the goal), so neither
+//! end needs a port.
 //! Refinement runs the confined search of one leg again and keeps its parents: the leg's
 //! polygons are exactly those its cost was found along.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use glam::Vec3;
 
-use super::Hierarchy;
-use super::local::{LocalSearch, Stop};
-use crate::mesh::{PolyRef, Snapshot, TileSlot};
+use super::local::{LocalSearch, Origin, Stop};
+use super::{ClusterGraph, Hierarchy, NONE};
+use crate::mesh::{PolyRef, Snapshot};
 use crate::query::node_pool::HEURISTIC_SCALE;
 use crate::query::{
     NODE_POOL_DEFAULT, NodePool, PathResult, PathStep, QueryError, ReadSet, check_point, find_path,
@@ -32,18 +34,18 @@ const FROM_START: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct HierarchyScratch {
     local: LocalSearch,
-    /// By global port: cost, parent port, the port the way left the previous tile by, and
-    /// stamps telling whether the three are this search's and whether it is closed.
-    cost: Vec<f32>,
-    parent: Vec<u32>,
-    exit: Vec<u32>,
-    stamp: Vec<u32>,
-    closed: Vec<u32>,
+    /// By port number over all clusters: its state in the current search.
+    ports: Vec<PortState>,
     current: u32,
-    /// By port of the goal's tile: its cost to the goal.
+    /// By port of the goal's cluster: its cost to the goal.
     goal_costs: Vec<f32>,
-    /// By slot: the search that last recorded reading it.
+    /// By cluster: the search that last recorded reading its tiles.
     read_stamp: Vec<u32>,
+    /// By slot: the search whose corridor last crossed it.
+    route_stamp: Vec<u32>,
+    /// The polygons of one refined leg, by their numbers in its cluster.
+    polygons: Vec<u32>,
+    /// Ordered by total (cost plus heuristic), then by port number.
     open: BinaryHeap<Reverse<(u32, u32)>>,
     pool: NodePool,
 }
@@ -52,14 +54,12 @@ impl Default for HierarchyScratch {
     fn default() -> Self {
         HierarchyScratch {
             local: LocalSearch::default(),
-            cost: Vec::new(),
-            parent: Vec::new(),
-            exit: Vec::new(),
-            stamp: Vec::new(),
-            closed: Vec::new(),
+            ports: Vec::new(),
             current: 0,
             goal_costs: Vec::new(),
             read_stamp: Vec::new(),
+            route_stamp: Vec::new(),
+            polygons: Vec::new(),
             open: BinaryHeap::new(),
             pool: NodePool::new(NODE_POOL_DEFAULT),
         }
@@ -75,73 +75,99 @@ impl HierarchyScratch {
         }
     }
 
-    fn begin(&mut self, ports: usize, slots: usize) {
-        if self.cost.len() < ports {
-            self.cost.resize(ports, f32::INFINITY);
-            self.parent.resize(ports, FROM_START);
-            self.exit.resize(ports, FROM_START);
-            self.stamp.resize(ports, 0);
-            self.closed.resize(ports, 0);
+    fn begin(&mut self, ports: usize, clusters: usize) {
+        if self.ports.len() < ports {
+            self.ports.resize(ports, PortState::default());
         }
-        if self.read_stamp.len() < slots {
-            self.read_stamp.resize(slots, 0);
+        if self.read_stamp.len() < clusters {
+            self.read_stamp.resize(clusters, 0);
         }
         self.current = self.current.wrapping_add(1);
         if self.current == 0 {
-            self.stamp.fill(0);
-            self.closed.fill(0);
+            self.ports.fill(PortState::default());
+            self.route_stamp.fill(0);
             self.read_stamp.fill(0);
             self.current = 1;
         }
         self.open.clear();
     }
 
-    fn read(&mut self, read_set: &mut ReadSet, slot: TileSlot, snapshot: &Snapshot) {
-        let stamp = &mut self.read_stamp[usize::from(slot.0)];
+    /// Records reading every tile of `cluster` (its costs depend on all of them).
+    fn read(&mut self, read_set: &mut ReadSet, hierarchy: &Hierarchy, cluster: u32) {
+        let stamp = &mut self.read_stamp[cluster as usize];
         if *stamp != self.current {
             *stamp = self.current;
-            if let Some((_, generation)) = snapshot.live_slot(slot) {
-                read_set.read_new_tile(slot, generation);
+            let graph = &hierarchy.clusters[cluster as usize];
+            for (slot, table) in graph.slots.iter().zip(&graph.tables) {
+                read_set.read_new_tile(*slot, table.generation());
             }
         }
     }
 
     fn cost_of(&self, node: u32) -> f32 {
-        if self.stamp[node as usize] == self.current {
-            self.cost[node as usize]
+        let state = &self.ports[node as usize];
+        if state.stamp == self.current {
+            state.cost
         } else {
             f32::INFINITY
         }
     }
 }
 
-/// One tile of a route: where it is entered (None: at the start point) and left (None:
-/// at the goal point), as edges of the tile's search table.
+/// One port's state in a search over ports: its cost, the port the way entered the
+/// previous cluster by (its parent) and the one it left it by, and stamps telling whether
+/// the three are the current search's and whether it has closed the port.
+#[derive(Clone, Copy, Debug)]
+struct PortState {
+    cost: f32,
+    parent: u32,
+    exit: u32,
+    stamp: u32,
+    closed: u32,
+}
+
+impl Default for PortState {
+    fn default() -> Self {
+        PortState {
+            cost: f32::INFINITY,
+            parent: FROM_START,
+            exit: FROM_START,
+            stamp: 0,
+            closed: 0,
+        }
+    }
+}
+
+/// One cluster of a route: where it is entered (None: at the start point) and left
+/// (None: at the goal point), as the cluster's ports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TileLeg {
-    /// The tile.
-    pub slot: TileSlot,
+pub struct RouteLeg {
+    cluster: u32,
     entry: Option<u32>,
     exit: Option<u32>,
 }
 
-/// A route over tiles from a start to a goal: the legs, in order, each to be refined into
-/// polygons when needed (see [`TileRoute::refine`]).
+/// A route over clusters from a start to a goal: the legs, in order, each to be refined
+/// into polygons when needed (see [`HierarchicalRoute::refine`]).
 #[derive(Clone, Debug)]
-pub struct TileRoute {
-    start: PolyRef,
+pub struct HierarchicalRoute {
+    /// The start's and the end's numbers in their clusters.
+    start: u32,
     start_position: Vec3,
-    end: PolyRef,
+    end: u32,
     end_position: Vec3,
-    legs: Vec<TileLeg>,
+    legs: Vec<RouteLeg>,
+    /// By leg: the graph of its cluster as the route was planned over it (so a route
+    /// refines the same way whatever the hierarchy has been brought up to since).
+    graphs: Vec<Arc<ClusterGraph>>,
     cost: f32,
     expanded: u32,
     read_set: ReadSet,
 }
 
-impl TileRoute {
+impl HierarchicalRoute {
     /// The legs, start first.
-    pub fn legs(&self) -> &[TileLeg] {
+    pub fn legs(&self) -> &[RouteLeg] {
         &self.legs
     }
 
@@ -156,78 +182,62 @@ impl TileRoute {
         self.expanded
     }
 
-    /// What finding it read: every tile whose costs it weighed, each marked whether the
-    /// route crosses it.
+    /// What finding it read: every tile of the clusters whose costs it weighed, each
+    /// marked whether its cluster is on the route.
     pub fn read_set(&self) -> &ReadSet {
         &self.read_set
     }
 
     /// The polygons of legs `legs`, in order (each leg's first polygon is the one its
     /// entry port leads into, so consecutive ranges join without repeating a polygon).
+    /// Legs are refined over the clusters as the route was planned: the polygons are
+    /// those of its snapshot, and its read set tells whether they still hold.
     pub fn refine(
         &self,
         hierarchy: &Hierarchy,
-        snapshot: &Snapshot,
         legs: Range<usize>,
         scratch: &mut HierarchyScratch,
-    ) -> Result<Vec<PathStep>, QueryError> {
-        if !hierarchy.is_current_for(snapshot) {
-            return Err(QueryError::HierarchyOutOfDate);
-        }
-        let mut polygons = Vec::new();
+    ) -> Vec<PathStep> {
         let mut steps = Vec::new();
-        let last = self.legs.len().saturating_sub(1);
         for index in legs {
-            let Some(leg) = self.legs.get(index) else {
+            let (Some(leg), Some(cluster)) = (self.legs.get(index), self.graphs.get(index)) else {
                 break;
             };
-            let graph = &hierarchy.tiles[usize::from(leg.slot.0)];
-            let table = &graph.table;
-            let (tile, generation) = snapshot
-                .live_slot(leg.slot)
-                .ok_or(QueryError::StaleRef(self.start))?;
-            let (polygon, position) = match leg.entry {
-                Some(edge) => {
-                    let (owner, search_edge) = table.edge_at(edge as usize);
-                    (owner, search_edge.midpoint)
-                }
-                None => (self.start.polygon(), self.start_position),
+            let origin = match leg.entry {
+                Some(port) => cluster.port_origin(port as usize),
+                None => Origin {
+                    polygon: self.start,
+                    position: self.start_position,
+                },
             };
             let (goal, stop) = match leg.exit {
-                Some(edge) => (None, Stop::AtEdge(edge)),
-                None => (Some((self.end.polygon(), self.end_position)), Stop::AtGoal),
+                Some(port) => (None, Stop::AtEdge(cluster.ports[port as usize])),
+                None => (Some((self.end, self.end_position)), Stop::AtGoal),
             };
-            debug_assert!(leg.exit.is_some() || index == last);
-            scratch.local.run(
-                table,
-                leg.slot,
-                tile,
-                &hierarchy.filter,
-                polygon,
-                position,
-                goal,
-                stop,
-            );
-            let through = leg.exit.unwrap_or(scratch.local.goal_via);
-            polygons.clear();
             scratch
                 .local
-                .polygons_to(table, leg.slot, polygon, through, &mut polygons);
-            steps.extend(polygons.iter().filter_map(|&polygon| {
-                PolyRef::new(generation, leg.slot, polygon).map(|polygon| PathStep {
-                    polygon,
-                    via_link: None,
-                })
+                .run(cluster, &hierarchy.filter, origin, goal, stop);
+            let through = leg
+                .exit
+                .map_or(scratch.local.goal_via, |port| cluster.ports[port as usize]);
+            scratch.polygons.clear();
+            scratch
+                .local
+                .polygons_to(cluster, origin.polygon, through, &mut scratch.polygons);
+            steps.extend(scratch.polygons.iter().map(|&number| PathStep {
+                polygon: cluster.polygons[number as usize],
+                via_link: None,
             }));
         }
-        Ok(steps)
+        steps
     }
 }
 
 impl Hierarchy {
-    /// The least route over tiles from `start_position` in `start` to `end_position` in
-    /// `end`; `Ok(None)` when the ports do not join them (the end cannot be reached, or a
-    /// tile on the way has no search table) or `end` is outside the filter.
+    /// The least route over clusters from `start_position` in `start` to `end_position`
+    /// in `end`; `Ok(None)` when the ports do not join them (the end cannot be reached,
+    /// or either end lies in a tile without a search table) or `end` is outside the
+    /// filter.
     pub fn plan(
         &self,
         snapshot: &Snapshot,
@@ -236,13 +246,11 @@ impl Hierarchy {
         end: PolyRef,
         end_position: Vec3,
         scratch: &mut HierarchyScratch,
-    ) -> Result<Option<TileRoute>, QueryError> {
+    ) -> Result<Option<HierarchicalRoute>, QueryError> {
         check_point("path start", start_position)?;
         check_point("path end", end_position)?;
-        let (start_tile, end_tile) = (
-            snapshot.tile(start).ok_or(QueryError::StaleRef(start))?,
-            snapshot.tile(end).ok_or(QueryError::StaleRef(end))?,
-        );
+        let end_tile = snapshot.tile(end).ok_or(QueryError::StaleRef(end))?;
+        snapshot.tile(start).ok_or(QueryError::StaleRef(start))?;
         if !self.is_current_for(snapshot) {
             return Err(QueryError::HierarchyOutOfDate);
         }
@@ -250,31 +258,26 @@ impl Hierarchy {
         if !filter.passes(&end_tile.data.polygons[usize::from(end.polygon())]) {
             return Ok(None);
         }
-        let (start_slot, end_slot) = (start.slot(), end.slot());
-        let start_graph = &self.tiles[usize::from(start_slot.0)];
-        let end_graph = &self.tiles[usize::from(end_slot.0)];
-        if start_graph.table.generation() != start.generation()
-            || end_graph.table.generation() != end.generation()
-        {
+        let (Some((start_cluster, start_number)), Some((end_cluster, end_number))) =
+            (self.locate(start), self.locate(end))
+        else {
             return Ok(None); // a tile without a search table
-        }
-        scratch.begin(self.port_count(), self.tiles.len());
+        };
+        scratch.begin(self.port_count(), self.clusters.len());
         let mut read_set = ReadSet::new(filter);
-        scratch.read(&mut read_set, start_slot, snapshot);
-        scratch.read(&mut read_set, end_slot, snapshot);
+        scratch.read(&mut read_set, self, start_cluster);
+        scratch.read(&mut read_set, self, end_cluster);
 
-        // Every port of the goal's tile: its cost to the goal (a way and its reverse cost
-        // the same).
-        scratch.local.run(
-            &end_graph.table,
-            end_slot,
-            end_tile,
-            filter,
-            end.polygon(),
-            end_position,
-            None,
-            Stop::Exhausted,
-        );
+        // Every port of the goal's cluster: its cost to the goal (a way and its reverse
+        // cost the same).
+        let end_graph = &self.clusters[end_cluster as usize];
+        let end_origin = Origin {
+            polygon: end_number,
+            position: end_position,
+        };
+        scratch
+            .local
+            .run(end_graph, filter, end_origin, None, Stop::Exhausted);
         scratch.goal_costs.clear();
         scratch.goal_costs.extend(
             end_graph
@@ -283,59 +286,67 @@ impl Hierarchy {
                 .map(|&edge| scratch.local.cost[edge as usize]),
         );
 
-        // The start's tile, from the start point: its ports, and the goal if it is here.
-        let same_tile = start_slot == end_slot;
+        // The start's cluster, from the start point: its ports, and the goal if it is
+        // there.
+        let same_cluster = start_cluster == end_cluster;
+        let start_graph = &self.clusters[start_cluster as usize];
+        let start_origin = Origin {
+            polygon: start_number,
+            position: start_position,
+        };
         scratch.local.run(
-            &start_graph.table,
-            start_slot,
-            start_tile,
+            start_graph,
             filter,
-            start.polygon(),
-            start_position,
-            same_tile.then_some((end.polygon(), end_position)),
+            start_origin,
+            same_cluster.then_some((end_number, end_position)),
             Stop::Exhausted,
         );
         // The best way to the goal so far: its cost and the port it enters the goal's
-        // tile by (FROM_START: straight through the start's tile).
+        // cluster by (FROM_START: straight through the start's cluster).
         let mut best = (f32::INFINITY, FROM_START);
-        if same_tile {
+        if same_cluster {
             best.0 = scratch.local.goal_cost;
         }
+        let first_port = self.port_base[start_cluster as usize];
         for (port, &edge) in start_graph.ports.iter().enumerate() {
             let cost = scratch.local.cost[edge as usize];
             if cost.is_finite() {
-                let exit = self.node(start_slot.0, port as u32);
-                self.offer(scratch, exit, cost, FROM_START, end_position);
+                self.offer(
+                    scratch,
+                    first_port + port as u32,
+                    cost,
+                    FROM_START,
+                    end_position,
+                );
             }
         }
 
         let mut expanded = 0;
         while let Some(Reverse((bits, node))) = scratch.open.pop() {
             let at = node as usize;
-            if scratch.closed[at] == scratch.current
-                || scratch.stamp[at] != scratch.current
-                || f32::from_bits(bits) < scratch.cost[at]
-            {
+            let state = &mut scratch.ports[at];
+            if state.closed == scratch.current || state.stamp != scratch.current {
                 continue;
             }
-            let cost = scratch.cost[at];
             if f32::from_bits(bits) >= best.0 {
                 break; // no way left in the queue can beat the best to the goal
             }
-            scratch.closed[at] = scratch.current;
+            let cost = state.cost;
+            state.closed = scratch.current;
             expanded += 1;
-            let (slot, port) = self.port_at(node);
-            scratch.read(&mut read_set, TileSlot(slot), snapshot);
-            if slot == end_slot.0 {
-                let to_goal = cost + scratch.goal_costs[port as usize];
+            let cluster = self.port_cluster[at];
+            scratch.read(&mut read_set, self, cluster);
+            let first = self.port_base[cluster as usize];
+            let port = (node - first) as usize;
+            if cluster == end_cluster {
+                let to_goal = cost + scratch.goal_costs[port];
                 if to_goal < best.0 {
                     best = (to_goal, node);
                 }
             }
-            let graph = &self.tiles[usize::from(slot)];
+            let graph = &self.clusters[cluster as usize];
             let count = graph.ports.len();
-            let row = &graph.costs[port as usize * count..(port as usize + 1) * count];
-            let first = self.port_base[usize::from(slot)];
+            let row = &graph.costs[port * count..(port + 1) * count];
             for (exit, &through) in row.iter().enumerate() {
                 if through.is_finite() {
                     self.offer(
@@ -353,44 +364,50 @@ impl Hierarchy {
         }
 
         // The legs, goal first, then reversed.
+        let port_of =
+            |node: u32| -> u32 { node - self.port_base[self.port_cluster[node as usize] as usize] };
         let mut legs = Vec::new();
         let mut entering = best.1;
         let mut exit = None;
-        let mut slot = end_slot;
+        let mut cluster = end_cluster;
         loop {
             if entering == FROM_START {
-                legs.push(TileLeg {
-                    slot: start_slot,
+                legs.push(RouteLeg {
+                    cluster: start_cluster,
                     entry: None,
                     exit,
                 });
                 break;
             }
-            let (entry_slot, entry_port) = self.port_at(entering);
-            debug_assert_eq!(TileSlot(entry_slot), slot);
-            legs.push(TileLeg {
-                slot,
-                entry: Some(self.tiles[usize::from(entry_slot)].ports[entry_port as usize]),
+            legs.push(RouteLeg {
+                cluster,
+                entry: Some(port_of(entering)),
                 exit,
             });
-            let (exit_slot, exit_port) = self.port_at(scratch.exit[entering as usize]);
-            exit = Some(self.tiles[usize::from(exit_slot)].ports[exit_port as usize]);
-            slot = TileSlot(exit_slot);
-            entering = scratch.parent[entering as usize];
-            if legs.len() > self.tiles.len() * 2 + self.port_count() {
+            let left_by = scratch.ports[entering as usize].exit;
+            exit = Some(port_of(left_by));
+            cluster = self.port_cluster[left_by as usize];
+            entering = scratch.ports[entering as usize].parent;
+            if legs.len() > self.port_count() + 1 {
                 return Ok(None); // a broken chain; never for a settled route
             }
         }
         legs.reverse();
         for read in &mut read_set.tiles {
-            read.on_route = legs.iter().any(|leg| leg.slot == read.slot);
+            let of_read = self.cluster_of_slot[usize::from(read.slot.0)];
+            read.on_route = legs.iter().any(|leg| leg.cluster == of_read);
         }
-        Ok(Some(TileRoute {
-            start,
+        let graphs = legs
+            .iter()
+            .map(|leg| self.clusters[leg.cluster as usize].clone())
+            .collect();
+        Ok(Some(HierarchicalRoute {
+            start: start_number,
             start_position,
-            end,
+            end: end_number,
             end_position,
             legs,
+            graphs,
             cost: best.0,
             expanded,
             read_set,
@@ -402,18 +419,23 @@ impl Hierarchy {
     #[inline]
     fn offer(&self, scratch: &mut HierarchyScratch, exit: u32, cost: f32, parent: u32, goal: Vec3) {
         let node = self.twin_node[exit as usize];
-        if node == u32::MAX {
+        if node == NONE {
             return;
         }
         let at = node as usize;
-        if scratch.closed[at] == scratch.current || cost >= scratch.cost_of(node) {
+        if scratch.ports[at].closed == scratch.current || cost >= scratch.cost_of(node) {
             return;
         }
-        scratch.stamp[at] = scratch.current;
-        scratch.cost[at] = cost;
-        scratch.parent[at] = parent;
-        scratch.exit[at] = exit;
-        let total = cost + self.port_position[at].distance(goal) * HEURISTIC_SCALE;
+        scratch.ports[at] = PortState {
+            cost,
+            parent,
+            exit,
+            stamp: scratch.current,
+            closed: 0,
+        };
+        // The exit's own midpoint: its twin's, the same portal's, read in the order the
+        // exits are offered.
+        let total = cost + self.port_position[exit as usize].distance(goal) * HEURISTIC_SCALE;
         scratch.open.push(Reverse((total.to_bits(), node)));
     }
 
@@ -436,14 +458,27 @@ impl Hierarchy {
             && let Some(route) =
                 self.plan(snapshot, start, start_position, end, end_position, scratch)?
         {
-            let steps = route.refine(self, snapshot, 0..route.legs.len(), scratch)?;
+            let steps = route.refine(self, 0..route.legs.len(), scratch);
             if steps.last().map(|step| step.polygon) == Some(end) {
+                // On the route, as for the flat search: the tiles the corridor crosses.
+                let slots = snapshot.data().slots.len();
+                if scratch.route_stamp.len() < slots {
+                    scratch.route_stamp.resize(slots, 0);
+                }
+                for step in &steps {
+                    scratch.route_stamp[usize::from(step.polygon.slot().0)] = scratch.current;
+                }
+                let mut read_set = route.read_set;
+                for read in &mut read_set.tiles {
+                    read.on_route =
+                        scratch.route_stamp[usize::from(read.slot.0)] == scratch.current;
+                }
                 return Ok(PathResult {
                     steps,
                     complete: true,
                     out_of_nodes: false,
                     nodes_expanded: route.expanded,
-                    read_set: route.read_set,
+                    read_set,
                 });
             }
         }
