@@ -7,11 +7,9 @@
 # AVOIDANCE=off runs without local avoidance (default on); results go to
 # crowd_scaling.csv / crowd_scaling_no_avoidance.csv.
 # Every run is its own process: peak_rss_mib is that run's peak (bake + navmesh + crowd).
-# BUDGET_PER_AGENT=F sizes the path-search node budget per frame as F x N (at least the
-# default 2048) so the searches keep up with the first frame's N fresh requests; results
-# then go to crowd_scaling_served.csv. With the fixed default budget a large crowd is
-# mostly still waiting for its first path at frame 300 (95,770 of 100,000), and waiting
-# agents are cheaper than walking ones.
+# BUDGET_PER_AGENT=F sets the path-search node budget per frame to F nodes an agent
+# (`--node-budget-per-agent F`, in place of the default rate; never below the fixed floor
+# of 2,048), results then going to crowd_scaling_served.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 frames=${1:-300}
@@ -41,7 +39,7 @@ echo "agents,frames,ms_per_frame_median,ms_per_frame_max,agents_per_ms,waiting_f
 for n in "${sizes[@]}"; do
   budget=()
   if [ -n "$budget_per_agent" ]; then
-    budget=(--node-budget "$(python3 -c "print(max(2048, round($budget_per_agent * $n)))")")
+    budget=(--node-budget-per-agent "$budget_per_agent")
   fi
   json=$(target/release/waymark crowd "$level" --agents "$n" --frames "$frames" --warm-up-frames "$warm_up" --avoidance "$avoidance" "${budget[@]}" --json)
   python3 - "$json" >> "$out" <<'PY'

@@ -213,3 +213,74 @@ fn a_tree_and_its_paths_are_checked_against_mesh_changes() {
         Err(QueryError::NotFinite { .. })
     ));
 }
+
+/// A goal in an area the filter refuses is entered by no way, as the search never enters
+/// it: a start beside it is not in the tree and its search is not complete; a start in
+/// the goal's own polygon still reaches it.
+#[test]
+fn a_goal_the_filter_refuses_is_reached_from_itself_only() {
+    use waymark::ids::AreaId;
+    use waymark::mesh::{TileData, WalkablePolygon};
+    let square = |x0: f32, area: AreaId| WalkablePolygon {
+        corners: vec![
+            Vec3::new(x0, 0.0, 0.0),
+            Vec3::new(x0 + 2.0, 0.0, 0.0),
+            Vec3::new(x0 + 2.0, 0.0, 2.0),
+            Vec3::new(x0, 0.0, 2.0),
+        ],
+        area,
+        layer: 0,
+    };
+    let polygons = [
+        square(0.0, AreaId::GROUND),
+        square(2.0, AreaId::WATER),
+        square(4.0, AreaId::GROUND),
+    ];
+    let params = waymark::mesh::blob::BakeParams {
+        agent_radius_m: 0.3,
+        agent_height_m: 2.0,
+        agent_max_climb_m: 0.3,
+        ..Default::default()
+    };
+    let mut mesh = NavMesh::new(params);
+    mesh.add_tiles(vec![TileData::from_walkable_polygons(&polygons).unwrap()])
+        .unwrap();
+    let snapshot = mesh.snapshot();
+    let mut filter = QueryFilter::new();
+    filter.set_area_excluded(AreaId::WATER, true);
+    let at = |point: Vec3| {
+        waymark::query::nearest_polygon(&snapshot, point, Vec3::splat(0.5), &QueryFilter::new())
+            .unwrap()
+            .unwrap()
+            .polygon
+    };
+    let (beside, goal) = (Vec3::new(1.0, 0.0, 1.0), Vec3::new(3.0, 0.0, 1.0));
+    let (beside_polygon, goal_polygon) = (at(beside), at(goal));
+    let tree = DestinationTree::build(&snapshot, goal_polygon, goal, &filter).unwrap();
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let searched = find_path(
+        &snapshot,
+        beside_polygon,
+        beside,
+        goal_polygon,
+        goal,
+        &filter,
+        &mut pool,
+    )
+    .unwrap();
+    assert!(!searched.complete);
+    assert!(tree.path_from(&snapshot, beside_polygon, beside).is_none());
+    let from_itself = tree
+        .path_from(&snapshot, goal_polygon, goal + Vec3::new(0.5, 0.0, 0.0))
+        .unwrap();
+    assert_eq!(from_itself.steps.len(), 1);
+    // Without the exclusion the beside start reaches it through the portal.
+    let open = DestinationTree::build(&snapshot, goal_polygon, goal, &QueryFilter::new()).unwrap();
+    assert_eq!(
+        open.path_from(&snapshot, beside_polygon, beside)
+            .unwrap()
+            .steps
+            .len(),
+        2
+    );
+}

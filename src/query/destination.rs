@@ -109,19 +109,23 @@ impl DestinationTree {
         // Costs are finite and never negative: their bits order as they do, and the
         // crossing number breaks ties the same way on every run.
         let mut open = BinaryHeap::new();
-        let goal_cost = filter.cost(goal_tile.data.polygons[usize::from(goal.polygon())].area);
+        let goal_record = &goal_tile.data.polygons[usize::from(goal.polygon())];
+        let goal_cost = filter.cost(goal_record.area);
         // The crossings into the goal's polygon: from each of its neighbours, over the
-        // portal between them.
-        tree.offer_crossings_into(
-            snapshot,
-            goal,
-            goal_position,
-            goal_cost,
-            0.0,
-            NO_NEXT,
-            &mut open,
-            &mut read,
-        );
+        // portal between them. A goal the filter refuses is entered by no way (as the
+        // search never enters it): only a start in it reaches it.
+        if filter.passes(goal_record) {
+            tree.offer_crossings_into(
+                snapshot,
+                goal,
+                goal_position,
+                goal_cost,
+                0.0,
+                NO_NEXT,
+                &mut open,
+                &mut read,
+            );
+        }
         let mut settled = vec![false; total];
         while let Some(Reverse((bits, crossing))) = open.pop() {
             let crossing = crossing as usize;
@@ -306,15 +310,18 @@ impl DestinationTree {
         }];
         let mut read_set = ReadSet::new(&self.filter);
         read_set.read_new_tile(start.slot(), start.generation());
-        let mut on_route = std::collections::HashSet::from([start.slot()]);
+        let mut last_slot = start.slot();
         while let Some(at) = crossing {
             let polygon = self.into[at]?;
             steps.push(PathStep {
                 polygon,
                 via_link: None,
             });
-            if on_route.insert(polygon.slot()) {
-                read_set.read_new_tile(polygon.slot(), polygon.generation());
+            // A route crosses a few tiles, each in one run of steps: the set is scanned
+            // only where the tile changes.
+            if polygon.slot() != last_slot {
+                last_slot = polygon.slot();
+                read_set.read_tile(polygon.slot(), polygon.generation());
             }
             if steps.len() > self.into.len() + 1 {
                 return None;

@@ -10,7 +10,9 @@
 //! the filter, so one built again after a restore is the same tree; and an answer is
 //! charged the same budget whether its tree was built for it or kept from an earlier job.
 //! So a restored crowd answers as the saved one would have, at any thread count. Trees
-//! are kept while the snapshot and the filter's versions last.
+//! are kept while the snapshot and the filter's versions last and they are used: one no
+//! job has read for [`TREE_IDLE_STEPS_MAX`] steps is dropped (a game that sends its crowd
+//! to a new rally point every minute keeps one tree, not one a minute).
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -29,6 +31,10 @@ pub(crate) const SHARED_REQUESTS_MIN: u32 = 32;
 /// Node budget charged for a path read off a tree (about a snap and a walk), whether the
 /// tree was built for it or kept.
 pub(crate) const SHARED_PATH_COST_NODES: u32 = 16;
+
+/// Steps a kept tree may go unread before it is dropped (a second at 30 steps a second:
+/// the orders of one burst are answered well within it).
+pub(crate) const TREE_IDLE_STEPS_MAX: u64 = 30;
 
 /// A target as queued: its exact coordinates and the filter.
 type TargetKey = ([u32; 3], FilterId);
@@ -50,13 +56,27 @@ pub(crate) struct SharedDestinations {
     /// step: a fast hash, and the table's room kept from step to step).
     counts: HashMap<TargetKey, u32, BuildHasherDefault<KeyHasher>>,
     /// Trees by snapped goal and filter, for `snapshot`.
-    trees: HashMap<TreeKey, (FilterVersions, Arc<DestinationTree>)>,
+    trees: HashMap<TreeKey, KeptTree>,
     snapshot: Option<Snapshot>,
+    /// Steps counted so far (the clock trees are last read by).
+    step: u64,
+}
+
+/// A kept tree: the filter versions it was built under, and the step it was last read.
+struct KeptTree {
+    versions: FilterVersions,
+    tree: Arc<DestinationTree>,
+    last_read: u64,
 }
 
 impl SharedDestinations {
-    /// Counts the queued jobs by target, and drops the trees of an earlier snapshot.
+    /// Counts the queued jobs by target, and drops the trees of an earlier snapshot and
+    /// those left unread too long.
     pub(crate) fn count<'a>(&mut self, jobs: impl Iterator<Item = &'a Job>, snapshot: &Snapshot) {
+        self.step += 1;
+        let step = self.step;
+        self.trees
+            .retain(|_, kept| step - kept.last_read <= TREE_IDLE_STEPS_MAX);
         self.counts.clear();
         for job in jobs {
             *self.counts.entry(target_key(job)).or_default() += 1;
@@ -89,15 +109,29 @@ impl SharedDestinations {
         let (goal, goal_position) = job.goal?;
         let key = (goal, goal_position.to_array().map(f32::to_bits), job.filter);
         let versions = (filter.version(), filter.cost_version());
-        let tree = match self.trees.get(&key) {
-            Some((built_under, tree)) if *built_under == versions => tree.clone(),
+        let tree = match self.trees.get_mut(&key) {
+            Some(kept) if kept.versions == versions => {
+                kept.last_read = self.step;
+                kept.tree.clone()
+            }
             _ => {
                 let tree =
                     Arc::new(DestinationTree::build(snapshot, goal, goal_position, filter).ok()?);
-                self.trees.insert(key, (versions, tree.clone()));
+                let kept = KeptTree {
+                    versions,
+                    tree: tree.clone(),
+                    last_read: self.step,
+                };
+                self.trees.insert(key, kept);
                 tree
             }
         };
         tree.path_from(snapshot, job.start, job.start_position)
+    }
+
+    /// Trees kept.
+    #[cfg(test)]
+    pub(crate) fn trees_kept(&self) -> usize {
+        self.trees.len()
     }
 }

@@ -168,3 +168,63 @@ fn a_reserved_queue_takes_a_request_per_agent_without_regrowing() {
         assert_eq!(capacities, reserved, "request {logical}");
     }
 }
+
+/// A kept destination tree lasts while jobs read it and is dropped once none has for
+/// `TREE_IDLE_STEPS_MAX` steps, so trees do not pile up as a game sends its crowd to one
+/// new place after another.
+#[test]
+fn an_unread_destination_tree_is_dropped() {
+    use super::shared::{SharedDestinations, TREE_IDLE_STEPS_MAX};
+    use crate::mesh::{TileData, WalkablePolygon};
+    let quads: Vec<WalkablePolygon> = (0..4)
+        .map(|i| {
+            let (x0, x1) = (i as f32, i as f32 + 1.0);
+            WalkablePolygon::ground(vec![
+                Vec3::new(x0, 0.0, 0.0),
+                Vec3::new(x1, 0.0, 0.0),
+                Vec3::new(x1, 0.0, 1.0),
+                Vec3::new(x0, 0.0, 1.0),
+            ])
+        })
+        .collect();
+    let mut mesh = NavMesh::new(BakeParams::default());
+    mesh.add_tiles(vec![TileData::from_walkable_polygons(&quads).unwrap()])
+        .unwrap();
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let job = Job {
+        agent: AgentId::from_bits(1 << 32).unwrap(),
+        filter: FilterId::DEFAULT,
+        request: RequestId {
+            logical: 1,
+            attempt: 0,
+            epoch: 0,
+        },
+        start: snapshot.poly_ref(TileSlot(0), 0).unwrap(),
+        start_position: Vec3::new(0.5, 0.0, 0.5),
+        target: Vec3::new(3.5, 0.0, 0.5),
+        goal: Some((
+            snapshot.poly_ref(TileSlot(0), 3).unwrap(),
+            Vec3::new(3.5, 0.0, 0.5),
+        )),
+        queued_frame: 0,
+    };
+    let mut shared = SharedDestinations::default();
+    shared.count(std::iter::empty(), &snapshot);
+    let path = shared.path(&snapshot, &job, &filter).unwrap();
+    assert_eq!(path.steps.len(), 4);
+    assert_eq!(shared.trees_kept(), 1);
+    // Read every step: kept however long.
+    for _ in 0..2 * TREE_IDLE_STEPS_MAX {
+        shared.count(std::iter::empty(), &snapshot);
+        assert!(shared.path(&snapshot, &job, &filter).is_some());
+    }
+    assert_eq!(shared.trees_kept(), 1);
+    // Unread: kept for the allowed steps, then dropped.
+    for _ in 0..TREE_IDLE_STEPS_MAX {
+        shared.count(std::iter::empty(), &snapshot);
+    }
+    assert_eq!(shared.trees_kept(), 1);
+    shared.count(std::iter::empty(), &snapshot);
+    assert_eq!(shared.trees_kept(), 0);
+}
