@@ -5,6 +5,26 @@ use crate::crowd::CrowdError;
 use crate::mesh::blob::BakeParams;
 use crate::mesh::{NavMesh, TileGeneration, TileSlot};
 
+/// A mesh of `count` unit squares in a row along +X, one tile.
+fn strip(count: usize) -> NavMesh {
+    use crate::mesh::{TileData, WalkablePolygon};
+    let quads: Vec<WalkablePolygon> = (0..count)
+        .map(|i| {
+            let (x0, x1) = (i as f32, i as f32 + 1.0);
+            WalkablePolygon::ground(vec![
+                Vec3::new(x0, 0.0, 0.0),
+                Vec3::new(x1, 0.0, 0.0),
+                Vec3::new(x1, 0.0, 1.0),
+                Vec3::new(x0, 0.0, 1.0),
+            ])
+        })
+        .collect();
+    let mut mesh = NavMesh::new(BakeParams::default());
+    mesh.add_tiles(vec![TileData::from_walkable_polygons(&quads).unwrap()])
+        .unwrap();
+    mesh
+}
+
 #[test]
 fn the_wait_histogram_gives_the_sorted_list_s_percentiles() {
     let waits = [
@@ -73,22 +93,8 @@ fn a_percentile_beyond_the_list_is_refused_by_value() {
 
 #[test]
 fn a_query_queued_twice_is_searched_once() {
-    use crate::mesh::{TileData, WalkablePolygon};
     // A strip of 30 quads: a search from the first to the last takes many nodes.
-    let quads: Vec<WalkablePolygon> = (0..30)
-        .map(|i| {
-            let (x0, x1) = (i as f32, i as f32 + 1.0);
-            WalkablePolygon::ground(vec![
-                Vec3::new(x0, 0.0, 0.0),
-                Vec3::new(x1, 0.0, 0.0),
-                Vec3::new(x1, 0.0, 1.0),
-                Vec3::new(x0, 0.0, 1.0),
-            ])
-        })
-        .collect();
-    let mut mesh = NavMesh::new(BakeParams::default());
-    mesh.add_tiles(vec![TileData::from_walkable_polygons(&quads).unwrap()])
-        .unwrap();
+    let mesh = strip(30);
     let snapshot = mesh.snapshot();
     let filters = [QueryFilter::new()];
     let start = snapshot.poly_ref(TileSlot(0), 0).unwrap();
@@ -175,21 +181,7 @@ fn a_reserved_queue_takes_a_request_per_agent_without_regrowing() {
 #[test]
 fn an_unread_destination_tree_is_dropped() {
     use super::shared::{SharedDestinations, TREE_IDLE_STEPS_MAX};
-    use crate::mesh::{TileData, WalkablePolygon};
-    let quads: Vec<WalkablePolygon> = (0..4)
-        .map(|i| {
-            let (x0, x1) = (i as f32, i as f32 + 1.0);
-            WalkablePolygon::ground(vec![
-                Vec3::new(x0, 0.0, 0.0),
-                Vec3::new(x1, 0.0, 0.0),
-                Vec3::new(x1, 0.0, 1.0),
-                Vec3::new(x0, 0.0, 1.0),
-            ])
-        })
-        .collect();
-    let mut mesh = NavMesh::new(BakeParams::default());
-    mesh.add_tiles(vec![TileData::from_walkable_polygons(&quads).unwrap()])
-        .unwrap();
+    let mesh = strip(4);
     let snapshot = mesh.snapshot();
     let filter = QueryFilter::new();
     let job = Job {
