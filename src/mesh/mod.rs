@@ -9,6 +9,7 @@
 pub mod blob;
 pub mod borders;
 pub mod carve;
+pub mod components;
 pub mod connectivity;
 pub mod hand_built;
 pub mod navmesh;
@@ -20,6 +21,7 @@ pub mod tile;
 pub mod tile_grid;
 
 pub use borders::{BorderPortal, BorderPortals};
+pub use components::Components;
 pub use hand_built::{HandBuiltError, WalkablePolygon};
 pub use navmesh::{
     LINKS_MAX, Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState,

@@ -155,6 +155,8 @@ pub struct SnapshotData {
     /// Per slot, the search graph of its live tile (empty for other slots): what a path
     /// search expands a polygon by.
     pub search_tables: Vec<Arc<SearchTable>>,
+    /// The polygons' components, worked out on first use (see [`Snapshot::components`]).
+    pub(crate) components: std::sync::OnceLock<Option<super::Components>>,
 }
 
 impl SnapshotData {
@@ -174,6 +176,7 @@ impl SnapshotData {
             polygon_total: 0,
             border_portals: Vec::new(),
             search_tables: Vec::new(),
+            components: std::sync::OnceLock::new(),
         }
     }
 }

@@ -11,7 +11,9 @@
 //! congestion), and the heuristic is the straight distance to the end (scaled by 0.999 so
 //! equal-cost alternatives resolve the same way every time). When
 //! the end cannot be reached, or the node pool runs out, the result is partial: the path to
-//! the node nearest the end, flagged.
+//! the node nearest the end, flagged. An end in another component of the mesh is known out
+//! of reach before the search starts; the search then heads for the reachable polygon
+//! nearest the end (`unreachable.rs`) instead of expanding all it can reach.
 
 use std::borrow::Borrow;
 use std::sync::Arc;
@@ -134,8 +136,11 @@ struct SearchState<F> {
     portal_scratch: Vec<(PolyRef, Vec3, Vec3)>,
     /// Where the finished path's steps go (a caller's recycled buffer, or empty).
     steps: Vec<PathStep>,
+    /// Where the search heads: the end, or for an end out of reach the reachable polygon
+    /// nearest it (`end_out_of_reach`).
     end: PolyRef,
     end_position: Vec3,
+    end_out_of_reach: bool,
     pool: NodePool,
     best: u32,
     best_heuristic: f32,
@@ -268,6 +273,22 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 read_set.read_new_tile(reference.slot(), reference.generation());
             }
         }
+        let substitute =
+            unreachable::substitute_end(snapshot, start, end, end_position, filter.borrow());
+        let end_out_of_reach = substitute.is_some();
+        let (end, end_position) = match substitute {
+            Some((polygon, point, depends_on)) => {
+                for &slot in depends_on {
+                    if let Some((_, generation)) = snapshot.live_slot(slot)
+                        && pool.first_read(slot)
+                    {
+                        read_set.read_new_tile(slot, generation);
+                    }
+                }
+                (polygon, point)
+            }
+            None => (end, end_position),
+        };
         let heuristic = start_position.distance(end_position) * heuristic_scale;
         let start_area = snapshot.tile(start).map_or(0, |tile| {
             tile.data.polygons[usize::from(start.polygon())].area
@@ -294,6 +315,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             steps: recycled.steps,
             end,
             end_position,
+            end_out_of_reach,
             pool,
             best: first,
             best_heuristic: heuristic,
@@ -320,7 +342,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             expanded += 1;
             if node.polygon == self.end {
                 self.best = entry.node();
-                self.complete = true;
+                self.complete = !self.end_out_of_reach;
                 self.finished = true;
                 break;
             }
@@ -731,3 +753,4 @@ pub fn find_path_with(
 
 #[cfg(all(test, feature = "harness"))]
 mod tests;
+mod unreachable;

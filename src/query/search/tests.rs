@@ -357,3 +357,156 @@ fn polygon_costs_route_round_crowded_polygons() {
     let cheaper = vec![0.1; snapshot.data().polygon_total as usize];
     assert_eq!(path_with(Some(cheaper.into())), middle);
 }
+
+/// nav_test, baked whole (`tiled`: None) or in tiles of `tiled` cells, and the shared
+/// query pairs whose both ends snap.
+fn nav_test_pairs(tiled: Option<u32>) -> (NavMesh, Vec<(PolyRef, Vec3, PolyRef, Vec3)>) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
+    let world = crate::scene::obj::load_obj(&root.join("nav_test.obj"), &Default::default())
+        .unwrap()
+        .world_triangles()
+        .unwrap();
+    let config = BakeConfig {
+        tile_size_cells: tiled,
+        ..BakeConfig::preset(Preset::Recast)
+    };
+    let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+    let snapshot = mesh.snapshot();
+    let filter = QueryFilter::new();
+    let extents = Vec3::new(2.0, 4.0, 2.0);
+    let text = std::fs::read_to_string(root.join("nav_test_queries.csv")).unwrap();
+    let pairs = text
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let v: Vec<f32> = line.split(',').map(|v| v.parse().unwrap()).collect();
+            let snap =
+                |point| crate::query::nearest_polygon(&snapshot, point, extents, &filter).unwrap();
+            let from = snap(Vec3::new(v[0], v[1], v[2]))?;
+            let to = snap(Vec3::new(v[3], v[4], v[5]))?;
+            Some((from.polygon, from.point, to.polygon, to.point))
+        })
+        .collect();
+    (mesh, pairs)
+}
+
+/// The 3-D distance from `point` to polygon `polygon`'s closest point.
+fn distance_to(snapshot: &Snapshot, polygon: PolyRef, point: Vec3) -> f32 {
+    let tile = snapshot.tile(polygon).unwrap();
+    tile.closest_point(polygon.polygon(), point)
+        .0
+        .distance(point)
+}
+
+/// An end in another component is out of reach: the search reaches the same verdict as
+/// a flood of everything reachable (the search on the tiles' own arrays, which has no
+/// components), ends its partial path on the reachable polygon nearest the end (checked
+/// against every polygon of the start's component), never farther from the end than the
+/// flood's, and expands a fraction of what the flood does.
+#[test]
+fn an_end_out_of_reach_is_headed_for_not_flooded() {
+    let (mesh, pairs) = nav_test_pairs(None);
+    let snapshot = mesh.snapshot();
+    let flooding = snapshot.without_search_tables();
+    assert!(flooding.components().is_none());
+    let components = snapshot.components().unwrap();
+    assert!(components.count() > 1, "nav_test has islands");
+    let filter = QueryFilter::new();
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let (mut partial, mut headed, mut flooded) = (0, 0u64, 0u64);
+    for &(start, start_position, end, end_position) in &pairs {
+        let search = |snapshot: &Snapshot, pool: &mut NodePool| {
+            find_path(
+                snapshot,
+                start,
+                start_position,
+                end,
+                end_position,
+                &filter,
+                pool,
+            )
+            .unwrap()
+        };
+        let ours = search(&snapshot, &mut pool);
+        let flood = search(&flooding, &mut pool);
+        assert_eq!(
+            ours.complete, flood.complete,
+            "{start_position} to {end_position}"
+        );
+        if ours.complete {
+            assert_eq!(ours.steps, flood.steps);
+            continue;
+        }
+        partial += 1;
+        headed += u64::from(ours.nodes_expanded);
+        flooded += u64::from(flood.nodes_expanded);
+        let component = components.of(&snapshot, start).unwrap();
+        let nearest = (0..snapshot.data().slots.len())
+            .filter_map(|slot| snapshot.live_slot(TileSlot(slot as u16)).map(|s| (slot, s)))
+            .flat_map(|(slot, (tile, generation))| {
+                (0..tile.data.polygons.len()).filter_map(move |polygon| {
+                    PolyRef::new(generation, TileSlot(slot as u16), polygon as u16)
+                })
+            })
+            .filter(|&polygon| components.of(&snapshot, polygon) == Some(component))
+            .map(|polygon| distance_to(&snapshot, polygon, end_position))
+            .fold(f32::INFINITY, f32::min);
+        let last = ours.steps.last().unwrap().polygon;
+        let ours_distance = distance_to(&snapshot, last, end_position);
+        assert!(
+            (ours_distance - nearest).abs() <= 1e-4,
+            "{ours_distance} against {nearest}"
+        );
+        let flood_distance =
+            distance_to(&snapshot, flood.steps.last().unwrap().polygon, end_position);
+        assert!(ours_distance <= flood_distance + 1e-4);
+        for &slot in components.slots(component) {
+            assert!(ours.read_set.tiles.iter().any(|read| read.slot == slot));
+        }
+    }
+    assert!(partial > 5_000, "{partial} partial queries");
+    assert!(
+        headed * 2 < flooded,
+        "{headed} expansions against the flood's {flooded}"
+    );
+}
+
+/// Baked in tiles, a partial result records every tile of its start's component and the
+/// tiles across their sides: a change in any of them could join the end's component, so
+/// it makes the result stale.
+#[test]
+fn a_partial_result_reads_its_whole_component() {
+    let (mesh, pairs) = nav_test_pairs(Some(48));
+    let snapshot = mesh.snapshot();
+    let components = snapshot.components().unwrap();
+    let filter = QueryFilter::new();
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let mut checked = 0;
+    for &(start, start_position, end, end_position) in pairs.iter().take(2000) {
+        let result = find_path(
+            &snapshot,
+            start,
+            start_position,
+            end,
+            end_position,
+            &filter,
+            &mut pool,
+        )
+        .unwrap();
+        let (here, there) = (
+            components.of(&snapshot, start).unwrap(),
+            components.of(&snapshot, end).unwrap(),
+        );
+        if here == there
+            || components.slots(here).len() > crate::mesh::components::SMALL_COMPONENT_TILES_MAX
+        {
+            continue;
+        }
+        assert!(!result.complete);
+        for &slot in components.slots(here) {
+            assert!(result.read_set.tiles.iter().any(|read| read.slot == slot));
+        }
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked} partial results checked");
+}
