@@ -196,20 +196,28 @@ impl Components {
         passes: impl Fn(u8, u16) -> bool,
     ) -> Option<(PolyRef, Vec3)> {
         let members = self.members.get(component as usize)?.as_deref()?;
-        let below = |bounds: &Aabb| point.distance(point.clamp(bounds.min, bounds.max));
+        // Squared distances throughout: they order as the distances do.
+        let below = |bounds: &Aabb| point.distance_squared(point.clamp(bounds.min, bounds.max));
         // First the member whose bounds come nearest, then every one that could beat it.
-        let first = members
-            .iter()
-            .filter(|member| passes(member.area, member.flags))
-            .min_by(|a, b| below(&a.bounds).total_cmp(&below(&b.bounds)))?;
+        let mut first: Option<(f32, &Member)> = None;
+        for member in members {
+            let bound = below(&member.bounds);
+            if first.is_none_or(|(least, _)| bound < least) && passes(member.area, member.flags) {
+                first = Some((bound, member));
+            }
+        }
         let exact = |member: &Member| -> Option<(f32, PolyRef, Vec3)> {
             let tile = snapshot.tile(member.polygon)?;
             let (closest, _) = tile.closest_point(member.polygon.polygon(), point);
-            Some((closest.distance(point), member.polygon, closest))
+            Some((closest.distance_squared(point), member.polygon, closest))
         };
+        let (_, first) = first?;
         let mut best = exact(first)?;
         for member in members {
-            if below(&member.bounds) > best.0 || !passes(member.area, member.flags) {
+            if below(&member.bounds) > best.0
+                || member.polygon == first.polygon
+                || !passes(member.area, member.flags)
+            {
                 continue;
             }
             if let Some(candidate) = exact(member)
