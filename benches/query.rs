@@ -191,6 +191,44 @@ fn city_hierarchy(group: &mut criterion::BenchmarkGroup<criterion::measurement::
     });
     let hierarchy = Hierarchy::new(&snapshot, &filter);
     let mut scratch = HierarchyScratch::with_pool_nodes(1 << 16);
+    // The work behind the times, once: ports a route expands against polygons a flat
+    // search expands, on the same pairs.
+    let (mut ports, mut polygons) = (0u64, 0u64);
+    for &((start, start_position), (end, end_position)) in &pairs {
+        if let Some(route) = hierarchy
+            .plan(
+                &snapshot,
+                start,
+                start_position,
+                end,
+                end_position,
+                &mut scratch,
+            )
+            .unwrap()
+        {
+            ports += u64::from(route.ports_expanded());
+        }
+        let flat = find_path(
+            &snapshot,
+            start,
+            start_position,
+            end,
+            end_position,
+            &filter,
+            &mut pool,
+        )
+        .unwrap();
+        polygons += u64::from(flat.nodes_expanded);
+    }
+    eprintln!(
+        "hierarchy: side {} tiles, {} clusters, {} ports, {:.1} MB; a route expands {:.0} ports, a flat exact search {:.0} polygons",
+        hierarchy.cluster_side(),
+        hierarchy.cluster_count(),
+        hierarchy.port_count(),
+        hierarchy.heap_bytes() as f64 / 1e6,
+        ports as f64 / pairs.len() as f64,
+        polygons as f64 / pairs.len() as f64,
+    );
     group.bench_function("city_hierarchy_paths_1k/100000", |bench| {
         bench.iter(|| {
             let mut steps = 0;

@@ -347,7 +347,11 @@ impl Hierarchy {
             let crate::mesh::SlotState::Live(tile) = &view.state else {
                 continue;
             };
-            if data.search_tables[index].generation() != view.generation {
+            if data
+                .search_tables
+                .get(index)
+                .is_none_or(|table| table.generation() != view.generation)
+            {
                 continue; // no search table: the flat search's alone
             }
             let header = &tile.data.header;
