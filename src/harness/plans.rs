@@ -11,7 +11,7 @@ use std::path::Path;
 use glam::Vec3;
 
 use crate::mesh::NavMesh;
-use crate::query::{QueryFilter, random_points};
+use crate::query::{QueryFilter, RandomPoints, random_points};
 
 use super::run::AgentPlan;
 
@@ -74,45 +74,75 @@ pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) 
     }
     let filter = QueryFilter::new();
     let starts = random_points(&snapshot, &filter, count, seed);
+    let start_components: Vec<Option<usize>> = starts
+        .iter()
+        .map(|&(polygon, _)| key(polygon).map(|key| graph.component(key)))
+        .collect();
+    // Each piece of floor hands its agents' targets out in draw order, wrapping round when
+    // it has fewer draws than targets to give, so it needs its draw count and no more of
+    // its draws than its agents take: the millions of draws are never kept together.
+    let mut pools: HashMap<usize, ComponentPool> = HashMap::new();
+    for component in start_components.iter().flatten() {
+        pools.entry(*component).or_default().wanted += targets;
+    }
+    let Some(draws) = RandomPoints::new(&snapshot, &filter, seed ^ 0x5eed) else {
+        return Vec::new();
+    };
     // Four draws a target: enough that every large piece of floor has plenty.
-    let draws = random_points(&snapshot, &filter, count * targets * 4, seed ^ 0x5eed);
-    let mut by_component: HashMap<usize, Vec<Vec3>> = HashMap::new();
-    for &(polygon, point) in &draws {
-        if let Some(key) = key(polygon) {
-            by_component
-                .entry(graph.component(key))
-                .or_default()
-                .push(point);
+    for (polygon, point) in draws.clone().take(count * targets * 4) {
+        let pool = key(polygon).and_then(|key| pools.get_mut(&graph.component(key)));
+        if let Some(pool) = pool {
+            pool.drawn += 1;
+            if pool.kept.len() < pool.wanted {
+                pool.kept.push(point);
+            }
         }
     }
-    let mut taken: HashMap<usize, usize> = HashMap::new();
-    starts
+    // An agent on floor no draw fell on takes the draws of its own index, reachable or not.
+    let mut unplaced: Vec<usize> = Vec::new();
+    let mut plans: Vec<AgentPlan> = starts
         .iter()
+        .zip(&start_components)
         .enumerate()
-        .map(|(index, &(polygon, start))| {
-            let component = key(polygon).map(|key| graph.component(key));
-            let pool = component.and_then(|component| by_component.get(&component));
-            let targets = match (component, pool) {
-                (Some(component), Some(pool)) => {
-                    let next = taken.entry(component).or_default();
-                    (0..targets)
-                        .map(|_| {
-                            let point = pool[*next % pool.len()];
-                            *next += 1;
-                            point
-                        })
-                        .collect()
-                }
-                _ => draws
-                    .iter()
-                    .skip(index * targets)
-                    .take(targets)
-                    .map(|&(_, point)| point)
+        .map(|(index, (&(_, start), component))| {
+            let pool = component.and_then(|component| pools.get_mut(&component));
+            let targets = match pool {
+                Some(pool) if pool.drawn > 0 => (0..targets)
+                    .map(|_| {
+                        let point = pool.kept[pool.handed_out % pool.drawn];
+                        pool.handed_out += 1;
+                        point
+                    })
                     .collect(),
+                _ => {
+                    unplaced.push(index);
+                    Vec::new()
+                }
             };
             AgentPlan { start, targets }
         })
-        .collect()
+        .collect();
+    if !unplaced.is_empty() {
+        let first_draws: Vec<Vec3> = draws.take(count * targets).map(|(_, point)| point).collect();
+        for index in unplaced {
+            plans[index].targets = first_draws[index * targets..(index + 1) * targets].to_vec();
+        }
+    }
+    plans
+}
+
+/// What one connected piece of floor hands out as targets in [`reachable_plans`].
+#[derive(Default)]
+struct ComponentPool {
+    /// Targets its agents take in all.
+    wanted: usize,
+    /// Draws that fell on it.
+    drawn: usize,
+    /// Its first draws, at most `wanted` of them: the draw a target takes,
+    /// `handed_out % drawn`, is below both counts.
+    kept: Vec<Vec3>,
+    /// Targets handed out so far.
+    handed_out: usize,
 }
 
 /// A bad agents CSV.

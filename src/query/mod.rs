@@ -46,7 +46,7 @@ pub use node_pool::{NODE_POOL_DEFAULT, NodePool};
 pub use read_set::{ReadSet, TileRead, Validity};
 pub use reconnect::{RECONNECT_NODES_MAX, reconnect};
 pub use route::{Route, RouteBuffers, route, route_with};
-pub use sample::random_points;
+pub use sample::{RandomPoints, random_points};
 pub use search::{
     PathBuffers, PathResult, PathSearch, PathStep, Progress, find_path, find_path_with,
 };
