@@ -123,7 +123,10 @@ pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) 
         })
         .collect();
     if !unplaced.is_empty() {
-        let first_draws: Vec<Vec3> = draws.take(count * targets).map(|(_, point)| point).collect();
+        let first_draws: Vec<Vec3> = draws
+            .take(count * targets)
+            .map(|(_, point)| point)
+            .collect();
         for index in unplaced {
             plans[index].targets = first_draws[index * targets..(index + 1) * targets].to_vec();
         }

@@ -17,7 +17,8 @@ use crate::query::portal;
 
 /// The portals of an agent's last funnel window, kept so that the next window (mostly the
 /// same one, moved on by a polygon or two) asks the mesh only for the portals it has not
-/// seen. Corridors keep no portals (memory: see the corridor module), and on a large mesh
+/// seen. Kept seen from above, as the window is pulled (see [`from_above`]): 16 bytes a portal,
+/// 208 an agent. Corridors keep no portals (memory: see the corridor module), and on a large mesh
 /// each portal asked for is a cache miss or two; this brings the follow pass back to about
 /// one per polygon walked. Cold state beside the lanes: read and written only when the
 /// agent's funnel runs. The window names its corridor by a weak handle (which keeps the
@@ -30,7 +31,7 @@ pub struct PortalWindow {
     first: u32,
     /// How many are kept.
     count: u8,
-    portals: [(Vec3, Vec3); LOOKAHEAD_PORTALS],
+    portals: [(Vec2, Vec2); LOOKAHEAD_PORTALS],
 }
 
 impl PortalWindow {
@@ -39,12 +40,12 @@ impl PortalWindow {
         corridor: Weak::new(),
         first: 0,
         count: 0,
-        portals: [(Vec3::ZERO, Vec3::ZERO); LOOKAHEAD_PORTALS],
+        portals: [(Vec2::ZERO, Vec2::ZERO); LOOKAHEAD_PORTALS],
     };
 
     /// The portals kept from `corridor`'s index `index` on (empty if `index` is not kept,
     /// or they were kept from another corridor).
-    fn kept_from(&self, corridor: &Arc<Corridor>, index: usize) -> &[(Vec3, Vec3)] {
+    fn kept_from(&self, corridor: &Arc<Corridor>, index: usize) -> &[(Vec2, Vec2)] {
         let first = self.first as usize;
         let end = first + usize::from(self.count);
         if std::ptr::eq(self.corridor.as_ptr(), Arc::as_ptr(corridor))
@@ -56,7 +57,7 @@ impl PortalWindow {
         }
     }
 
-    /// Keeps `portals`, the portals out of `corridor`'s polygons `first..`.
+    /// Keeps `portals` (flat), the portals out of `corridor`'s polygons `first..`.
     fn keep(&mut self, corridor: &Arc<Corridor>, first: usize, portals: &[(Vec3, Vec3)]) {
         if !std::ptr::eq(self.corridor.as_ptr(), Arc::as_ptr(corridor)) {
             self.corridor = Arc::downgrade(corridor);
@@ -64,8 +65,26 @@ impl PortalWindow {
         let count = portals.len().min(LOOKAHEAD_PORTALS);
         self.first = first as u32;
         self.count = count as u8;
-        self.portals[..count].copy_from_slice(&portals[..count]);
+        for (kept, &(left, right)) in self.portals.iter_mut().zip(&portals[..count]) {
+            *kept = (Vec2::new(left.x, left.z), Vec2::new(right.x, right.z));
+        }
     }
+}
+
+/// A window point seen from above (height zero). The follow pass pulls its windows flat:
+/// the corner it steers for and the string length it brakes along are horizontal, so
+/// heights would only make points that coincide from above differ, and make the kept
+/// portals half as large again.
+fn from_above(point: Vec3) -> Vec3 {
+    Vec3::new(point.x, 0.0, point.z)
+}
+
+/// A kept flat portal as a window portal.
+fn window_portal((left, right): (Vec2, Vec2)) -> (Vec3, Vec3) {
+    (
+        Vec3::new(left.x, 0.0, left.y),
+        Vec3::new(right.x, 0.0, right.y),
+    )
 }
 /// Frames an agent keeps its corner before the funnel runs again even if nothing changed
 /// (the corner of a straight walk stays the corner until the cursor moves or it is reached).
@@ -250,21 +269,23 @@ fn plan_follow(
     let window_end = (cursor + LOOKAHEAD_PORTALS).min(piece_last);
     let reaches_stop = window_end == piece_last;
     window.clear();
-    window.push((position, position));
+    window.push((from_above(position), from_above(position)));
     // Beside the corridor (pushed into a neighbouring polygon): back in through the shared
     // edge first.
-    window.extend(entry);
+    window.extend(entry.map(|(left, right)| (from_above(left), from_above(right))));
     // The portals kept from the last window first, then the mesh for the rest. `None` only
     // if the mesh changed under a corridor the crowd has not dropped yet: the agent asks
     // for a new path as if it had left its corridor.
     let portals_start = window.len();
     let reused = kept.kept_from(corridor, cursor);
     let reused = &reused[..reused.len().min(window_end - cursor)];
-    window.extend_from_slice(reused);
+    window.extend(reused.iter().copied().map(window_portal));
     corridor
-        .portals_into(snapshot, cursor + reused.len()..window_end, |portal| {
-            window.push(portal)
-        })
+        .portals_into(
+            snapshot,
+            cursor + reused.len()..window_end,
+            |(left, right)| window.push((from_above(left), from_above(right))),
+        )
         .ok_or_else(|| FollowOutput::off_corridor(cursor, flat))?;
     kept.keep(corridor, cursor, &window[portals_start..]);
     let end = if reaches_stop {
@@ -274,7 +295,7 @@ fn plan_follow(
         let (left, right) = window[window.len() - 1];
         (left + right) * 0.5
     };
-    window.push((end, end));
+    window.push((from_above(end), from_above(end)));
     Ok(FollowPlan {
         cursor: cursor as u32,
         foot: flat,
