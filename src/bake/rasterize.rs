@@ -226,10 +226,17 @@ impl CellRanges<'_> {
     // instructions here; heights are finite (the scene checked every vertex).
     #[inline(always)]
     fn touch(&mut self, x: i32, z: i32, y: f32) {
-        if x < self.x_first || x > self.x_last || z < self.z_first || z > self.z_last {
+        // One unsigned comparison an axis: a cell left of or below the box wraps round to
+        // a column or row beyond its far side.
+        let (column, row) = (
+            x.wrapping_sub(self.x_first) as u32,
+            z.wrapping_sub(self.z_first) as u32,
+        );
+        if column > (self.x_last - self.x_first) as u32 || row > (self.z_last - self.z_first) as u32
+        {
             return;
         }
-        let index = (x - self.x_first) as usize + (z - self.z_first) as usize * self.box_width;
+        let index = column as usize + row as usize * self.box_width;
         let (low, high) = (&mut self.low[index], &mut self.high[index]);
         if *low == f32::INFINITY {
             self.touched.push(index as u32);
@@ -387,7 +394,7 @@ pub fn rasterize_triangle(
             let first = (floor_to_i32(p.x.min(q.x)) + 1).max(x_first);
             let last = floor_to_i32(p.x.max(q.x)).min(x_last + 1);
             let inverse = 1.0 / delta.x;
-            for line in first..=last {
+            for line in first..last + 1 {
                 let t = (line as f32 - p.x) * inverse;
                 let (z, y) = (p.z + delta.z * t, p.y + delta.y * t);
                 let cell_z = floor_to_i32(z);
@@ -404,7 +411,7 @@ pub fn rasterize_triangle(
             let first = (floor_to_i32(p.z.min(q.z)) + 1).max(z_first);
             let last = floor_to_i32(p.z.max(q.z)).min(z_last + 1);
             let inverse = 1.0 / delta.z;
-            for line in first..=last {
+            for line in first..last + 1 {
                 let t = (line as f32 - p.z) * inverse;
                 let (x, y) = (p.x + delta.x * t, p.y + delta.y * t);
                 let cell_x = floor_to_i32(x);
@@ -422,7 +429,8 @@ pub fn rasterize_triangle(
     // row; height from the triangle's plane. Walls (no horizontal extent) have none.
     if normal.y.abs() > 1e-9 * normal.length() {
         let (a, inverse_normal_y) = (grid[0], 1.0 / normal.y);
-        let z_lines = (floor_to_i32(low.z) + 1).max(z_first)..=floor_to_i32(high.z).min(z_last + 1);
+        let z_lines =
+            (floor_to_i32(low.z) + 1).max(z_first)..floor_to_i32(high.z).min(z_last + 1) + 1;
         for line_z in z_lines {
             let z = line_z as f32;
             let (mut row_low, mut row_high) = (f32::INFINITY, f32::NEG_INFINITY);
@@ -439,8 +447,8 @@ pub fn rasterize_triangle(
                     row_high = row_high.max(x_other);
                 }
             }
-            let x_lines =
-                (floor_to_i32(row_low) + 1).max(x_first)..=floor_to_i32(row_high).min(x_last + 1);
+            let x_lines = (floor_to_i32(row_low) + 1).max(x_first)
+                ..floor_to_i32(row_high).min(x_last + 1) + 1;
             for line_x in x_lines {
                 let x = line_x as f32;
                 // Clamped: extrapolating a near-vertical plane must not leave the triangle.
