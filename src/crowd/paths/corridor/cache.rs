@@ -85,9 +85,11 @@ pub struct CorridorKey {
 /// that only the cache still holds (no agent follows it and no result waits to be adopted),
 /// so a long game with agents cycling through targets does not keep every path it ever
 /// found. Which entries go depends only on who holds them, never on the map's iteration
-/// order, so a run stays deterministic. The next sweep waits until the cache has doubled
-/// from what the last one kept, so when agents hold most entries the sweeps cost O(1) an
-/// insert.
+/// order, so a run stays deterministic. The next sweep waits until the cache has grown by
+/// an eighth of what the last one kept ([`SWEEP_GROWTH_DIVISOR`]), so when agents hold most
+/// entries a sweep costs about eight entry checks an insert, and corridors nobody follows
+/// any more are let go soon (a cache that waited to double could keep an unheld corridor
+/// for every agent, half a kilobyte each on the 100,000-agent city).
 #[derive(Debug)]
 pub struct CorridorCache {
     pub(crate) entries: HashMap<CorridorKey, Arc<Corridor>, BuildHasherDefault<KeyHasher>>,
@@ -115,6 +117,18 @@ impl Default for CorridorCache {
 /// agents' own (a frame finishes a few dozen at most).
 const ADOPTION_MARGIN: usize = 256;
 
+/// After a sweep keeps `kept` entries, the next waits for `kept / SWEEP_GROWTH_DIVISOR`
+/// more (and at least the capacity).
+pub const SWEEP_GROWTH_DIVISOR: usize = 8;
+
+/// The size at which the sweep after one that kept `kept` entries comes.
+fn next_sweep(capacity: usize, kept: usize) -> usize {
+    capacity.max(
+        kept.saturating_add(kept / SWEEP_GROWTH_DIVISOR)
+            .saturating_add(1),
+    )
+}
+
 impl CorridorCache {
     /// Entries kept before the first sweep, by default.
     pub const DEFAULT_CAPACITY: usize = 4096;
@@ -134,18 +148,15 @@ impl CorridorCache {
 
     /// Makes room, without a step doing it, for as many entries as a crowd of `agents` can
     /// make the cache hold: a sweep leaves at most the corridors that agents hold (one
-    /// each) and lets the cache grow to twice that before the next, so it never holds more
-    /// than the larger of its capacity and twice the agents. Growing the table in a step
-    /// would rehash every entry at once, a large share of a frame.
+    /// each) and lets the cache grow by an eighth of that before the next, so it never
+    /// holds more than the larger of its capacity and nine eighths of the agents. Growing
+    /// the table in a step would rehash every entry at once, a large share of a frame.
     pub fn try_reserve_for_agents(
         &mut self,
         agents: usize,
     ) -> Result<(), std::collections::TryReserveError> {
         // (A few more for corridors found but not yet adopted, which are held too.)
-        let most = self
-            .capacity
-            .max(agents.saturating_add(ADOPTION_MARGIN).saturating_mul(2))
-            .saturating_add(1);
+        let most = next_sweep(self.capacity, agents.saturating_add(ADOPTION_MARGIN));
         self.entries
             .try_reserve(most.saturating_sub(self.entries.len()))
     }
@@ -201,7 +212,7 @@ impl CorridorCache {
         if self.entries.len() >= self.sweep_at {
             let dropped = self.keep_only(|corridor| Arc::strong_count(corridor) > 1);
             self.released += dropped as u64;
-            self.sweep_at = self.capacity.max(2 * self.entries.len());
+            self.sweep_at = next_sweep(self.capacity, self.entries.len());
             self.make_room_until_sweep();
         }
         self.entries.insert(key, corridor);
