@@ -201,7 +201,7 @@ const EMPTY_RANGE: [f32; 2] = [f32::INFINITY, f32::NEG_INFINITY];
 /// Per-thread scratch for [`rasterize_triangle`]: the height range of each cell in the
 /// current triangle's bounding box, and which cells were touched.
 ///
-/// Invariant between calls: every entry of `ranges` is [`EMPTY_RANGE`], so a triangle pays
+/// Invariant between calls: every entry of `ranges` is `EMPTY_RANGE`, so a triangle pays
 /// only for the cells it touches, not for its whole bounding box.
 #[derive(Default)]
 pub struct RasterScratch {

@@ -17,7 +17,7 @@ use crate::query::portal;
 
 /// The portals of an agent's last funnel window, kept so that the next window (mostly the
 /// same one, moved on by a polygon or two) asks the mesh only for the portals it has not
-/// seen. Kept seen from above, as the window is pulled (see [`from_above`]): 16 bytes a portal,
+/// seen. Kept seen from above, as the window is pulled (see `from_above`): 16 bytes a portal,
 /// 208 an agent. Corridors keep no portals (memory: see the corridor module), and on a large mesh
 /// each portal asked for is a cache miss or two; this brings the follow pass back to about
 /// one per polygon walked. Cold state beside the lanes: read and written only when the

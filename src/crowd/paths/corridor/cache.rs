@@ -86,7 +86,7 @@ pub struct CorridorKey {
 /// so a long game with agents cycling through targets does not keep every path it ever
 /// found. Which entries go depends only on who holds them, never on the map's iteration
 /// order, so a run stays deterministic. The next sweep waits until the cache has grown by
-/// an eighth of what the last one kept ([`SWEEP_GROWTH_DIVISOR`]), so when agents hold most
+/// an eighth of what the last one kept (`SWEEP_GROWTH_DIVISOR`), so when agents hold most
 /// entries a sweep costs about eight entry checks an insert, and corridors nobody follows
 /// any more are let go soon (a cache that waited to double could keep an unheld corridor
 /// for every agent, half a kilobyte each on the 100,000-agent city).
