@@ -11,7 +11,7 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
-use waymark::mesh::{NavMesh, Snapshot};
+use waymark::mesh::{Landmarks, NavMesh, Snapshot};
 use waymark::query::{
     DestinationTree, Hierarchy, HierarchyScratch, NODE_POOL_DEFAULT, Nearest, NodePool, PathSearch,
     QueryFilter, find_path, nearest_polygon, random_points, route, straight_path,
@@ -87,6 +87,9 @@ fn query_benches(criterion: &mut Criterion) {
                 black_box(corners)
             })
         });
+        group.bench_function(format!("landmarks_build/{level}"), |bench| {
+            bench.iter(|| black_box(Landmarks::build(snapshot.data()).is_some()))
+        });
         group.bench_function(format!("nearest_20k/{level}"), |bench| {
             bench.iter(|| black_box(ends(&snapshot, &filter, &pairs).len()))
         });
@@ -139,6 +142,17 @@ fn query_benches(criterion: &mut Criterion) {
         });
     }
     city_searches(&mut group);
+    // The largest mesh that has landmarks is about this size (3,561 search edges).
+    let city = waymark::scene::city::city(4000, 7);
+    let config = BakeConfig {
+        tile_size_cells: Some(48),
+        ..BakeConfig::preset(Preset::Recast)
+    };
+    let world = city.scene.world_triangles().unwrap();
+    let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+    group.bench_function("landmarks_build/city_4000", |bench| {
+        bench.iter(|| black_box(Landmarks::build(mesh.snapshot().data()).is_some()))
+    });
     group.finish();
     let mut group = criterion.benchmark_group("query");
     group.sample_size(10);

@@ -12,6 +12,7 @@ pub mod carve;
 pub mod components;
 pub mod connectivity;
 pub mod hand_built;
+pub mod landmarks;
 pub mod navmesh;
 pub mod parts;
 pub mod poly_ref;
@@ -23,6 +24,7 @@ pub mod tile_grid;
 pub use borders::{BorderPortal, BorderPortals};
 pub use components::Components;
 pub use hand_built::{HandBuiltError, WalkablePolygon};
+pub use landmarks::{EndBounds, Landmarks};
 pub use navmesh::{
     LINKS_MAX, Link, LinkDesc, LinkId, LinkKind, LinkVersion, NavMesh, NavMeshError, SlotState,
     Snapshot,

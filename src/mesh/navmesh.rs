@@ -157,6 +157,8 @@ pub struct SnapshotData {
     pub search_tables: Vec<Arc<SearchTable>>,
     /// The polygons' components, worked out on first use (see [`Snapshot::components`]).
     pub(crate) components: std::sync::OnceLock<Option<super::Components>>,
+    /// The search graph's landmark distances, worked out on first use.
+    pub(crate) landmarks: std::sync::OnceLock<Option<super::Landmarks>>,
 }
 
 impl SnapshotData {
@@ -177,6 +179,7 @@ impl SnapshotData {
             border_portals: Vec::new(),
             search_tables: Vec::new(),
             components: std::sync::OnceLock::new(),
+            landmarks: std::sync::OnceLock::new(),
         }
     }
 }

@@ -23,7 +23,7 @@ use glam::Vec3;
 use super::node_pool::{HEURISTIC_SCALE, NO_LINK, NO_NODE, Node, NodePool, OpenEntry};
 use super::portals::border_crossing;
 use super::{QueryError, QueryFilter, ReadSet, check_point};
-use crate::mesh::{Adjacent, LinkId, PolyRef, Snapshot};
+use crate::mesh::{Adjacent, EndBounds, Landmarks, LinkId, PolyRef, Snapshot};
 
 /// One step of a path: a polygon, and the link taken to enter it, if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,7 +117,13 @@ struct Candidate {
     cost: f32,
     /// The link crossed to reach it, if any.
     via: Option<LinkId>,
+    /// The number of the edge crossed in the snapshot's landmarks, or [`NO_LANDMARK_EDGE`].
+    landmark_edge: u32,
 }
+
+/// A candidate's `landmark_edge` where the landmarks give no bound (no landmarks, a link,
+/// a walk over a tile's own arrays).
+const NO_LANDMARK_EDGE: u32 = u32::MAX;
 
 /// A resumable A* search on one snapshot.
 pub struct PathSearch {
@@ -141,6 +147,8 @@ struct SearchState<F> {
     end: PolyRef,
     end_position: Vec3,
     end_out_of_reach: bool,
+    /// The landmarks' bounds towards the end polygon, when the snapshot has landmarks.
+    end_bounds: Option<EndBounds>,
     pool: NodePool,
     best: u32,
     best_heuristic: f32,
@@ -289,6 +297,9 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             }
             None => (end, end_position),
         };
+        let end_bounds = snapshot
+            .landmarks()
+            .and_then(|landmarks| landmarks.end_bounds(snapshot, end, end_position));
         let heuristic = start_position.distance(end_position) * heuristic_scale;
         let start_area = snapshot.tile(start).map_or(0, |tile| {
             tile.data.polygons[usize::from(start.polygon())].area
@@ -316,6 +327,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             end,
             end_position,
             end_out_of_reach,
+            end_bounds,
             pool,
             best: first,
             best_heuristic: heuristic,
@@ -418,7 +430,14 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             .nodes
             .get(node.parent as usize)
             .map(|parent| parent.polygon);
-        for edge in table.edges(node.polygon.polygon()) {
+        // The landmarks, and the number of this polygon's first edge in their table.
+        let landmarks = self.end_bounds.and(snapshot.landmarks());
+        let first_edge = landmarks
+            .and_then(|landmarks| {
+                landmarks.edge_number(node.polygon, table.first_edge(node.polygon.polygon()))
+            })
+            .unwrap_or(NO_LANDMARK_EDGE);
+        for (offset, edge) in table.edges(node.polygon.polygon()).iter().enumerate() {
             let Some(neighbour) = edge.neighbour else {
                 if let Some((facing, generation)) = table.facing(edge.read_side) {
                     self.read_tile(facing, generation);
@@ -430,6 +449,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             }
             let cost = node.cost + node.position.distance(edge.midpoint) * area_cost;
             self.relax(
+                landmarks,
                 index,
                 Candidate {
                     polygon: neighbour,
@@ -443,6 +463,11 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     position: edge.midpoint,
                     cost,
                     via: None,
+                    landmark_edge: if first_edge == NO_LANDMARK_EDGE {
+                        NO_LANDMARK_EDGE
+                    } else {
+                        first_edge + offset as u32
+                    },
                 },
             );
         }
@@ -479,6 +504,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 let position = adjacent.midpoint;
                 let cost = node.cost + node.position.distance(position) * area_cost;
                 self.relax(
+                    None,
                     index,
                     Candidate {
                         polygon: reference,
@@ -488,6 +514,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                         position,
                         cost,
                         via: None,
+                        landmark_edge: NO_LANDMARK_EDGE,
                     },
                 );
             } else {
@@ -514,6 +541,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     let position = (left + right) * 0.5;
                     let cost = node.cost + node.position.distance(position) * area_cost;
                     self.relax(
+                        None,
                         index,
                         Candidate {
                             polygon: reference,
@@ -523,6 +551,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                             position,
                             cost,
                             via: None,
+                            landmark_edge: NO_LANDMARK_EDGE,
                         },
                     );
                 }
@@ -568,6 +597,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                     let cost =
                         node.cost + node.position.distance(from) * area_cost + from.distance(to);
                     self.relax(
+                        None,
                         index,
                         Candidate {
                             polygon: target,
@@ -577,6 +607,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                             position: to,
                             cost,
                             via: Some(id),
+                            landmark_edge: NO_LANDMARK_EDGE,
                         },
                     );
                 }
@@ -602,7 +633,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
     }
 
     /// Offers `neighbour` (the polygon `entered`, reached at `position` with path cost `cost`).
-    fn relax(&mut self, parent: u32, candidate: Candidate) {
+    fn relax(&mut self, landmarks: Option<&Landmarks>, parent: u32, candidate: Candidate) {
         let Candidate {
             polygon: neighbour,
             key,
@@ -611,6 +642,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             position,
             mut cost,
             via,
+            landmark_edge,
         } = candidate;
         if !self.filter.borrow().passes_area_flags(area, flags) {
             return;
@@ -629,13 +661,26 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 return;
             }
         }
-        let heuristic = if neighbour == self.end {
+        // `straight`: the straight line to the end, which also picks the node nearest the
+        // end for a partial path; `heuristic`: the tighter of it and the landmarks' bound.
+        let (straight, heuristic) = if neighbour == self.end {
             cost += position.distance(self.end_position)
                 * self.filter.borrow().cost(area)
                 * self.polygon_factor(key);
-            0.0
+            (0.0, 0.0)
         } else {
-            position.distance(self.end_position) * self.heuristic_scale
+            let straight = position.distance(self.end_position);
+            // Worked out only here, past the rejection of a candidate that cannot improve.
+            let landmark_bound_m = match (landmarks, &self.end_bounds) {
+                (Some(landmarks), Some(bounds)) if landmark_edge != NO_LANDMARK_EDGE => {
+                    landmarks.cost_bound(landmark_edge, bounds)
+                }
+                _ => 0.0,
+            };
+            (
+                straight * self.heuristic_scale,
+                straight.max(landmark_bound_m) * self.heuristic_scale,
+            )
         };
         let total = cost + heuristic;
         let node = Node {
@@ -664,10 +709,10 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 }
             },
         };
-        if heuristic < self.best_heuristic
-            || (heuristic == self.best_heuristic && cost < self.pool.nodes[self.best as usize].cost)
+        if straight < self.best_heuristic
+            || (straight == self.best_heuristic && cost < self.pool.nodes[self.best as usize].cost)
         {
-            self.best_heuristic = heuristic;
+            self.best_heuristic = straight;
             self.best = index;
         }
         self.pool.open.push(OpenEntry::new(total, index));
@@ -688,69 +733,9 @@ fn check_search(
     Ok(())
 }
 
-/// Searches start to end in one go, reusing `pool` (left ready for the next search).
-pub fn find_path(
-    snapshot: &Snapshot,
-    start: PolyRef,
-    start_position: Vec3,
-    end: PolyRef,
-    end_position: Vec3,
-    filter: &QueryFilter,
-    pool: &mut NodePool,
-) -> Result<PathResult, QueryError> {
-    let mut buffers = PathBuffers::default();
-    find_path_with(
-        snapshot,
-        start,
-        start_position,
-        end,
-        end_position,
-        filter,
-        pool,
-        &mut buffers,
-    )
-}
-
-/// [`find_path`] filling `buffers` (taken from an earlier result by
-/// [`PathBuffers::recycle`]) instead of new ones: a host answering many queries hands each
-/// result's buffers back and the searches stop allocating (as Detour's caller-sized
-/// arrays do). `buffers` is left empty; the same answer either way.
-#[allow(clippy::too_many_arguments)]
-pub fn find_path_with(
-    snapshot: &Snapshot,
-    start: PolyRef,
-    start_position: Vec3,
-    end: PolyRef,
-    end_position: Vec3,
-    filter: &QueryFilter,
-    pool: &mut NodePool,
-    buffers: &mut PathBuffers,
-) -> Result<PathResult, QueryError> {
-    // Checked first so that a refused query keeps the caller's pool.
-    check_search(snapshot, start, start_position, end, end_position)?;
-    // `take` leaves an empty placeholder that allocates nothing. The one-shot search borrows
-    // the filter and the snapshot instead of copying them as a sliced search must.
-    let taken = std::mem::take(pool);
-    let mut state = SearchState::start(
-        snapshot,
-        start,
-        start_position,
-        end,
-        end_position,
-        filter,
-        taken,
-        HEURISTIC_SCALE,
-        std::mem::take(buffers),
-    )
-    .expect("the inputs were checked above");
-    while !state.finished {
-        state.run(snapshot, u32::MAX);
-    }
-    let (result, returned) = state.finish();
-    *pool = returned;
-    Ok(result)
-}
-
+mod one_shot;
 #[cfg(all(test, feature = "harness"))]
 mod tests;
 mod unreachable;
+
+pub use one_shot::{find_path, find_path_with};

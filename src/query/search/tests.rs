@@ -221,7 +221,8 @@ fn searches_over_the_search_graph_match_searches_over_the_tiles() {
                     search.step(u32::MAX);
                     search.into_result().0
                 };
-                let (graph, tiles) = (search(snapshot), search(&plain));
+                // Without landmarks on both sides: the tiles' own arrays have none.
+                let (graph, tiles) = (search(&snapshot.without_landmarks()), search(&plain));
                 assert_eq!(graph, tiles, "weight {weight}");
                 reads += graph.read_set.tiles.len();
             }
@@ -361,11 +362,18 @@ fn polygon_costs_route_round_crowded_polygons() {
 /// nav_test, baked whole (`tiled`: None) or in tiles of `tiled` cells, and the shared
 /// query pairs whose both ends snap.
 fn nav_test_pairs(tiled: Option<u32>) -> (NavMesh, Vec<(PolyRef, Vec3, PolyRef, Vec3)>) {
+    level_pairs("nav_test", tiled)
+}
+
+/// A shared level baked as RecastDemo does (in tiles of `tiled` cells, if given), and its
+/// query pairs snapped to the mesh.
+fn level_pairs(level: &str, tiled: Option<u32>) -> (NavMesh, Vec<(PolyRef, Vec3, PolyRef, Vec3)>) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
-    let world = crate::scene::obj::load_obj(&root.join("nav_test.obj"), &Default::default())
-        .unwrap()
-        .world_triangles()
-        .unwrap();
+    let world =
+        crate::scene::obj::load_obj(&root.join(format!("{level}.obj")), &Default::default())
+            .unwrap()
+            .world_triangles()
+            .unwrap();
     let config = BakeConfig {
         tile_size_cells: tiled,
         ..BakeConfig::preset(Preset::Recast)
@@ -374,7 +382,7 @@ fn nav_test_pairs(tiled: Option<u32>) -> (NavMesh, Vec<(PolyRef, Vec3, PolyRef, 
     let snapshot = mesh.snapshot();
     let filter = QueryFilter::new();
     let extents = Vec3::new(2.0, 4.0, 2.0);
-    let text = std::fs::read_to_string(root.join("nav_test_queries.csv")).unwrap();
+    let text = std::fs::read_to_string(root.join(format!("{level}_queries.csv"))).unwrap();
     let pairs = text
         .lines()
         .skip(1)
@@ -427,7 +435,8 @@ fn an_end_out_of_reach_is_headed_for_not_flooded() {
             )
             .unwrap()
         };
-        let ours = search(&snapshot, &mut pool);
+        // Landmarks aside (the flood has none, and they may choose another equal path).
+        let ours = search(&snapshot.without_landmarks(), &mut pool);
         let flood = search(&flooding, &mut pool);
         assert_eq!(
             ours.complete, flood.complete,
@@ -509,4 +518,164 @@ fn a_partial_result_reads_its_whole_component() {
         checked += 1;
     }
     assert!(checked > 100, "{checked} partial results checked");
+}
+
+/// The dungeon baked as RecastDemo does, and its shared query pairs snapped to the mesh.
+fn dungeon_pairs() -> (NavMesh, Vec<(PolyRef, Vec3, PolyRef, Vec3)>) {
+    level_pairs("dungeon", None)
+}
+
+/// The number (in the landmarks' table) and midpoint of the first edge from `from` into
+/// `to`.
+fn edge_into(snapshot: &Snapshot, from: PolyRef, to: PolyRef) -> (u32, Vec3) {
+    let table = snapshot.search_table(from.slot()).unwrap();
+    let first = table.first_edge(from.polygon());
+    let (offset, edge) = table
+        .edges(from.polygon())
+        .iter()
+        .enumerate()
+        .find(|(_, edge)| edge.neighbour == Some(to))
+        .unwrap();
+    let number = snapshot
+        .landmarks()
+        .unwrap()
+        .edge_number(from, first + offset)
+        .unwrap();
+    (number, edge.midpoint)
+}
+
+/// The landmarks' bound never exceeds what is left to pay: along every complete path found
+/// on the dungeon and on nav_test baked in tiles (portals across tile borders), from each
+/// portal it crosses, the bound is at most the length of the chain of portal midpoints the
+/// path takes from there to its end; and it is tighter than the straight line.
+#[test]
+fn landmark_bounds_never_exceed_the_cost_left() {
+    for (mesh, pairs) in [dungeon_pairs(), nav_test_pairs(Some(48))] {
+        let snapshot = mesh.snapshot();
+        let landmarks = snapshot
+            .landmarks()
+            .expect("landmarks on a small linkless mesh");
+        let filter = QueryFilter::new();
+        let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+        let (mut checked, mut bound_sum, mut straight_sum) = (0, 0.0f64, 0.0f64);
+        for &(start, start_position, end, end_position) in &pairs {
+            let path = find_path(
+                &snapshot,
+                start,
+                start_position,
+                end,
+                end_position,
+                &filter,
+                &mut pool,
+            )
+            .unwrap();
+            if !path.complete || path.steps.len() < 2 {
+                continue;
+            }
+            let bounds = landmarks.end_bounds(&snapshot, end, end_position).unwrap();
+            let crossings: Vec<(u32, Vec3)> = path
+                .steps
+                .windows(2)
+                .map(|pair| edge_into(&snapshot, pair[0].polygon, pair[1].polygon))
+                .collect();
+            let mut left = 0.0f32;
+            let mut next = end_position;
+            for &(number, midpoint) in crossings.iter().rev() {
+                left += midpoint.distance(next);
+                next = midpoint;
+                let bound = landmarks.cost_bound(number, &bounds);
+                assert!(
+                    bound <= left * 1.0001 + 1e-4,
+                    "bound {bound} over the {left} m left from {midpoint}"
+                );
+                bound_sum += f64::from(bound.max(midpoint.distance(end_position)));
+                straight_sum += f64::from(midpoint.distance(end_position));
+                checked += 1;
+            }
+        }
+        assert!(checked > 10_000, "{checked} crossings checked");
+        assert!(
+            bound_sum > straight_sum * 1.05,
+            "landmarks {bound_sum} against the straight line's {straight_sum}"
+        );
+    }
+}
+
+/// On the dungeon's rooms and corridors the landmarks cut the nodes a search expands by
+/// over a quarter, with the same verdicts and paths no longer on average.
+#[test]
+fn landmarks_cut_the_expansions_through_rooms_and_corridors() {
+    let (mesh, pairs) = dungeon_pairs();
+    let snapshot = mesh.snapshot();
+    let straight_only = snapshot.without_landmarks();
+    let filter = QueryFilter::new();
+    let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+    let (mut with, mut without) = (0u64, 0u64);
+    let (mut length_with, mut length_without) = (0.0f64, 0.0f64);
+    for &(start, start_position, end, end_position) in &pairs {
+        let search = |snapshot: &Snapshot, pool: &mut NodePool| {
+            let path = find_path(
+                snapshot,
+                start,
+                start_position,
+                end,
+                end_position,
+                &filter,
+                pool,
+            )
+            .unwrap();
+            let corners =
+                crate::query::straight_path(snapshot, &path.steps, start_position, end_position)
+                    .unwrap();
+            let length: f32 = corners
+                .windows(2)
+                .map(|pair| pair[0].position.distance(pair[1].position))
+                .sum();
+            (path, length)
+        };
+        let (landmarked, landmarked_length) = search(&snapshot, &mut pool);
+        let (plain, plain_length) = search(&straight_only, &mut pool);
+        assert_eq!(
+            landmarked.complete, plain.complete,
+            "{start_position} to {end_position}"
+        );
+        with += u64::from(landmarked.nodes_expanded);
+        without += u64::from(plain.nodes_expanded);
+        if plain.complete {
+            length_with += f64::from(landmarked_length);
+            length_without += f64::from(plain_length);
+        }
+    }
+    println!(
+        "{} searches: {with} expansions with landmarks, {without} without; complete straight \
+         paths {length_with:.1} m against {length_without:.1} m",
+        pairs.len()
+    );
+    assert!(
+        with * 4 < without * 3,
+        "{with} expansions against {without}"
+    );
+    assert!(
+        length_with <= length_without * 1.001,
+        "mean length {length_with} against {length_without}"
+    );
+}
+
+/// The graph follows no off-mesh link, so a mesh with one has no landmarks (a link could
+/// be a shorter way than any bound the graph gives).
+#[test]
+fn a_mesh_with_links_has_no_landmarks() {
+    let (mut mesh, pairs) = dungeon_pairs();
+    assert!(mesh.snapshot().landmarks().is_some());
+    let (_, from, _, to) = pairs[0];
+    mesh.add_link(crate::mesh::LinkDesc {
+        kind: crate::mesh::LinkKind::Jump,
+        start: from,
+        end: to,
+        bidirectional: true,
+        radius_m: 0.5,
+        open: true,
+    })
+    .unwrap();
+    assert!(mesh.snapshot().landmarks().is_none());
 }
