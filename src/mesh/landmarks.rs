@@ -229,6 +229,15 @@ struct Graph {
 
 impl Graph {
     fn new(data: &SnapshotData) -> Option<Graph> {
+        // Counted first, so a mesh over the limit allocates nothing.
+        let edges: usize = data
+            .search_tables
+            .iter()
+            .map(|table| table.edge_count())
+            .sum();
+        if edges > LANDMARK_EDGES_MAX {
+            return None;
+        }
         let mut edge_base = vec![u32::MAX; data.slots.len()];
         let mut midpoints = Vec::new();
         // By edge number: the polygons it touches (leaves, enters).
@@ -246,9 +255,6 @@ impl Graph {
             };
             let table = data.search_tables.get(slot)?;
             if table.generation() != view.generation {
-                return None;
-            }
-            if midpoints.len() + table.edge_count() > LANDMARK_EDGES_MAX {
                 return None;
             }
             edge_base[slot] = midpoints.len() as u32;
