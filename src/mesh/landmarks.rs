@@ -111,7 +111,7 @@ impl Landmarks {
 
     /// A lower bound on the chain of midpoints from edge number `edge` (a node placed at
     /// its midpoint) into the end polygon and on to the end point, metres.
-    #[inline]
+    #[inline(always)]
     pub fn cost_bound(&self, edge: u32, end: &EndBounds) -> f32 {
         let row = &self.distances[edge as usize];
         // Lane by lane, then halving: plain comparisons (no NaN arises: every distance is

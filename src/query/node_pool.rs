@@ -239,7 +239,7 @@ impl NodePool {
     }
 
     /// Adds a node for `node.polygon` (dense number `key`); `None` when the pool is full.
-    #[inline]
+    #[inline(always)]
     pub(super) fn insert(&mut self, node: Node, key: u32) -> Option<u32> {
         if self.nodes.len() >= self.capacity {
             return None;

@@ -373,30 +373,36 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         // along the polygon graph need not obey the triangle inequality; the walk back is
         // bounded by the node count so that no parent chain can loop.
         let limit = self.pool.nodes.len();
-        let mut length = 0;
-        let mut cursor = self.best;
-        while cursor != NO_NODE && length <= limit {
-            length += 1;
-            cursor = self.pool.nodes[cursor as usize].parent;
-        }
         let mut steps = std::mem::take(&mut self.steps);
         steps.clear();
-        steps.reserve(length.min(limit));
         let mut cursor = self.best;
+        let mut last_slot = None;
         while cursor != NO_NODE && steps.len() < limit {
+            if steps.len() == steps.capacity() {
+                // Out of room (a new buffer, or a recycled one too short): room for exactly
+                // the rest, so a corridor keeping these steps holds no spare capacity.
+                let mut rest = 0;
+                let mut ahead = cursor;
+                while ahead != NO_NODE && steps.len() + rest < limit {
+                    rest += 1;
+                    ahead = self.pool.nodes[ahead as usize].parent;
+                }
+                steps.reserve_exact(rest);
+            }
             let node = self.pool.nodes[cursor as usize];
             steps.push(PathStep {
                 polygon: node.polygon,
                 via_link: (node.via_link != NO_LINK).then_some(LinkId(node.via_link)),
             });
+            // Every tile on the route was read; mark each once per run of steps in it.
+            let slot = node.polygon.slot();
+            if last_slot != Some(slot) {
+                self.pool.mark_on_route(slot);
+                last_slot = Some(slot);
+            }
             cursor = node.parent;
         }
         steps.reverse();
-        // Every tile on the route was read; mark those (once per tile, not a scan of the
-        // reads per step).
-        for step in &steps {
-            self.pool.mark_on_route(step.polygon.slot());
-        }
         for read in &mut self.read_set.tiles {
             read.on_route = self.pool.is_on_route(read.slot);
         }
@@ -633,6 +639,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
     }
 
     /// Offers `neighbour` (the polygon `entered`, reached at `position` with path cost `cost`).
+    #[inline(always)]
     fn relax(&mut self, landmarks: Option<&Landmarks>, parent: u32, candidate: Candidate) {
         let Candidate {
             polygon: neighbour,
