@@ -151,7 +151,8 @@ struct SearchState<F> {
     end_bounds: Option<EndBounds>,
     pool: NodePool,
     best: u32,
-    best_heuristic: f32,
+    /// The squared straight distance from `best`'s position to the end (0 at the end).
+    best_distance_squared: f32,
     finished: bool,
     complete: bool,
     out_of_nodes: bool,
@@ -330,7 +331,7 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
             end_bounds,
             pool,
             best: first,
-            best_heuristic: heuristic,
+            best_distance_squared: start_position.distance_squared(end_position),
             finished: false,
             complete: false,
             out_of_nodes: false,
@@ -670,13 +671,13 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
         }
         // `straight`: the straight line to the end, which also picks the node nearest the
         // end for a partial path; `heuristic`: the tighter of it and the landmarks' bound.
-        let (straight, heuristic) = if neighbour == self.end {
+        let (straight_squared, heuristic) = if neighbour == self.end {
             cost += position.distance(self.end_position)
                 * self.filter.borrow().cost(area)
                 * self.polygon_factor(key);
             (0.0, 0.0)
         } else {
-            let straight = position.distance(self.end_position);
+            let straight_squared = position.distance_squared(self.end_position);
             // Worked out only here, past the rejection of a candidate that cannot improve.
             let landmark_bound_m = match (landmarks, &self.end_bounds) {
                 (Some(landmarks), Some(bounds)) if landmark_edge != NO_LANDMARK_EDGE => {
@@ -684,10 +685,13 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 }
                 _ => 0.0,
             };
-            (
-                straight * self.heuristic_scale,
-                straight.max(landmark_bound_m) * self.heuristic_scale,
-            )
+            // The straight line's square root only where the landmarks do not beat it.
+            let bound = if landmark_bound_m * landmark_bound_m >= straight_squared {
+                landmark_bound_m
+            } else {
+                straight_squared.sqrt()
+            };
+            (straight_squared, bound * self.heuristic_scale)
         };
         let total = cost + heuristic;
         let node = Node {
@@ -716,10 +720,11 @@ impl<F: Borrow<QueryFilter>> SearchState<F> {
                 }
             },
         };
-        if straight < self.best_heuristic
-            || (straight == self.best_heuristic && cost < self.pool.nodes[self.best as usize].cost)
+        if straight_squared < self.best_distance_squared
+            || (straight_squared == self.best_distance_squared
+                && cost < self.pool.nodes[self.best as usize].cost)
         {
-            self.best_heuristic = straight;
+            self.best_distance_squared = straight_squared;
             self.best = index;
         }
         self.pool.open.push(OpenEntry::new(total, index));
