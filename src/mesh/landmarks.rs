@@ -43,7 +43,7 @@ pub const LANDMARKS: usize = 4;
 
 /// Most search edges a snapshot may have for its landmarks to be worked out. The table is
 /// built on the first search after each publication: a tree per landmark over the whole
-/// graph, about 1.2 ms and 128 KiB for a tiled city of 3,561 edges, 0.05 ms for the
+/// graph, about 1.2 ms and 128 KiB for a tiled city of 3,561 edges, 0.06 ms for the
 /// dungeon's 226 (`cargo bench --bench query -- landmarks_build`, Xeon). Larger meshes pay more at
 /// every publication than a search saves; they route long paths through the tile
 /// hierarchy instead.
