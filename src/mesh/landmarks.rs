@@ -19,7 +19,8 @@
 //! The graph: a vertex per search edge that enters a polygon (read markers are not
 //! vertices); two vertices are joined when their edges touch a common polygon (the polygon
 //! each leaves or enters), at the distance between their midpoints. The edge from `p`
-//! into `q` and the one from `q` into `p` share their midpoint and are 0 apart.
+//! into `q` and the one from `q` into `p` touch the same two polygons and are joined; their
+//! midpoints differ only as the two sides' heights do.
 //!
 //! Invariants: the landmarks of a component are chosen farthest first from its
 //! lowest-numbered edge, ties to the lower number, so the same snapshot gives the same
@@ -44,9 +45,9 @@ pub const LANDMARKS: usize = 4;
 /// Most search edges a snapshot may have for its landmarks to be worked out. The table is
 /// built on the first search after each publication: a tree per landmark over the whole
 /// graph, about 1.2 ms and 128 KiB for a tiled city of 3,561 edges, 0.06 ms for the
-/// dungeon's 226 (`cargo bench --bench query -- landmarks_build`, Xeon). Larger meshes pay more at
-/// every publication than a search saves; they route long paths through the tile
-/// hierarchy instead.
+/// dungeon's 226 (`cargo bench --bench query -- landmarks_build`, Xeon). Larger meshes
+/// would pay more at every publication than their searches save; they route long paths
+/// through the tile hierarchy instead.
 pub const LANDMARK_EDGES_MAX: usize = 1 << 12;
 
 /// Landmark distances of one snapshot (see the module documentation).
@@ -66,8 +67,8 @@ pub struct Landmarks {
 }
 
 /// What one search needs to bound the cost from any edge to its end polygon: per landmark,
-/// the least and greatest distance of the end polygon's edges, and the shortest of the
-/// last legs from those edges to the end point.
+/// the least and greatest distance of the edges entering the end polygon, and the shortest
+/// of the last legs from those edges to the end point.
 #[derive(Clone, Copy, Debug)]
 pub struct EndBounds {
     least: [f32; LANDMARKS],
@@ -110,10 +111,13 @@ impl Landmarks {
     }
 
     /// A lower bound on the chain of midpoints from edge number `edge` (a node placed at
-    /// its midpoint) into the end polygon and on to the end point, metres.
+    /// its midpoint) into the end polygon and on to the end point, metres; 0 (a bound that
+    /// always holds) for a number the table does not have.
     #[inline(always)]
     pub fn cost_bound(&self, edge: u32, end: &EndBounds) -> f32 {
-        let row = &self.distances[edge as usize];
+        let Some(row) = self.distances.get(edge as usize) else {
+            return 0.0;
+        };
         // Lane by lane, then halving: plain comparisons (no NaN arises: every distance is
         // finite) that compile to packed maxima.
         let mut gap = [0.0f32; LANDMARKS];

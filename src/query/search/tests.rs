@@ -594,6 +594,10 @@ fn landmark_bounds_never_exceed_the_cost_left() {
             }
         }
         assert!(checked > 10_000, "{checked} crossings checked");
+        // A number the table lacks bounds nothing, and does not panic.
+        let (_, _, end, end_position) = pairs[0];
+        let bounds = landmarks.end_bounds(&snapshot, end, end_position).unwrap();
+        assert_eq!(landmarks.cost_bound(u32::MAX, &bounds), 0.0);
         assert!(
             bound_sum > straight_sum * 1.05,
             "landmarks {bound_sum} against the straight line's {straight_sum}"
