@@ -77,12 +77,16 @@ pub struct EndBounds {
 }
 
 impl Landmarks {
-    /// The number of the edge at `index` within `polygon`'s tile's table (see
-    /// [`super::SearchTable::first_edge`]).
+    /// The number of the edge at `index_in_tile` within `polygon`'s tile's table (see
+    /// [`super::SearchTable::first_edge`]); `None` for a slot without a live tile or a
+    /// number past `u32`.
     #[inline]
     pub fn edge_number(&self, polygon: PolyRef, index_in_tile: usize) -> Option<u32> {
         let base = *self.edge_base.get(usize::from(polygon.slot().0))?;
-        (base != u32::MAX).then(|| base + index_in_tile as u32)
+        if base == u32::MAX {
+            return None;
+        }
+        base.checked_add(u32::try_from(index_in_tile).ok()?)
     }
 
     /// The bounds towards `end` (its polygon) at `end_point`; `None` for a polygon no edge
@@ -375,20 +379,9 @@ impl Snapshot {
     /// This snapshot without landmarks: searches on it bound the cost still to pay by the
     /// straight line alone (for tests that compare the two).
     pub(crate) fn without_landmarks(&self) -> Snapshot {
-        let data = &self.0;
         Snapshot(std::sync::Arc::new(SnapshotData {
-            slot_at: data.slot_at.clone(),
-            links: data.links.clone(),
-            links_from: data.links_from.clone(),
-            slot_bounds: data.slot_bounds.clone(),
-            tile_grid: data.tile_grid.clone(),
-            neighbour_slots: data.neighbour_slots.clone(),
-            polygon_base: data.polygon_base.clone(),
-            polygon_total: data.polygon_total,
-            border_portals: data.border_portals.clone(),
-            search_tables: data.search_tables.clone(),
             landmarks: std::sync::OnceLock::from(None),
-            ..SnapshotData::bare(data.slots.clone(), data.params)
+            ..self.copied_data()
         }))
     }
 }

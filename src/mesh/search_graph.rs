@@ -239,11 +239,11 @@ pub(super) fn search_tables(
 
 #[cfg(test)]
 impl super::Snapshot {
-    /// This snapshot without its search graph: searches on it expand polygons from the
-    /// tiles' own arrays (for tests that check the two ways agree).
-    pub(crate) fn without_search_tables(&self) -> super::Snapshot {
+    /// This snapshot's content, copied with its lazily worked-out parts (components,
+    /// landmarks) left to be worked out again: what the test variants below start from.
+    pub(crate) fn copied_data(&self) -> SnapshotData {
         let data = &self.0;
-        super::Snapshot(std::sync::Arc::new(SnapshotData {
+        SnapshotData {
             slot_at: data.slot_at.clone(),
             links: data.links.clone(),
             links_from: data.links_from.clone(),
@@ -253,7 +253,17 @@ impl super::Snapshot {
             polygon_base: data.polygon_base.clone(),
             polygon_total: data.polygon_total,
             border_portals: data.border_portals.clone(),
+            search_tables: data.search_tables.clone(),
             ..SnapshotData::bare(data.slots.clone(), data.params)
+        }
+    }
+
+    /// This snapshot without its search graph: searches on it expand polygons from the
+    /// tiles' own arrays (for tests that check the two ways agree).
+    pub(crate) fn without_search_tables(&self) -> super::Snapshot {
+        super::Snapshot(std::sync::Arc::new(SnapshotData {
+            search_tables: Vec::new(),
+            ..self.copied_data()
         }))
     }
 }
