@@ -21,7 +21,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::crowd::{AgentParams, Crowd, CrowdConfig};
-use waymark::harness::{RunOptions, random_plans, run_crowd};
+use waymark::harness::{Plans, RunOptions, random_plans, run_crowd};
 use waymark::mesh::NavMesh;
 
 const AGENTS: usize = 10_000;
@@ -34,7 +34,7 @@ fn walking_city() -> (NavMesh, CrowdConfig, Crowd) {
     };
     let world = city.scene.world_triangles().unwrap();
     let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
-    let plans = random_plans(&mesh, AGENTS, 16, 1);
+    let plans: Plans = random_plans(&mesh, AGENTS, 16, 1).into();
     let crowd_config = CrowdConfig::default();
     let mut crowd = Crowd::new(&mesh, crowd_config).unwrap();
     let params = AgentParams {

@@ -36,6 +36,7 @@ fn main() {
     let mut crowd_config = CrowdConfig::default();
     crowd_config.avoidance.enabled = avoidance;
     let (mesh, plans) = city_plans(agents);
+    let plans = waymark::harness::Plans::from(plans);
     let mut crowd = Crowd::new(&mesh, crowd_config).expect("a valid configuration");
     // The harness's run loop times the step alone and reads the process's CPU and waiting
     // time around it.

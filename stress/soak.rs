@@ -115,10 +115,12 @@ fn main() {
         for _ in 0..plans.len() {
             let index = next_plan % plans.len();
             next_plan += 1;
-            if let Ok(agent) = crowd.add_agent(plans[index].start, params) {
-                crowd
-                    .request_move(agent, plans[index].targets[0])
-                    .expect("a finite target");
+            let (Some(start), Some(&target)) = (plans.start(index), plans.targets(index).first())
+            else {
+                continue;
+            };
+            if let Ok(agent) = crowd.add_agent(start, params) {
+                crowd.request_move(agent, target).expect("a finite target");
                 live.push((agent, index, 1));
                 return;
             }
@@ -219,7 +221,7 @@ fn main() {
         // Arrived: on to the next target.
         for (agent, plan, target) in live.iter_mut() {
             if crowd.status(*agent) == Ok(AgentStatus::Arrived) {
-                let targets = &plans[*plan].targets;
+                let targets = plans.targets(*plan);
                 crowd
                     .request_move(*agent, targets[*target % targets.len()])
                     .expect("a target");

@@ -16,7 +16,7 @@ use waymark::crowd::{
     CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, StepFeedback,
     StepRequest, SupportMotion,
 };
-use waymark::harness::{RunOptions, read_agents_csv, run_crowd};
+use waymark::harness::{Plans, RunOptions, read_agents_csv, run_crowd};
 use waymark::ids::AreaId;
 use waymark::mesh::{NavMesh, PolyRef, Snapshot, TileData, WalkablePolygon};
 use waymark::query::{NODE_POOL_DEFAULT, NodePool, QueryFilter, find_path, nearest_polygon};
@@ -1084,7 +1084,9 @@ fn run_shared_with(
     config: CrowdConfig,
 ) -> (Crowd, Vec<CrowdEvent>) {
     let mut crowd = Crowd::new(mesh, config).unwrap();
-    let plans = read_agents_csv(&common::level_path("dungeon_crowd_agents.csv"), agents).unwrap();
+    let plans: Plans = read_agents_csv(&common::level_path("dungeon_crowd_agents.csv"), agents)
+        .unwrap()
+        .into();
     let options = RunOptions {
         dt_s: 1.0 / 30.0,
         warm_up_frames: 0,

@@ -29,7 +29,8 @@ pub use part_the_crowd::{
 pub use plans::{AgentsCsvError, parse_agents_csv, random_plans, reachable_plans, read_agents_csv};
 pub use resume::{ResumeError, settings_tag};
 pub use run::{
-    AgentPlan, OutcomeCounts, RunOptions, RunReport, median, resume_crowd, run_crowd, state_hash,
+    AgentPlan, OutcomeCounts, Plans, RunOptions, RunReport, median, resume_crowd, run_crowd,
+    state_hash,
 };
 
 pub use scenario::{

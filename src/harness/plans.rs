@@ -3,7 +3,8 @@
 //! agents CSV (the flow suite's shared files, which the native reference reads too).
 //!
 //! Stage: harness, before a run. Inputs: a mesh, a count and a seed, or a CSV file.
-//! Output: [`AgentPlan`]s; a malformed CSV is an [`AgentsCsvError`] naming its line.
+//! Output: [`AgentPlan`]s, or [`Plans`] kept flat for a large run; a malformed CSV is an
+//! [`AgentsCsvError`] naming its line.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,7 +14,7 @@ use glam::Vec3;
 use crate::mesh::NavMesh;
 use crate::query::{QueryFilter, RandomPoints, random_points};
 
-use super::run::AgentPlan;
+use super::run::{AgentPlan, Plans};
 
 /// `count` agents starting at random points of the mesh, each with `targets` random
 /// targets (seeded: the same points for the same mesh and seed).
@@ -41,7 +42,7 @@ pub fn random_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> 
 /// or not), so no order ends at a partial path's end. An agent on a piece of floor that
 /// no random point fell on keeps unreachable targets (and says so by its partial ends).
 /// Seeded like [`random_plans`].
-pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> Vec<AgentPlan> {
+pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) -> Plans {
     use crate::mesh::connectivity::{PolygonGraph, PolygonKey};
     let snapshot = mesh.snapshot();
     let live: Vec<(crate::mesh::TileSlot, &crate::mesh::TileData)> =
@@ -86,7 +87,7 @@ pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) 
         pools.entry(*component).or_default().wanted += targets;
     }
     let Some(draws) = RandomPoints::new(&snapshot, &filter, seed ^ 0x5eed) else {
-        return Vec::new();
+        return Plans::default();
     };
     // Four draws a target: enough that every large piece of floor has plenty.
     for (polygon, point) in draws.clone().take(count * targets * 4) {
@@ -99,36 +100,36 @@ pub fn reachable_plans(mesh: &NavMesh, count: usize, targets: usize, seed: u64) 
         }
     }
     // An agent on floor no draw fell on takes the draws of its own index, reachable or not.
-    let mut unplaced: Vec<usize> = Vec::new();
-    let mut plans: Vec<AgentPlan> = starts
-        .iter()
-        .zip(&start_components)
-        .enumerate()
-        .map(|(index, (&(_, start), component))| {
-            let pool = component.and_then(|component| pools.get_mut(&component));
-            let targets = match pool {
-                Some(pool) if pool.drawn > 0 => (0..targets)
-                    .map(|_| {
-                        let point = pool.kept[pool.handed_out % pool.drawn];
-                        pool.handed_out += 1;
-                        point
-                    })
-                    .collect(),
-                _ => {
-                    unplaced.push(index);
-                    Vec::new()
-                }
-            };
-            AgentPlan { start, targets }
-        })
-        .collect();
-    if !unplaced.is_empty() {
-        let first_draws: Vec<Vec3> = draws
+    let placed = |component: &Option<usize>| {
+        component
+            .and_then(|component| pools.get(&component))
+            .is_some_and(|pool| pool.drawn > 0)
+    };
+    let first_draws: Vec<Vec3> = if start_components.iter().all(placed) {
+        Vec::new()
+    } else {
+        draws
             .take(count * targets)
             .map(|(_, point)| point)
-            .collect();
-        for index in unplaced {
-            plans[index].targets = first_draws[index * targets..(index + 1) * targets].to_vec();
+            .collect()
+    };
+    let mut plans = Plans::with_capacity(starts.len(), targets);
+    for (index, (&(_, start), component)) in starts.iter().zip(&start_components).enumerate() {
+        match component.and_then(|component| pools.get_mut(&component)) {
+            Some(pool) if pool.drawn > 0 => plans.push(
+                start,
+                (0..targets).map(|_| {
+                    let point = pool.kept[pool.handed_out % pool.drawn];
+                    pool.handed_out += 1;
+                    point
+                }),
+            ),
+            _ => plans.push(
+                start,
+                first_draws[index * targets..(index + 1) * targets]
+                    .iter()
+                    .copied(),
+            ),
         }
     }
     plans

@@ -12,9 +12,7 @@
 //! still to arrive once (count, then id bits), then the crowd's bytes to the end.
 //! Little-endian.
 
-use std::collections::{HashMap, HashSet};
-
-use super::run::AgentPlan;
+use super::run::Plans;
 use crate::crowd::{AgentId, Crowd, CrowdError, Fnv, RestoreError};
 
 const MAGIC: [u8; 8] = *b"WMRUN\0\0\0";
@@ -24,11 +22,80 @@ const VERSION: u32 = 1;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RunState {
     /// The plan each agent follows, by index.
-    pub plan_of: HashMap<AgentId, usize>,
+    pub plan_of: ByAgent,
     /// Per plan, the target it walks to now.
     pub next_target: Vec<usize>,
-    /// Agents that have not yet arrived once.
-    pub not_yet_arrived: HashSet<AgentId>,
+    /// Agents that have not yet arrived once (the values unused).
+    pub not_yet_arrived: ByAgent,
+}
+
+/// A number per agent, kept by the agent's index with the generation it was stored
+/// under: 8 bytes an agent, where a hash map from ids takes about 22 (a crowd numbers its
+/// agents densely from 0, reusing the indices of removed ones).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct ByAgent {
+    /// Per agent index: the generation stored (0: none) and the number.
+    entries: Vec<(u32, u32)>,
+    count: usize,
+}
+
+impl ByAgent {
+    /// An empty table with room for agents numbered below `agents`.
+    pub fn with_capacity(agents: usize) -> ByAgent {
+        ByAgent {
+            entries: Vec::with_capacity(agents),
+            count: 0,
+        }
+    }
+
+    /// Keeps `value` for `agent` (replacing what it had). Its index must be below
+    /// [`Crowd::AGENTS_MAX`], as every index a crowd issues is.
+    pub fn insert(&mut self, agent: AgentId, value: u32) {
+        let index = agent.index() as usize;
+        debug_assert!(index < Crowd::AGENTS_MAX, "{agent} is not a crowd's");
+        if index >= self.entries.len() {
+            self.entries.resize(index + 1, (0, 0));
+        }
+        let entry = &mut self.entries[index];
+        self.count += usize::from(entry.0 == 0); // generations start at 1
+        *entry = (agent.generation(), value);
+    }
+
+    /// What `agent` has, if anything.
+    pub fn get(&self, agent: AgentId) -> Option<u32> {
+        self.entries
+            .get(agent.index() as usize)
+            .filter(|entry| entry.0 == agent.generation())
+            .map(|entry| entry.1)
+    }
+
+    /// Forgets `agent`; whether it had anything.
+    pub fn remove(&mut self, agent: AgentId) -> bool {
+        match self.entries.get_mut(agent.index() as usize) {
+            Some(entry) if entry.0 == agent.generation() => {
+                *entry = (0, 0);
+                self.count -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether no agent has anything.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Every agent with something, and what, in ascending id order.
+    pub fn iter(&self) -> impl Iterator<Item = (AgentId, u32)> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(|(index, &(generation, value))| {
+                let bits = (u64::from(generation) << 32) | index as u64;
+                AgentId::from_bits(bits).map(|agent| (agent, value))
+            })
+    }
 }
 
 /// Why a saved run was not resumed.
@@ -86,11 +153,11 @@ pub enum ResumeError {
 }
 
 /// A fingerprint of every start and target (FNV-1a over their bits).
-pub(crate) fn plans_fingerprint(plans: &[AgentPlan]) -> u64 {
+pub(crate) fn plans_fingerprint(plans: &Plans) -> u64 {
     let mut hash = Fnv::default();
-    for plan in plans {
-        hash.mix(plan.targets.len() as u64);
-        for point in std::iter::once(&plan.start).chain(&plan.targets) {
+    for (start, targets) in plans.iter() {
+        hash.mix(targets.len() as u64);
+        for point in std::iter::once(&start).chain(targets) {
             for axis in point.to_array() {
                 hash.mix(u64::from(axis.to_bits()));
             }
@@ -125,34 +192,25 @@ pub(crate) fn settings_fingerprint(crowd: &Crowd, options: &super::RunOptions) -
 
 impl RunState {
     /// The run's part and the crowd's bytes, in one file.
-    pub fn to_bytes(
-        &self,
-        crowd: &Crowd,
-        plans: &[AgentPlan],
-        options: &super::RunOptions,
-    ) -> Vec<u8> {
+    pub fn to_bytes(&self, crowd: &Crowd, plans: &Plans, options: &super::RunOptions) -> Vec<u8> {
         let mut body = Vec::new();
         let mut put = |value: u64, bytes: usize| {
             body.extend_from_slice(&value.to_le_bytes()[..bytes]);
         };
         put(plans_fingerprint(plans), 8);
         put(settings_fingerprint(crowd, options), 8);
-        let mut plan_of: Vec<(AgentId, usize)> =
-            self.plan_of.iter().map(|(&a, &p)| (a, p)).collect();
-        plan_of.sort_unstable();
-        put(plan_of.len() as u64, 4);
-        for (agent, plan) in plan_of {
+        // Ascending by index: an index holds one generation at a time, so this is id order.
+        put(self.plan_of.count as u64, 4);
+        for (agent, plan) in self.plan_of.iter() {
             put(agent.to_bits(), 8);
-            put(plan as u64, 4);
+            put(u64::from(plan), 4);
         }
         put(self.next_target.len() as u64, 4);
         for &next in &self.next_target {
             put(next as u64, 4);
         }
-        let mut waiting: Vec<AgentId> = self.not_yet_arrived.iter().copied().collect();
-        waiting.sort_unstable();
-        put(waiting.len() as u64, 4);
-        for agent in waiting {
+        put(self.not_yet_arrived.count as u64, 4);
+        for (agent, _) in self.not_yet_arrived.iter() {
             put(agent.to_bits(), 8);
         }
         body.extend_from_slice(&crowd.save());
@@ -167,7 +225,7 @@ impl RunState {
     /// The run's part of `bytes` (checked against `plans`) and the crowd's bytes.
     pub fn from_bytes<'a>(
         bytes: &'a [u8],
-        plans: &[AgentPlan],
+        plans: &Plans,
     ) -> Result<(RunState, u64, &'a [u8]), ResumeError> {
         if bytes.len() < 16 || bytes[..8] != MAGIC || bytes[8..12] != VERSION.to_le_bytes() {
             return Err(ResumeError::NotARun {
@@ -200,15 +258,18 @@ impl RunState {
             });
         }
         let settings = take(8)?;
+        // An index no crowd issues is refused here, before a table is sized by it.
         let agent = |bits: u64| {
-            AgentId::from_bits(bits).ok_or_else(|| ResumeError::Inconsistent {
-                what: format!("agent bits {bits:#x}"),
-            })
+            AgentId::from_bits(bits)
+                .filter(|agent| (agent.index() as usize) < Crowd::AGENTS_MAX)
+                .ok_or_else(|| ResumeError::Inconsistent {
+                    what: format!("agent bits {bits:#x}"),
+                })
         };
         let plan_index = |index: u64| {
-            usize::try_from(index)
+            u32::try_from(index)
                 .ok()
-                .filter(|&index| index < plans.len())
+                .filter(|&index| (index as usize) < plans.len())
                 .ok_or_else(|| ResumeError::Inconsistent {
                     what: format!("plan {index} of {}", plans.len()),
                 })
@@ -228,8 +289,71 @@ impl RunState {
             });
         }
         for _ in 0..take(4)? {
-            state.not_yet_arrived.insert(agent(take(8)?)?);
+            state.not_yet_arrived.insert(agent(take(8)?)?, 0);
         }
         Ok((state, settings, &body[at..]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(index: u32, generation: u32) -> AgentId {
+        AgentId::from_bits((u64::from(generation) << 32) | u64::from(index)).unwrap()
+    }
+
+    #[test]
+    fn a_table_by_agent_keeps_one_generation_an_index() {
+        let mut table = ByAgent::with_capacity(4);
+        table.insert(id(3, 1), 30);
+        table.insert(id(0, 2), 7);
+        assert_eq!(table.get(id(3, 1)), Some(30));
+        assert_eq!(
+            table.get(id(3, 2)),
+            None,
+            "another generation of the same index"
+        );
+        assert_eq!(table.get(id(9, 1)), None, "an index past the table");
+        // A new generation replaces the old one in place: still two entries.
+        table.insert(id(3, 5), 31);
+        assert_eq!(table.get(id(3, 1)), None);
+        assert_eq!(table.count, 2);
+        assert_eq!(
+            table.iter().collect::<Vec<_>>(),
+            vec![(id(0, 2), 7), (id(3, 5), 31)],
+            "ascending by index"
+        );
+        assert!(!table.remove(id(3, 1)), "a stale id removes nothing");
+        assert!(table.remove(id(3, 5)));
+        assert!(table.remove(id(0, 2)));
+        assert!(table.is_empty());
+        assert!(!table.remove(id(0, 2)));
+    }
+
+    #[test]
+    fn flat_plans_hand_back_each_plan_as_pushed() {
+        let point = |x: f32| glam::Vec3::new(x, 0.0, 0.0);
+        let plans = Plans::from(vec![
+            super::super::AgentPlan {
+                start: point(1.0),
+                targets: vec![point(2.0), point(3.0)],
+            },
+            super::super::AgentPlan {
+                start: point(4.0),
+                targets: vec![point(5.0)],
+            },
+        ]);
+        assert_eq!(plans.len(), 2);
+        assert_eq!(plans.start(1), Some(point(4.0)));
+        assert_eq!(plans.targets(0), &[point(2.0), point(3.0)]);
+        assert_eq!(plans.targets(1), &[point(5.0)]);
+        assert_eq!(plans.start(2), None);
+        assert!(plans.targets(2).is_empty());
+        let walked: Vec<(glam::Vec3, usize)> = plans
+            .iter()
+            .map(|(start, targets)| (start, targets.len()))
+            .collect();
+        assert_eq!(walked, vec![(point(1.0), 2), (point(4.0), 1)]);
     }
 }

@@ -9,12 +9,11 @@
 //!
 //! Invariant: only `Crowd::step` is timed; everything else runs between steps.
 
-use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use glam::Vec3;
 
-use super::resume::{ResumeError, RunState, settings_fingerprint};
+use super::resume::{ByAgent, ResumeError, RunState, settings_fingerprint};
 use super::scenario::{DepthHistogram, measure_quality};
 use crate::crowd::Fnv;
 use crate::crowd::internals::{FlowMeter, FlowReport, NeighbourGrid};
@@ -32,6 +31,82 @@ pub struct AgentPlan {
     pub start: Vec3,
     /// Targets, at least one; with [`RunOptions::retarget`] the agent cycles through them.
     pub targets: Vec<Vec3>,
+}
+
+/// Every agent's plan of a run, kept flat: the starts in one list, all the targets in
+/// another, and where each plan's targets end. A list of [`AgentPlan`]s holds a heap
+/// allocation an agent; at 100,000 agents with 16 targets each that is 4 MB of vector
+/// headers and allocator bookkeeping beside the 19 MB of targets, and the run reads the
+/// plans only by index.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plans {
+    starts: Vec<Vec3>,
+    /// Per plan, the end of its targets in `targets` (the start is the previous plan's end).
+    ends: Vec<usize>,
+    targets: Vec<Vec3>,
+}
+
+impl Plans {
+    /// No plans, with room for `agents` plans of `targets_each` targets.
+    pub fn with_capacity(agents: usize, targets_each: usize) -> Plans {
+        Plans {
+            starts: Vec::with_capacity(agents),
+            ends: Vec::with_capacity(agents),
+            targets: Vec::with_capacity(agents.saturating_mul(targets_each)),
+        }
+    }
+
+    /// Adds a plan: an agent starting at `start`, sent to `targets` in turn.
+    pub fn push(&mut self, start: Vec3, targets: impl IntoIterator<Item = Vec3>) {
+        self.starts.push(start);
+        self.targets.extend(targets);
+        self.ends.push(self.targets.len());
+    }
+
+    /// Number of plans.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Plan `index`'s start; `None` past the last plan.
+    pub fn start(&self, index: usize) -> Option<Vec3> {
+        self.starts.get(index).copied()
+    }
+
+    /// Plan `index`'s targets (empty past the last plan).
+    pub fn targets(&self, index: usize) -> &[Vec3] {
+        let Some(&end) = self.ends.get(index) else {
+            return &[];
+        };
+        let begin = index.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.targets[begin..end]
+    }
+
+    /// Each plan's start and targets, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Vec3, &[Vec3])> + '_ {
+        (0..self.len()).map(|index| (self.starts[index], self.targets(index)))
+    }
+}
+
+impl FromIterator<AgentPlan> for Plans {
+    fn from_iter<I: IntoIterator<Item = AgentPlan>>(plans: I) -> Plans {
+        let mut flat = Plans::default();
+        for plan in plans {
+            flat.push(plan.start, plan.targets);
+        }
+        flat
+    }
+}
+
+impl From<Vec<AgentPlan>> for Plans {
+    fn from(plans: Vec<AgentPlan>) -> Plans {
+        plans.into_iter().collect()
+    }
 }
 
 /// How a run goes.
@@ -218,17 +293,17 @@ impl RunReport {
 /// crowd's events count.
 pub fn run_crowd(
     crowd: &mut Crowd,
-    plans: &[AgentPlan],
+    plans: &Plans,
     params: AgentParams,
     options: &RunOptions,
     on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
 ) -> Result<RunReport, CrowdError> {
     let mut report = RunReport::default();
-    let mut meter = FlowMeter::new();
-    let mut plan_of: HashMap<AgentId, usize> = HashMap::with_capacity(plans.len());
+    let mut meter = FlowMeter::with_capacity(crowd.len().saturating_add(plans.len()));
+    let mut plan_of = ByAgent::with_capacity(crowd.len().saturating_add(plans.len()));
     crowd.reserve(plans.len())?;
-    for (index, plan) in plans.iter().enumerate() {
-        let agent = match crowd.add_agent(plan.start, params) {
+    for (index, (start, targets)) in plans.iter().enumerate() {
+        let agent = match crowd.add_agent(start, params) {
             Ok(agent) => agent,
             Err(CrowdError::OffMesh(_)) if options.skip_off_mesh_starts => {
                 report.skipped_off_mesh += 1;
@@ -236,15 +311,16 @@ pub fn run_crowd(
             }
             Err(error) => return Err(error),
         };
-        if let Some(&target) = plan.targets.first() {
+        if let Some(&target) = targets.first() {
             crowd.request_move(agent, target)?;
             meter.ordered(agent);
         }
-        plan_of.insert(agent, index);
+        // (A plan index fits: the crowd took every plan's agent, fewer than its limit.)
+        plan_of.insert(agent, index as u32);
     }
     report.agents = crowd.len();
     let mut state = RunState {
-        not_yet_arrived: plan_of.keys().copied().collect(),
+        not_yet_arrived: plan_of.clone(),
         plan_of,
         next_target: vec![0; plans.len()],
     };
@@ -272,7 +348,7 @@ pub fn resume_crowd(
     mesh: &NavMesh,
     config: CrowdConfig,
     saved: &[u8],
-    plans: &[AgentPlan],
+    plans: &Plans,
     options: &RunOptions,
     on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
 ) -> Result<(Crowd, RunReport), ResumeError> {
@@ -287,9 +363,10 @@ pub fn resume_crowd(
     }
     if let Some(agent) = state
         .plan_of
-        .keys()
-        .chain(&state.not_yet_arrived)
-        .find(|&&agent| crowd.status(agent).is_err())
+        .iter()
+        .chain(state.not_yet_arrived.iter())
+        .map(|(agent, _)| agent)
+        .find(|&agent| crowd.status(agent).is_err())
     {
         return Err(ResumeError::Inconsistent {
             what: agent.to_string(),
@@ -315,7 +392,7 @@ pub fn resume_crowd(
 /// The frames of a run: each step, timed and measured, then the orders its events lead to.
 fn run_frames(
     crowd: &mut Crowd,
-    plans: &[AgentPlan],
+    plans: &Plans,
     state: &mut RunState,
     options: &RunOptions,
     report: &mut RunReport,
@@ -372,14 +449,14 @@ fn run_frames(
             let agent = match event {
                 CrowdEvent::Arrived { agent, .. } => {
                     count(&mut report.arrivals);
-                    if not_yet_arrived.remove(&agent) {
+                    if not_yet_arrived.remove(agent) {
                         report.first_arrival_frames.push(report.frames);
                     }
                     agent
                 }
                 CrowdEvent::PartialArrived { agent, .. } => {
                     count(&mut report.partial_arrivals);
-                    if not_yet_arrived.remove(&agent) {
+                    if not_yet_arrived.remove(agent) {
                         report.first_arrival_frames.push(report.frames);
                     }
                     agent
@@ -437,8 +514,13 @@ fn run_frames(
         }
         if options.retarget {
             for &agent in &ended {
-                let index = plan_of[&agent];
-                let targets = &plans[index].targets;
+                let Some(index) = plan_of.get(agent).map(|plan| plan as usize) else {
+                    continue;
+                };
+                let targets = plans.targets(index);
+                if targets.is_empty() {
+                    continue;
+                }
                 next_target[index] = (next_target[index] + 1) % targets.len();
                 let target = targets[next_target[index]];
                 snapped[index] = snap_target(crowd, target);
@@ -488,12 +570,12 @@ enum RuleEnd {
 /// stays as given, and nobody reaches it). One point a plan, snapped again as the plan
 /// moves on: a list of every target snapped ahead would double the plans' memory (19 MB
 /// at 100,000 agents with 16 targets each).
-fn snapped_targets(crowd: &Crowd, plans: &[AgentPlan], next_target: &[usize]) -> Vec<Vec3> {
+fn snapped_targets(crowd: &Crowd, plans: &Plans, next_target: &[usize]) -> Vec<Vec3> {
     plans
         .iter()
         .zip(next_target)
-        .map(|(plan, &next)| {
-            plan.targets
+        .map(|((_, targets), &next)| {
+            targets
                 .get(next)
                 .map_or(Vec3::ZERO, |&target| snap_target(crowd, target))
         })
@@ -517,8 +599,8 @@ fn snap_target(crowd: &Crowd, target: Vec3) -> Vec3 {
 /// order with each agent once.
 fn reached_by_rule(
     crowd: &Crowd,
-    plans: &[AgentPlan],
-    plan_of: &HashMap<AgentId, usize>,
+    plans: &Plans,
+    plan_of: &ByAgent,
     snapped: &[Vec3],
     ended: &mut Vec<AgentId>,
     mut counted: impl FnMut(RuleEnd),
@@ -531,10 +613,10 @@ fn reached_by_rule(
     let by_event = ended.len();
     for slot in 0..lanes.len() {
         let agent = lanes.id[slot];
-        let Some(&plan) = plan_of.get(&agent) else {
+        let Some(plan) = plan_of.get(agent).map(|plan| plan as usize) else {
             continue;
         };
-        if plans[plan].targets.is_empty() || ended[..by_event].binary_search(&agent).is_ok() {
+        if plans.targets(plan).is_empty() || ended[..by_event].binary_search(&agent).is_ok() {
             continue;
         }
         let foot = lanes.position(slot);
@@ -558,11 +640,11 @@ fn reached_by_rule(
 /// The run's state as [`RunState::to_bytes`] writes it, from its parts.
 fn state_bytes(
     crowd: &Crowd,
-    plans: &[AgentPlan],
+    plans: &Plans,
     options: &RunOptions,
-    plan_of: &HashMap<AgentId, usize>,
+    plan_of: &ByAgent,
     next_target: &[usize],
-    not_yet_arrived: &HashSet<AgentId>,
+    not_yet_arrived: &ByAgent,
 ) -> Vec<u8> {
     RunState {
         plan_of: plan_of.clone(),

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde_json::json;
 use waymark::crowd::{AgentParams, AvoidanceConfig, Crowd, CrowdConfig, StepStats, SupportMotion};
 use waymark::harness::{
-    AgentPlan, RunOptions, RunReport, add_lift_doors, median, reachable_plans, read_agents_csv,
-    resume_crowd, run_crowd, run_lift, state_hash,
+    AgentPlan, Plans, RunOptions, RunReport, add_lift_doors, median, reachable_plans,
+    read_agents_csv, resume_crowd, run_crowd, run_lift, state_hash,
 };
 use waymark::ids::SupportId;
 use waymark::mesh::{LinkId, NavMesh};
@@ -314,11 +314,13 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
     let (mesh, level, belts, lift) = load_mesh(command)?;
     // The bake's scratch is freed by now; give it back so resident memory is the runtime's.
     return_freed_memory();
-    let plans: Vec<AgentPlan> = match &command.agents_csv {
-        Some(path) => read_agents_csv(path, command.agents)?,
+    let plans: Plans = match &command.agents_csv {
+        Some(path) => read_agents_csv(path, command.agents)?.into(),
         // Targets where each agent can walk: a random target on a piece of floor the agent
         // cannot reach ends at a partial path, which is no delivery.
-        None if command.exits > 0 => exit_plans(&mesh, command.agents, command.exits, command.seed),
+        None if command.exits > 0 => {
+            exit_plans(&mesh, command.agents, command.exits, command.seed).into()
+        }
         None => reachable_plans(&mesh, command.agents, RANDOM_TARGETS, command.seed),
     };
     let config = command.bake.config();

@@ -74,6 +74,15 @@ impl FlowMeter {
         FlowMeter::default()
     }
 
+    /// A meter with room for agents numbered below `agents` (a fresh crowd numbers its
+    /// agents from 0), so that it does not grow by doubling to up to twice that.
+    pub fn with_capacity(agents: usize) -> FlowMeter {
+        FlowMeter {
+            agents: Vec::with_capacity(agents),
+            ..FlowMeter::default()
+        }
+    }
+
     fn agent(&mut self, agent: AgentId) -> &mut AgentFlow {
         let index = agent.index() as usize;
         if index >= self.agents.len() {

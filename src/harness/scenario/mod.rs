@@ -23,7 +23,7 @@ pub use quality::{DepthHistogram, FrameQuality, measure_quality};
 
 use glam::Vec3;
 
-use super::run::{AgentPlan, RunOptions, run_crowd};
+use super::run::{Plans, RunOptions, run_crowd};
 use crate::crowd::internals::FlowReport;
 use crate::crowd::{
     AgentParams, AgentStatus, Crowd, CrowdConfig, CrowdError, CrowdEvent, LinkDock, Outcome,
@@ -368,14 +368,10 @@ pub fn run_scenario(
     mut on_frame: impl FnMut(&Crowd, &[CrowdEvent]),
 ) -> Result<(ScenarioReport, Crowd), ScenarioError> {
     let mut crowd = scenario_crowd(scenario)?;
-    let plans: Vec<AgentPlan> = scenario
-        .agents
-        .iter()
-        .map(|&(start, target)| AgentPlan {
-            start,
-            targets: vec![target],
-        })
-        .collect();
+    let mut plans = Plans::with_capacity(scenario.agents.len(), 1);
+    for &(start, target) in &scenario.agents {
+        plans.push(start, [target]);
+    }
     let options = RunOptions {
         dt_s: scenario.dt_s,
         warm_up_frames: 0,
