@@ -2,10 +2,10 @@
 //! everything a report needs measured on the way. One loop for the CLI, the scenarios, the
 //! stress runs, the benchmarks and the tests.
 //!
-//! Stage: harness. Inputs: a crowd, each agent's start and targets ([`AgentPlan`]), the run
-//! options. Output: a [`RunReport`]: frame and pass times (measured frames only, after the
-//! warm-up), arrivals and other events, overlaps and agents off the mesh (measured outside
-//! the timed step), flow ([`FlowMeter`]), path waits.
+//! Stage: harness. Inputs: a crowd, each agent's start and targets ([`Plans`], built from
+//! [`AgentPlan`]s or drawn flat), the run options. Output: a [`RunReport`]: frame and pass
+//! times (measured frames only, after the warm-up), arrivals and other events, overlaps and
+//! agents off the mesh (measured outside the timed step), flow ([`FlowMeter`]), path waits.
 //!
 //! Invariant: only `Crowd::step` is timed; everything else runs between steps.
 
