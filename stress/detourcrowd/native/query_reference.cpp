@@ -16,7 +16,9 @@
 // mean_us, median_us, p99_us, mean_length_complete; the bake's polygon count; and, from a
 // second pass that runs each phase over every query before the next (as the README splits
 // them and as waymark's `cargo bench --bench query` does), nearest_us (both ends), path_us
-// and straight_us per query; and bake_ms, the median of five solo bakes of the level.
+// and straight_us per query; bake_ms, the median of five solo bakes of the level; and
+// bake_stage_ms, each stage's median over the same five (recast_level.h names the stages
+// as waymark's `stage_ms` does).
 
 #include <algorithm>
 #include <chrono>
@@ -83,10 +85,11 @@ int main(int argc, char** argv) {
     int polygon_count = 0;
     dtNavMesh* navmesh = nullptr;
     std::vector<double> bake_ms;
+    std::vector<reference::BakeStageMs> stage_runs(5);
     for (int run = 0; run < 5; ++run) {
         if (navmesh) dtFreeNavMesh(navmesh);
         const auto bake_clock = std::chrono::steady_clock::now();
-        navmesh = reference::bake(level, polygon_count);
+        navmesh = reference::bake(level, polygon_count, &stage_runs[run]);
         const auto elapsed = std::chrono::steady_clock::now() - bake_clock;
         bake_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
         if (!navmesh) {
@@ -95,6 +98,23 @@ int main(int argc, char** argv) {
         }
     }
     std::sort(bake_ms.begin(), bake_ms.end());
+    // Each stage's median over the runs.
+    const auto stage = [&](double reference::BakeStageMs::*field) {
+        std::vector<double> values;
+        for (const auto& run : stage_runs) values.push_back(run.*field);
+        std::sort(values.begin(), values.end());
+        return values[values.size() / 2];
+    };
+    using Stages = reference::BakeStageMs;
+    char stages_json[512];
+    std::snprintf(stages_json, sizeof(stages_json),
+                  "{\"rasterize\":%.4f,\"filter\":%.4f,\"compact\":%.4f,\"erode\":%.4f,"
+                  "\"distance_field\":%.4f,\"regions\":%.4f,\"contours\":%.4f,"
+                  "\"polygon_mesh\":%.4f,\"detail\":%.4f,\"navmesh\":%.4f}",
+                  stage(&Stages::rasterize), stage(&Stages::filter), stage(&Stages::compact),
+                  stage(&Stages::erode), stage(&Stages::distance_field), stage(&Stages::regions),
+                  stage(&Stages::contours), stage(&Stages::polygon_mesh), stage(&Stages::detail),
+                  stage(&Stages::navmesh));
     dtNavMeshQuery* query = dtAllocNavMeshQuery();
     query->init(navmesh, 2048);
     dtQueryFilter filter;
@@ -185,10 +205,11 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"queries\":%zu,\"complete_fraction\":%.4f,\"mean_us\":%.4f,\"median_us\":%.4f,"
         "\"p99_us\":%.4f,\"mean_length_complete\":%.4f,\"polygons\":%d,"
-        "\"nearest_us\":%.4f,\"path_us\":%.4f,\"straight_us\":%.4f,\"bake_ms\":%.3f}\n",
+        "\"nearest_us\":%.4f,\"path_us\":%.4f,\"straight_us\":%.4f,\"bake_ms\":%.3f,"
+        "\"bake_stage_ms\":%s}\n",
         queries.size(), static_cast<double>(complete) / queries.size(), total / queries.size(),
         at(0.5), at(0.99), complete ? length_complete / complete : 0.0, polygon_count,
-        nearest_us, path_us, straight_us, bake_ms[2]);
+        nearest_us, path_us, straight_us, bake_ms[2], stages_json);
     dtFreeNavMeshQuery(query);
     dtFreeNavMesh(navmesh);
     return 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -64,8 +65,30 @@ inline bool load_obj(const char* path, Level& level) {
     return !level.triangles.empty();
 }
 
-// RecastDemo's solo bake with its default settings; returns the Detour navmesh.
-inline dtNavMesh* bake(const Level& level, int& polygon_count) {
+// Milliseconds of each stage of one bake, named as waymark's `stage_ms` (its bake
+// stages); `navmesh` is Detour's tile data and navmesh (dtCreateNavMeshData, init), which
+// waymark's bake does not build.
+struct BakeStageMs {
+    double rasterize = 0, filter = 0, compact = 0, erode = 0, distance_field = 0,
+           regions = 0, contours = 0, polygon_mesh = 0, detail = 0, navmesh = 0;
+};
+
+// Adds the time since the last lap to `into` and starts the next lap.
+struct StageClock {
+    std::chrono::steady_clock::time_point lap = std::chrono::steady_clock::now();
+    void stop(double& into) {
+        const auto now = std::chrono::steady_clock::now();
+        into += std::chrono::duration<double, std::milli>(now - lap).count();
+        lap = now;
+    }
+};
+
+// RecastDemo's solo bake with its default settings; returns the Detour navmesh. With
+// `stages`, each stage's time is added to it (marking walkable triangles counts as
+// rasterizing, as in waymark, whose rasterizer tests the slope).
+inline dtNavMesh* bake(const Level& level, int& polygon_count, BakeStageMs* stages = nullptr) {
+    BakeStageMs ignored;
+    BakeStageMs& ms = stages ? *stages : ignored;
     const float cell = 0.3f, cell_height = 0.2f;
     const float agent_height = 2.0f, agent_radius = 0.6f, agent_climb = 0.9f;
     const int walkable_height = static_cast<int>(std::ceil(agent_height / cell_height));
@@ -75,6 +98,7 @@ inline dtNavMesh* bake(const Level& level, int& polygon_count) {
     const int triangle_count = static_cast<int>(level.triangles.size() / 3);
 
     rcContext context(false);
+    StageClock clock;
     float bounds_min[3], bounds_max[3];
     rcCalcBounds(level.vertices.data(), vertex_count, bounds_min, bounds_max);
     int width = 0, height = 0;
@@ -96,9 +120,11 @@ inline dtNavMesh* bake(const Level& level, int& polygon_count) {
                               walkable_climb)) {
         return nullptr;
     }
+    clock.stop(ms.rasterize);
     rcFilterLowHangingWalkableObstacles(&context, walkable_climb, *solid);
     rcFilterLedgeSpans(&context, walkable_height, walkable_climb, *solid);
     rcFilterWalkableLowHeightSpans(&context, walkable_height, *solid);
+    clock.stop(ms.filter);
 
     rcCompactHeightfield* compact = rcAllocCompactHeightfield();
     if (!rcBuildCompactHeightfield(&context, walkable_height, walkable_climb, *solid,
@@ -106,17 +132,23 @@ inline dtNavMesh* bake(const Level& level, int& polygon_count) {
         return nullptr;
     }
     rcFreeHeightField(solid);
+    clock.stop(ms.compact);
     if (!rcErodeWalkableArea(&context, walkable_radius, *compact)) return nullptr;
+    clock.stop(ms.erode);
     if (!rcBuildDistanceField(&context, *compact)) return nullptr;
+    clock.stop(ms.distance_field);
     if (!rcBuildRegions(&context, *compact, 0, 8 * 8, 20 * 20)) return nullptr;
+    clock.stop(ms.regions);
 
     rcContourSet* contours = rcAllocContourSet();
     const int edge_max_cells = static_cast<int>(12.0f / cell);
     if (!rcBuildContours(&context, *compact, 1.3f, edge_max_cells, *contours)) {
         return nullptr;
     }
+    clock.stop(ms.contours);
     rcPolyMesh* polygons = rcAllocPolyMesh();
     if (!rcBuildPolyMesh(&context, *contours, 6, *polygons)) return nullptr;
+    clock.stop(ms.polygon_mesh);
     rcPolyMeshDetail* detail = rcAllocPolyMeshDetail();
     if (!rcBuildPolyMeshDetail(&context, *polygons, *compact, 6.0f * cell, 1.0f * cell_height,
                                *detail)) {
@@ -124,6 +156,7 @@ inline dtNavMesh* bake(const Level& level, int& polygon_count) {
     }
     rcFreeCompactHeightfield(compact);
     rcFreeContourSet(contours);
+    clock.stop(ms.detail);
 
     // Every walkable polygon gets flag 1, so the default query filter accepts it.
     for (int i = 0; i < polygons->npolys; ++i) {
@@ -162,6 +195,7 @@ inline dtNavMesh* bake(const Level& level, int& polygon_count) {
 
     dtNavMesh* navmesh = dtAllocNavMesh();
     if (dtStatusFailed(navmesh->init(data, data_size, DT_TILE_FREE_DATA))) return nullptr;
+    clock.stop(ms.navmesh);
     return navmesh;
 }
 
