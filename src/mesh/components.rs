@@ -27,6 +27,15 @@ use crate::geom::Aabb;
 /// of its polygons, which [`Components::nearest_member`] searches.
 pub const SMALL_COMPONENT_TILES_MAX: usize = 64;
 
+/// The dense key of `reference` ([`SnapshotData::polygon_base`]) while a snapshot's tables
+/// are built from its data; `None` for a slot without a live tile. What
+/// [`Snapshot::polygon_key`] gives once the snapshot exists, for the builders that read
+/// the data before it does (components, landmarks).
+pub(crate) fn live_polygon_key(data: &SnapshotData, reference: PolyRef) -> Option<u32> {
+    let base = *data.polygon_base.get(usize::from(reference.slot().0))?;
+    (base != u32::MAX).then(|| base + u32::from(reference.polygon()))
+}
+
 /// One polygon of a small component: what finding the nearest one needs.
 #[derive(Clone, Copy, Debug)]
 struct Member {
@@ -69,10 +78,7 @@ impl Components {
                 parents[a as usize] = b;
             }
         };
-        let key = |reference: PolyRef| -> Option<u32> {
-            let base = *data.polygon_base.get(usize::from(reference.slot().0))?;
-            (base != u32::MAX).then(|| base + u32::from(reference.polygon()))
-        };
+        let key = |reference: PolyRef| live_polygon_key(data, reference);
         for (index, view) in data.slots.iter().enumerate() {
             let SlotState::Live(tile) = &view.state else {
                 continue;

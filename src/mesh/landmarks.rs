@@ -253,10 +253,7 @@ impl Graph {
         // By dense polygon key: the edges that touch it.
         let mut touching: Vec<Vec<u32>> = vec![Vec::new(); data.polygon_total as usize];
         let mut entering: Vec<Vec<u32>> = vec![Vec::new(); data.polygon_total as usize];
-        let key = |reference: PolyRef| -> Option<u32> {
-            let base = *data.polygon_base.get(usize::from(reference.slot().0))?;
-            (base != u32::MAX).then(|| base + u32::from(reference.polygon()))
-        };
+        let key = |reference: PolyRef| super::components::live_polygon_key(data, reference);
         for (slot, view) in data.slots.iter().enumerate() {
             let SlotState::Live(tile) = &view.state else {
                 continue;
