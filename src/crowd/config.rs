@@ -96,7 +96,9 @@ pub enum BlockedPolicy {
     Replan,
     /// Fail the order once the agent has gone this long without progress along its
     /// corridor (however much it is jostled meanwhile; at least the half second that makes
-    /// an agent blocked): the agent brakes as after a cancel and the order ends
+    /// an agent blocked; a walker passing through others counts as held until its pass is
+    /// over, [`AvoidanceConfig::pass_through_widths`](crate::crowd::AvoidanceConfig::pass_through_widths)):
+    /// the agent brakes as after a cancel and the order ends
     /// `Failure(FailureCondition::Blocked(by))`. For agents that must not queue forever
     /// (a guard sent to an alarm takes another task).
     FailAfter {

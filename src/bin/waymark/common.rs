@@ -128,6 +128,10 @@ pub struct ContactArgs {
     /// way (0: never).
     #[arg(long, value_name = "S")]
     pub pass_through_after: Option<f32>,
+    /// How far a walker passing through walks before it weighs the others again, in its
+    /// body widths (0: until it makes progress again).
+    #[arg(long, value_name = "WIDTHS")]
+    pub pass_through_widths: Option<f32>,
     /// Seconds without progress over which a held walker's squeeze grows to the full
     /// fraction.
     #[arg(long, value_name = "S")]
@@ -171,6 +175,9 @@ impl ContactArgs {
         }
         if let Some(seconds) = self.pass_through_after {
             avoidance.pass_through_after_s = seconds;
+        }
+        if let Some(widths) = self.pass_through_widths {
+            avoidance.pass_through_widths = widths;
         }
         if let Some(seconds) = self.squeeze_ramp {
             avoidance.squeeze_ramp_s = seconds;

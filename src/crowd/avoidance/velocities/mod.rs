@@ -37,7 +37,8 @@
 //! their corridors (the `unprogressed_s` lane): the stall turn, then the squeeze
 //! (if configured), and after [`AvoidanceConfig::pass_through_after_s`] they pass through
 //! the agents in their way, weighing only walls and agents crossing links, until they make
-//! progress again. Optionally bodies may press into each other by an allowance
+//! progress again; walkers they pass ignore them in turn (agents standing still make
+//! room). Optionally bodies may press into each other by an allowance
 //! ([`AvoidanceConfig::overlap_allowance`]) and pairs met head-on prefer a common passing
 //! side ([`AvoidanceConfig::passing_side_rad`]).
 //!
@@ -607,7 +608,12 @@ pub(crate) fn avoid_one<F: BodyFrames>(
     };
     let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
     // A walker held past the pass-through time weighs only agents crossing links (which
-    // nobody passes through): the others it walks through until it makes progress.
+    // nobody passes through): the others it walks through until it makes progress. A
+    // walker it passes ignores it in turn and keeps its own course: were it to avoid the
+    // passer, in a passage one body wide the only room is ahead of it, and the two would
+    // walk on together, overlapping, at the passer's full speed for seconds, until the
+    // pushed walker's own hold made it the passer and drove the pair back the other way.
+    // Agents standing still (not walking) still make room: they have no course to keep.
     let ghost = passing_through(config, &own);
     let mut written = 0;
     let own_carried = carried.get(index).copied().unwrap_or(Vec2::ZERO);
@@ -616,7 +622,10 @@ pub(crate) fn avoid_one<F: BodyFrames>(
         let other = &bodies[other_index as usize];
         // (A quarantined agent's values are its last sane ones, but it is no party to any
         // negotiation: it is left out, as it is of separation.)
-        if (ghost && passes(other)) || other.status == AgentStatus::Quarantined {
+        if (ghost && passes(other))
+            || (agent_walking && passing_through(config, other))
+            || other.status == AgentStatus::Quarantined
+        {
             continue;
         }
         let plane = &mut planes[hard_count + written];
