@@ -94,7 +94,7 @@ fn stalled_pairs_that_may_squeeze_clear_a_two_way_corridor_sooner_with_bounded_o
     // (measured); letting a stalled pair give up to 30% of its radii, in avoidance and in
     // separation alike, measured 63 s with the deepest overlap 0.28 m (30% of the 0.8 m
     // radius sum is 0.24). The crowd's defaults (a 45% squeeze, a common passing side,
-    // passing through after 1.5 s) take 57 s.
+    // passing through after 1 s) take 52 s.
     // Held walkers never pass through here: the squeeze alone is measured.
     let mut scenario = Scenario::new(ScenarioKind::Corridor, 100).unwrap();
     rigid(&mut scenario.config);
@@ -155,7 +155,7 @@ fn walkers_held_for_a_second_pass_through_and_a_two_way_corridor_clears_sooner()
 fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_way() {
     // Two groups of 200 swap rooms through a corridor four bodies wide, meeting
     // head-on; everyone through, in at most twice the time one group alone takes, nobody
-    // stuck. Measured 68.0 s both ways against 52.5 s one way (1.30x).
+    // stuck. Measured 61.1 s both ways against 48.9 s one way (1.25x).
     let both = run(ScenarioKind::CorridorSwap, 400);
     let (alone, _) = run_scenario(
         &Scenario::one_way(ScenarioKind::CorridorSwap, 400).unwrap(),
@@ -182,7 +182,7 @@ fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_w
 
 #[test]
 fn doorway_both_ways_and_a_four_way_crossing_complete_with_nobody_stuck() {
-    // Measured: the doorway's 2 x 100 in 33.6 s, the crossing's 4 x 100 in 67.2 s (1.21x
+    // Measured: the doorway's 2 x 100 in 28.9 s, the crossing's 4 x 100 in 66.1 s (1.19x
     // the straight line) with a progress efficiency of 0.92.
     for (kind, agents) in [(ScenarioKind::Doorway, 200), (ScenarioKind::Crossing, 400)] {
         let report = run(kind, agents);
@@ -805,12 +805,12 @@ fn passage_one_body_wide(avoidance: AvoidanceConfig) -> waymark::harness::Scenar
 
 #[test]
 fn walkers_met_head_on_in_a_passage_one_body_wide_pass_through_each_other_and_arrive() {
-    // Held 1.5 s face to face, the two pass through each other and walk on. Measured: both
-    // in after 9.9 s (5.1 s in a straight line), overlapping on 12 of the 296 frames.
+    // Held 1 s face to face, the two pass through each other and walk on. Measured: both
+    // in after 8.3 s (5.1 s in a straight line), overlapping on 10 of the 248 frames.
     let report = passage_one_body_wide(AvoidanceConfig::default());
     assert_eq!(report.unarrived_agents, 0, "{report:?}");
     assert_eq!(report.off_mesh_agents, 0, "{report:?}");
-    assert!(report.completion_s.unwrap() < 12.0, "{report:?}");
+    assert!(report.completion_s.unwrap() < 10.0, "{report:?}");
     // A pass that ends as soon as the passer has made 0.5 m of progress leaves it halfway
     // through the other body: the two are pushed back apart the way they came, and meet
     // again, held, until the time limit (measured: neither arrives in 60 s).

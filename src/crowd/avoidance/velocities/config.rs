@@ -157,11 +157,12 @@ impl Default for AvoidanceConfig {
             passing_side_rad: 0.3,
             squeeze_ramp_s: 0.5,
             squeeze_after_s: 0.3,
-            // The last resort, after the squeeze has had its second: long enough that
-            // walkers pass through only in a real deadlock (a pass too narrow to squeeze
-            // through, a crowd pressed against its own goal), short enough that packed
-            // crowds keep about 1% of agents stuck (docs/benchmarks.md, Flow).
-            pass_through_after_s: 1.5,
+            // The last resort, once the squeeze has held in full for a moment (it is whole
+            // 0.8 s into a hold): walkers pass through only where squeezing did not get
+            // them by (a pass too narrow, a crowd pressed against its own goal). Later
+            // passes cost the flow suite complete arrivals and, held pairs standing
+            // pressed together longer, overlapping pairs too (docs/benchmarks.md, Flow).
+            pass_through_after_s: 1.0,
             // Two widths: out of the body it pressed into (about one and a half widths
             // from a squeezed contact) with room to spare. Longer passes gave the flow
             // suite more complete arrivals still, and fewer overlapping pairs, by walking
