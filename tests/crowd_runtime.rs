@@ -1050,6 +1050,93 @@ fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
     assert!(gathered.is_empty());
 }
 
+#[test]
+fn walkers_passed_through_keep_their_course_and_standing_agents_make_room() {
+    // A passer (a walker held past `pass_through_after_s`) 1 m ahead of another agent on
+    // open ground, the two closing head-on. A walking agent ignores the passer as the
+    // passer ignores it: it keeps its preferred velocity (avoiding it, in a passage one
+    // body wide, it could only flee ahead of the passer). An agent standing still makes
+    // room. The same walker against a neighbour not passing through gives way. Measured:
+    // (1.399, -0.001) m/s kept, (1.133, 0) giving way (braking at its 8 m/s²), 0.23 m/s
+    // of room made.
+    let mesh = mesh_of(&[quad(-10.0, 10.0, -10.0, 10.0, |_| 0.0)]);
+    let snapshot = mesh.snapshot();
+    let avoidance = CrowdConfig::default().avoidance;
+    let (agent_at, other_at) = (Vec2::new(-0.5, 0.0), Vec2::new(0.5, 0.0));
+    let mut grid = NeighbourGrid::default();
+    grid.rebuild(
+        [
+            &[agent_at.x, other_at.x],
+            &[0.0, 0.0],
+            &[agent_at.y, other_at.y],
+        ],
+        avoidance.neighbour_range_m,
+        avoidance.vertical_range_m,
+        avoidance.neighbours_max,
+    );
+    // The agent's velocity after the avoid pass (slot 0: the agent, slot 1: the other).
+    let agent_velocity = |status: AgentStatus, other_held_s: f32| {
+        let body = |slot: usize| {
+            let (position, velocity, status, unprogressed_s) = if slot == 0 {
+                let velocity = if status == AgentStatus::Moving {
+                    Vec2::new(1.4, 0.0)
+                } else {
+                    Vec2::ZERO
+                };
+                (agent_at, velocity, status, 0.0)
+            } else {
+                (
+                    other_at,
+                    Vec2::new(-1.4, 0.0),
+                    AgentStatus::Moving,
+                    other_held_s,
+                )
+            };
+            AvoidBody {
+                position,
+                velocity,
+                desired: velocity,
+                radius: 0.6,
+                stalled_s: 0.0,
+                unprogressed_s,
+                status,
+                velocity_valid: true,
+                profile: waymark::crowd::ProfileId::DEFAULT,
+                filter: FilterId::DEFAULT,
+                speed_limit: 3.5,
+                acceleration_limit: 8.0,
+                polygon: polygon_at(&snapshot, position.x, position.y),
+                identity_bits: slot as u64 + 1,
+            }
+        };
+        let bodies: Vec<AvoidBody> = (0..2).map(|index| body(grid.slot_at(index))).collect();
+        let profiles = [waymark::crowd::AvoidanceProfile::of(&avoidance)];
+        let mut velocities = Vec::new();
+        avoid_pass(
+            &grid,
+            &bodies,
+            &[],
+            &[],
+            &snapshot,
+            &avoidance,
+            &profiles,
+            1.0 / 30.0,
+            &mut velocities,
+        );
+        velocities[grid.index_of_slot(0).unwrap()].velocity
+    };
+    let passer_held_s = avoidance.pass_through_after_s + 0.5;
+    let keeps = agent_velocity(AgentStatus::Moving, passer_held_s);
+    assert!(keeps.distance(Vec2::new(1.4, 0.0)) < 0.01, "{keeps:?}");
+    let gives_way = agent_velocity(AgentStatus::Moving, 0.0);
+    assert!(
+        gives_way.distance(Vec2::new(1.4, 0.0)) > 0.1,
+        "{gives_way:?}"
+    );
+    let makes_room = agent_velocity(AgentStatus::Idle, passer_held_s);
+    assert!(makes_room.length() > 0.05, "{makes_room:?}");
+}
+
 fn dungeon() -> NavMesh {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/levels");
     let world = load_obj(&root.join("dungeon.obj"), &ObjOptions::default())

@@ -173,6 +173,15 @@ impl Default for AvoidanceConfig {
 }
 
 impl AvoidanceConfig {
+    /// Whether a walker that has gone `unprogressed_s` without progress along its corridor
+    /// passes through the agents in its way ([`AvoidanceConfig::pass_through_after_s`]):
+    /// the one rule the avoid and separation passes (who is ignored) and the feedback pass
+    /// (how long the pass lasts) share.
+    #[inline]
+    pub(crate) fn passes_through_after(&self, unprogressed_s: f32) -> bool {
+        self.pass_through_after_s > 0.0 && unprogressed_s >= self.pass_through_after_s
+    }
+
     /// The field that makes this configuration unusable, with its value, if any.
     pub fn invalid_field(&self) -> Option<(&'static str, f32)> {
         let positive = |value: f32| value.is_finite() && value > 0.0;

@@ -181,9 +181,7 @@ pub(crate) fn passes(other: &AvoidBody) -> bool {
 /// ([`AvoidanceConfig::pass_through_after_s`]).
 #[inline]
 pub(crate) fn passing_through(config: &AvoidanceConfig, body: &AvoidBody) -> bool {
-    config.pass_through_after_s > 0.0
-        && body.status == AgentStatus::Moving
-        && body.unprogressed_s >= config.pass_through_after_s
+    body.status == AgentStatus::Moving && config.passes_through_after(body.unprogressed_s)
 }
 
 /// Whether the agent in this status walks (negotiates) rather than holds still.

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use glam::Vec2;
 
 use crate::crowd::agents::AgentStatus;
+use crate::crowd::avoidance::velocities::AvoidanceConfig;
 use crate::crowd::components::Ending;
 use crate::crowd::components::MoveRequest;
 use crate::crowd::config::BlockedPolicy;
@@ -35,13 +36,7 @@ impl Crowd {
             BlockedPolicy::Wait | BlockedPolicy::Replan => f32::INFINITY,
         };
         let snapshot = &self.snapshot;
-        // A walker passing through (`pass_through_after_s` held) counts as held until it
-        // has walked `pass_through_widths` of its body widths, not the usual progress
-        // step: it passes through the agents in its way for as long as it is held.
-        let passing = Passing {
-            after_s: self.config.avoidance.pass_through_after_s,
-            widths: self.config.avoidance.pass_through_widths,
-        };
+        let avoidance = self.config.avoidance;
         let marks = FeedbackLanes::new(&mut self.lanes)
             .into_pieces(crate::crowd::compute::parallel::LIGHT_AGENTS_PER_TASK)
             .map(|view| {
@@ -53,7 +48,7 @@ impl Crowd {
                     tolerance,
                     stop_speed,
                     fail_after_s,
-                    passing,
+                    &avoidance,
                 )
             })
             .reduce(Vec::new, |mut left, right| {
@@ -215,33 +210,23 @@ enum FeedbackMark {
 /// the stuck rule's window (three seconds).
 pub const PROGRESS_STEP_M: f32 = 0.5;
 
-/// When a held walker passes through others, and how far it then walks through them.
-#[derive(Clone, Copy, Debug)]
-struct Passing {
-    /// `AvoidanceConfig::pass_through_after_s` (0: never).
-    after_s: f32,
-    /// `AvoidanceConfig::pass_through_widths`.
-    widths: f32,
-}
-
-impl Passing {
-    /// The progress that ends a walker's hold, metres: [`PROGRESS_STEP_M`], or for a walker
-    /// passing through (held `after_s` or longer) its pass, `widths` of its body widths
-    /// when that is longer.
-    #[inline]
-    fn progress_step_m(&self, unprogressed_s: f32, radius_m: f32) -> f32 {
-        if self.after_s > 0.0 && unprogressed_s >= self.after_s {
-            PROGRESS_STEP_M.max(self.widths * 2.0 * radius_m)
-        } else {
-            PROGRESS_STEP_M
-        }
+/// The progress along its corridor that ends a walker's hold, metres: [`PROGRESS_STEP_M`],
+/// or for a walker passing through (held `pass_through_after_s` or longer) its whole pass,
+/// `pass_through_widths` of its body widths, when that is longer. A passer counts as held,
+/// and keeps passing, until it is out the other side of the body it pressed into.
+#[inline]
+fn progress_step_m(avoidance: &AvoidanceConfig, unprogressed_s: f32, radius_m: f32) -> f32 {
+    if avoidance.passes_through_after(unprogressed_s) {
+        PROGRESS_STEP_M.max(avoidance.pass_through_widths * 2.0 * radius_m)
+    } else {
+        PROGRESS_STEP_M
     }
 }
 
 /// Adds a step's progress along the corridor (`along_m`, negative for a step back) to the
 /// agent's count; returns the new (progress, seconds without progress): both start over
 /// when the count reaches `step_m` ([`PROGRESS_STEP_M`], longer for a walker passing
-/// through, [`Passing::progress_step_m`]).
+/// through, [`progress_step_m`]).
 fn track_corridor_progress(
     progress_m: f32,
     unprogressed_s: f32,
@@ -266,7 +251,7 @@ fn feedback_run(
     tolerance: f32,
     stop_speed: f32,
     fail_after_s: f32,
-    passing: Passing,
+    avoidance: &AvoidanceConfig,
 ) -> Vec<(usize, FeedbackMark)> {
     let mut marks = Vec::new();
     for (offset, step) in steps.iter().enumerate() {
@@ -301,7 +286,7 @@ fn feedback_run(
             view.unprogressed_s[offset],
             along_m,
             step.dt,
-            passing.progress_step_m(view.unprogressed_s[offset], view.radius[offset]),
+            progress_step_m(avoidance, view.unprogressed_s[offset], view.radius[offset]),
         );
         let slot = view.first + offset;
         let flat = Vec2::new(step.foot.x, step.foot.z);
