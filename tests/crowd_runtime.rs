@@ -970,74 +970,29 @@ fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
     let ground = quad(-10.0, 0.0, -2.0, 2.0, |_| 0.0);
     let mesh = mesh_of(&[ground, belt]);
     let snapshot = mesh.snapshot();
-    let (walker_at, rider_at) = (Vec2::new(-0.5, 0.0), Vec2::new(1.5, 0.0));
-    let mut grid = NeighbourGrid::default();
     let avoidance = CrowdConfig::default().avoidance;
-    grid.rebuild(
-        [
-            &[walker_at.x, rider_at.x],
-            &[0.0, 0.0],
-            &[walker_at.y, rider_at.y],
-        ],
-        avoidance.neighbour_range_m,
-        avoidance.vertical_range_m,
-        avoidance.neighbours_max,
-    );
-    // Bodies in the grid's cell order: slot 0 the walker, slot 1 the rider.
-    let body = |slot: usize| {
-        let (position, velocity, status) = if slot == 0 {
-            (walker_at, Vec2::new(1.4, 0.0), AgentStatus::Moving)
-        } else {
-            (rider_at, Vec2::ZERO, AgentStatus::Idle)
-        };
-        AvoidBody {
-            position,
-            velocity,
-            desired: velocity,
-            radius: 0.6,
-            stalled_s: 0.0,
-            unprogressed_s: 0.0,
-            status,
-            velocity_valid: true,
-            profile: waymark::crowd::ProfileId::DEFAULT,
-            filter: FilterId::DEFAULT,
-            speed_limit: 3.5,
-            acceleration_limit: 8.0,
-            polygon: polygon_at(&snapshot, position.x, position.y),
-            identity_bits: slot as u64 + 1,
-        }
+    let walker = TestBody {
+        position: Vec2::new(-0.5, 0.0),
+        velocity: Vec2::new(1.4, 0.0),
+        status: AgentStatus::Moving,
+        unprogressed_s: 0.0,
     };
-    let bodies: Vec<AvoidBody> = (0..2).map(|index| body(grid.slot_at(index))).collect();
-    let carried: Vec<Vec2> = (0..2)
-        .map(|index| {
-            if grid.slot_at(index) == 1 {
-                Vec2::new(-1.0, 0.0)
-            } else {
-                Vec2::ZERO
-            }
-        })
-        .collect();
-    let profiles = [waymark::crowd::AvoidanceProfile::of(&avoidance)];
+    let rider = TestBody {
+        position: Vec2::new(1.5, 0.0),
+        velocity: Vec2::ZERO,
+        status: AgentStatus::Idle,
+        unprogressed_s: 0.0,
+    };
     let walker_velocity = |carried: &[Vec2]| {
-        let mut velocities = Vec::new();
-        avoid_pass(
-            &grid,
-            &bodies,
-            carried,
-            &[],
-            &snapshot,
-            &avoidance,
-            &profiles,
-            0.1,
-            &mut velocities,
-        );
-        velocities[grid.index_of_slot(0).unwrap()].velocity
+        first_body_velocity(&snapshot, &avoidance, [walker, rider], carried, 0.1)
     };
-    let (framed, still) = (walker_velocity(&carried), walker_velocity(&[]));
+    let framed = walker_velocity(&[Vec2::ZERO, Vec2::new(-1.0, 0.0)]);
+    let still = walker_velocity(&[]);
     // Against a rider coming at it the walker keeps less of its speed toward it (or turns
     // away more) than against one standing still.
     assert!(framed.x < still.x - 0.05, "{framed:?} against {still:?}");
     // Both sides of the belt still, nothing is gathered.
+    let grid = grid_of(&avoidance, [walker.position, rider.position]);
     let mut gathered = vec![Vec2::ONE];
     let crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
     gather_carried(
@@ -1062,68 +1017,26 @@ fn walkers_passed_through_keep_their_course_and_standing_agents_make_room() {
     let mesh = mesh_of(&[quad(-10.0, 10.0, -10.0, 10.0, |_| 0.0)]);
     let snapshot = mesh.snapshot();
     let avoidance = CrowdConfig::default().avoidance;
-    let (agent_at, other_at) = (Vec2::new(-0.5, 0.0), Vec2::new(0.5, 0.0));
-    let mut grid = NeighbourGrid::default();
-    grid.rebuild(
-        [
-            &[agent_at.x, other_at.x],
-            &[0.0, 0.0],
-            &[agent_at.y, other_at.y],
-        ],
-        avoidance.neighbour_range_m,
-        avoidance.vertical_range_m,
-        avoidance.neighbours_max,
-    );
-    // The agent's velocity after the avoid pass (slot 0: the agent, slot 1: the other).
+    // The agent's velocity after the avoid pass against a walker closing head-on that has
+    // gone `other_held_s` without progress.
     let agent_velocity = |status: AgentStatus, other_held_s: f32| {
-        let body = |slot: usize| {
-            let (position, velocity, status, unprogressed_s) = if slot == 0 {
-                let velocity = if status == AgentStatus::Moving {
-                    Vec2::new(1.4, 0.0)
-                } else {
-                    Vec2::ZERO
-                };
-                (agent_at, velocity, status, 0.0)
+        let agent = TestBody {
+            position: Vec2::new(-0.5, 0.0),
+            velocity: if status == AgentStatus::Moving {
+                Vec2::new(1.4, 0.0)
             } else {
-                (
-                    other_at,
-                    Vec2::new(-1.4, 0.0),
-                    AgentStatus::Moving,
-                    other_held_s,
-                )
-            };
-            AvoidBody {
-                position,
-                velocity,
-                desired: velocity,
-                radius: 0.6,
-                stalled_s: 0.0,
-                unprogressed_s,
-                status,
-                velocity_valid: true,
-                profile: waymark::crowd::ProfileId::DEFAULT,
-                filter: FilterId::DEFAULT,
-                speed_limit: 3.5,
-                acceleration_limit: 8.0,
-                polygon: polygon_at(&snapshot, position.x, position.y),
-                identity_bits: slot as u64 + 1,
-            }
+                Vec2::ZERO
+            },
+            status,
+            unprogressed_s: 0.0,
         };
-        let bodies: Vec<AvoidBody> = (0..2).map(|index| body(grid.slot_at(index))).collect();
-        let profiles = [waymark::crowd::AvoidanceProfile::of(&avoidance)];
-        let mut velocities = Vec::new();
-        avoid_pass(
-            &grid,
-            &bodies,
-            &[],
-            &[],
-            &snapshot,
-            &avoidance,
-            &profiles,
-            1.0 / 30.0,
-            &mut velocities,
-        );
-        velocities[grid.index_of_slot(0).unwrap()].velocity
+        let other = TestBody {
+            position: Vec2::new(0.5, 0.0),
+            velocity: Vec2::new(-1.4, 0.0),
+            status: AgentStatus::Moving,
+            unprogressed_s: other_held_s,
+        };
+        first_body_velocity(&snapshot, &avoidance, [agent, other], &[], 1.0 / 30.0)
     };
     let passer_held_s = avoidance.pass_through_after_s + 0.5;
     let keeps = agent_velocity(AgentStatus::Moving, passer_held_s);
@@ -1135,6 +1048,87 @@ fn walkers_passed_through_keep_their_course_and_standing_agents_make_room() {
     );
     let makes_room = agent_velocity(AgentStatus::Idle, passer_held_s);
     assert!(makes_room.length() > 0.05, "{makes_room:?}");
+}
+
+/// One of the two bodies of a hand-built avoid pass: where it stands, its velocity
+/// relative to its support, its status and how long it has gone without progress.
+#[derive(Clone, Copy)]
+struct TestBody {
+    position: Vec2,
+    velocity: Vec2,
+    status: AgentStatus,
+    unprogressed_s: f32,
+}
+
+/// A neighbour grid over agents standing at `positions` (slot order), on flat ground.
+fn grid_of(avoidance: &AvoidanceConfig, positions: [Vec2; 2]) -> NeighbourGrid {
+    let mut grid = NeighbourGrid::default();
+    grid.rebuild(
+        [
+            &positions.map(|position| position.x),
+            &[0.0, 0.0],
+            &positions.map(|position| position.y),
+        ],
+        avoidance.neighbour_range_m,
+        avoidance.vertical_range_m,
+        avoidance.neighbours_max,
+    );
+    grid
+}
+
+/// Slot 0's negotiated velocity when the avoid pass runs over `bodies` (slots 0 and 1) on
+/// `snapshot`, each slot carried by its support at `carried[slot]` (empty: every support
+/// still), for a step of `dt_s`.
+fn first_body_velocity(
+    snapshot: &Snapshot,
+    avoidance: &AvoidanceConfig,
+    bodies: [TestBody; 2],
+    carried: &[Vec2],
+    dt_s: f32,
+) -> Vec2 {
+    let grid = grid_of(avoidance, bodies.map(|body| body.position));
+    // Bodies, and what carries them, in the grid's cell order.
+    let gathered: Vec<AvoidBody> = (0..2)
+        .map(|index| {
+            let slot = grid.slot_at(index);
+            let body = bodies[slot];
+            AvoidBody {
+                position: body.position,
+                velocity: body.velocity,
+                desired: body.velocity,
+                radius: 0.6,
+                stalled_s: 0.0,
+                unprogressed_s: body.unprogressed_s,
+                status: body.status,
+                velocity_valid: true,
+                profile: waymark::crowd::ProfileId::DEFAULT,
+                filter: FilterId::DEFAULT,
+                speed_limit: 3.5,
+                acceleration_limit: 8.0,
+                polygon: polygon_at(snapshot, body.position.x, body.position.y),
+                identity_bits: slot as u64 + 1,
+            }
+        })
+        .collect();
+    let carried: Vec<Vec2> = if carried.is_empty() {
+        Vec::new()
+    } else {
+        (0..2).map(|index| carried[grid.slot_at(index)]).collect()
+    };
+    let profiles = [waymark::crowd::AvoidanceProfile::of(avoidance)];
+    let mut velocities = Vec::new();
+    avoid_pass(
+        &grid,
+        &gathered,
+        &carried,
+        &[],
+        snapshot,
+        avoidance,
+        &profiles,
+        dt_s,
+        &mut velocities,
+    );
+    velocities[grid.index_of_slot(0).unwrap()].velocity
 }
 
 fn dungeon() -> NavMesh {
