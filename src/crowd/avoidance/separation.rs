@@ -349,8 +349,8 @@ fn separation_move(
         }
         // A walker passing through and the agents it passes do not push each other.
         if bodies[other].status == AgentStatus::Quarantined
-            || (ghost && passes(&bodies[other]))
-            || (passing_through(config, &bodies[other]) && passes(own))
+            || (ghost && passes(profiles, &bodies[other]))
+            || (passing_through(config, &bodies[other]) && passes(profiles, own))
         {
             continue;
         }

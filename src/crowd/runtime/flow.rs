@@ -292,8 +292,9 @@ mod tests {
         let report = meter.report(&crowd);
         assert_eq!(report.stuck_agents, 0, "{report:?}");
         assert_eq!(report.order_to_motion_frames_p95, 1, "{report:?}");
-        // 10 s in all: nose to nose for most of it.
-        for _ in 0..215 {
+        // 12 s in all: nose to nose for most of it. Hard avoidance lets them creep closer
+        // ever more slowly (their last 0.5 m of progress takes until about 7 s).
+        for _ in 0..275 {
             crowd.step(1.0 / 30.0, &mut controller).unwrap();
 
             meter.observe(&crowd, 1.0 / 30.0);

@@ -139,11 +139,12 @@ impl Default for AvoidanceConfig {
             vertical_range_m: 2.0,
             time_horizon_s: 2.5,
             wall_time_horizon_s: 1.0,
-            // A held pair gives up to 45% of its radius sum (overlaps stay under half of
-            // it), beginning after 0.3 s held and in full half a second later: squeezing
-            // past in a doorway or a narrow pass instead of standing until passing through
-            // (the flow suite, docs/benchmarks.md, chose these over the alternatives).
-            squeeze_fraction: 0.45,
+            // Bodies keep their size while held: pressed together to squeeze past, a held
+            // pair only adds overlapping pairs while it waits, since passes long enough
+            // to come out the other side already get it by (the flow suite,
+            // docs/benchmarks.md: a quarter fewer overlapping pairs, not one point more,
+            // than with 45% squeezes). A host that wants bodies to give sets a fraction.
+            squeeze_fraction: 0.0,
             separation: true,
             inelastic_contact: false,
             slow_turn_rad: 0.0,
@@ -157,17 +158,17 @@ impl Default for AvoidanceConfig {
             passing_side_rad: 0.3,
             squeeze_ramp_s: 0.5,
             squeeze_after_s: 0.3,
-            // The last resort, once the squeeze has held in full for a moment (it is whole
-            // 0.8 s into a hold): walkers pass through only where squeezing did not get
-            // them by (a pass too narrow, a crowd pressed against its own goal). Later
-            // passes cost the flow suite complete arrivals and, held pairs standing
-            // pressed together longer, overlapping pairs too (docs/benchmarks.md, Flow).
+            // The last resort, after a second held: walkers pass through where turning
+            // did not get them by (a pass too narrow, a crowd pressed against its own
+            // goal). Later passes cost the flow suite complete arrivals; earlier ones
+            // walk through bodies a short wait would have parted (docs/benchmarks.md,
+            // Flow).
             pass_through_after_s: 1.0,
-            // Two widths: out of the body it pressed into (about one and a half widths
-            // from a squeezed contact) with room to spare. Longer passes gave the flow
-            // suite more complete arrivals still, and fewer overlapping pairs, by walking
-            // each passer through more bodies (docs/benchmarks.md, Flow).
-            pass_through_widths: 2.0,
+            // Three widths: from contact, out of the body in its way and past one
+            // standing close behind it. A shorter pass can leave the passer inside the
+            // next body of a queue, to be held again; longer ones walk it through more
+            // of the queue (docs/benchmarks.md, Flow).
+            pass_through_widths: 3.0,
         }
     }
 }

@@ -36,9 +36,10 @@
 //! Walkers held in a crowd escalate on how long they have gone without progress along
 //! their corridors (the `unprogressed_s` lane): the stall turn, then the squeeze
 //! (if configured), and after [`AvoidanceConfig::pass_through_after_s`] they pass through
-//! the agents in their way, weighing only walls and agents crossing links, until they make
-//! progress again; walkers they pass ignore them in turn (agents standing still make
-//! room). Optionally bodies may press into each other by an allowance
+//! the agents in their way, weighing only walls and agents that keep their courses
+//! (crossing links, or not negotiating), until they have walked through; walkers they
+//! pass ignore them in turn (agents standing still make room). Optionally bodies may
+//! press into each other by an allowance
 //! ([`AvoidanceConfig::overlap_allowance`]) and pairs met head-on prefer a common passing
 //! side ([`AvoidanceConfig::passing_side_rad`]).
 //!
@@ -170,11 +171,12 @@ pub(crate) fn give(config: &AvoidanceConfig, own: &AvoidBody, other: &AvoidBody)
 }
 
 /// Whether a walker passing through passes `other`: anyone in its way except an agent
-/// crossing a link (a fixed course nobody walks through). Walkers that go its way are
-/// passed too: a queue held in a corridor is exactly what passing through must undo.
+/// that keeps its course (crossing a link, or not negotiating: a vehicle, a charging boss),
+/// which nobody walks through. Walkers that go its way are passed too: a queue held in a
+/// corridor is exactly what passing through must undo.
 #[inline]
-pub(crate) fn passes(other: &AvoidBody) -> bool {
-    other.status != AgentStatus::CrossingLink
+pub(crate) fn passes(profiles: &ProfileTable, other: &AvoidBody) -> bool {
+    !profiles.keeps_course(other.status, other.profile.index())
 }
 
 /// Whether a walker held this long passes through the agents in its way
@@ -605,8 +607,8 @@ pub(crate) fn avoid_one<F: BodyFrames>(
         &[]
     };
     let count = neighbours.len().min(NEIGHBOURS_CAPACITY);
-    // A walker held past the pass-through time weighs only agents crossing links (which
-    // nobody passes through): the others it walks through until it makes progress. A
+    // A walker held past the pass-through time weighs only agents that keep their courses
+    // (which nobody passes through): the others it walks through until its pass is over. A
     // walker it passes ignores it in turn and keeps its own course: were it to avoid the
     // passer, in a passage one body wide the only room is ahead of it, and the two would
     // walk on together, overlapping, at the passer's full speed for seconds, until the
@@ -620,7 +622,7 @@ pub(crate) fn avoid_one<F: BodyFrames>(
         let other = &bodies[other_index as usize];
         // (A quarantined agent's values are its last sane ones, but it is no party to any
         // negotiation: it is left out, as it is of separation.)
-        if (ghost && passes(other))
+        if (ghost && passes(profiles, other))
             || (agent_walking && passing_through(config, other))
             || other.status == AgentStatus::Quarantined
         {
