@@ -142,8 +142,8 @@ impl Default for AvoidanceConfig {
             // Bodies keep their size while held: pressed together to squeeze past, a held
             // pair only adds overlapping pairs while it waits, since passes long enough
             // to come out the other side already get it by (the flow suite,
-            // docs/benchmarks.md: a quarter fewer overlapping pairs, not one point more,
-            // than with 45% squeezes). A host that wants bodies to give sets a fraction.
+            // docs/benchmarks.md: without squeezes, fewer overlapping pairs at every point
+            // than with 45% ones). A host that wants bodies to give sets a fraction.
             squeeze_fraction: 0.0,
             separation: true,
             inelastic_contact: false,
