@@ -12,9 +12,9 @@ use waymark::crowd::internals::{
 };
 use waymark::crowd::internals::{PlatformFrames, integrate_velocity, turn_about_up};
 use waymark::crowd::{
-    AgentId, AgentParams, AgentStatus, AvoidanceConfig, Controller, Corridor, Crowd, CrowdConfig,
-    CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction, Outcome, StepFeedback,
-    StepRequest, SupportMotion,
+    AgentId, AgentParams, AgentStatus, AvoidanceConfig, AvoidanceProfile, Controller, Corridor,
+    Crowd, CrowdConfig, CrowdError, CrowdEvent, FilterId, KinematicController, MoverAction,
+    Outcome, ProfileId, StepFeedback, StepRequest, SupportMotion,
 };
 use waymark::harness::{Plans, RunOptions, read_agents_csv, run_crowd};
 use waymark::ids::AreaId;
@@ -976,15 +976,17 @@ fn avoidance_sees_a_rider_carried_by_a_belt_in_the_walkers_frame() {
         velocity: Vec2::new(1.4, 0.0),
         status: AgentStatus::Moving,
         unprogressed_s: 0.0,
+        profile: ProfileId::DEFAULT,
     };
     let rider = TestBody {
         position: Vec2::new(1.5, 0.0),
         velocity: Vec2::ZERO,
         status: AgentStatus::Idle,
         unprogressed_s: 0.0,
+        profile: ProfileId::DEFAULT,
     };
     let walker_velocity = |carried: &[Vec2]| {
-        first_body_velocity(&snapshot, &avoidance, [walker, rider], carried, 0.1)
+        first_body_velocity(&snapshot, &avoidance, &[], [walker, rider], carried, 0.1)
     };
     let framed = walker_velocity(&[Vec2::ZERO, Vec2::new(-1.0, 0.0)]);
     let still = walker_velocity(&[]);
@@ -1029,14 +1031,16 @@ fn walkers_passed_through_keep_their_course_and_standing_agents_make_room() {
             },
             status,
             unprogressed_s: 0.0,
+            profile: ProfileId::DEFAULT,
         };
         let other = TestBody {
             position: Vec2::new(0.5, 0.0),
             velocity: Vec2::new(-1.4, 0.0),
             status: AgentStatus::Moving,
             unprogressed_s: other_held_s,
+            profile: ProfileId::DEFAULT,
         };
-        first_body_velocity(&snapshot, &avoidance, [agent, other], &[], 1.0 / 30.0)
+        first_body_velocity(&snapshot, &avoidance, &[], [agent, other], &[], 1.0 / 30.0)
     };
     let passer_held_s = avoidance.pass_through_after_s + 0.5;
     let keeps = agent_velocity(AgentStatus::Moving, passer_held_s);
@@ -1050,6 +1054,64 @@ fn walkers_passed_through_keep_their_course_and_standing_agents_make_room() {
     assert!(makes_room.length() > 0.05, "{makes_room:?}");
 }
 
+#[test]
+fn a_walker_passing_through_still_gives_way_to_an_agent_that_keeps_its_course() {
+    // A passer 1 m from an agent closing head-on. A walker it walks through; an agent that
+    // does not negotiate (a vehicle, a charging boss) keeps its course and nobody walks
+    // through it, so the passer gives way to it as any walker would.
+    let mesh = mesh_of(&[quad(-10.0, 10.0, -10.0, 10.0, |_| 0.0)]);
+    let snapshot = mesh.snapshot();
+    let avoidance = CrowdConfig::default().avoidance;
+    let vehicle_profile = AvoidanceProfile {
+        negotiates: false,
+        ..AvoidanceProfile::of(&avoidance)
+    };
+    // The crowd numbers its profiles; the avoid pass below gets the same table.
+    let mut crowd = Crowd::new(&mesh, CrowdConfig::default()).unwrap();
+    let vehicle = crowd.add_avoidance_profile(vehicle_profile).unwrap();
+    let mut profiles = vec![AvoidanceProfile::of(&avoidance); vehicle.index() + 1];
+    profiles[vehicle.index()] = vehicle_profile;
+    let passer = TestBody {
+        position: Vec2::new(-0.5, 0.0),
+        velocity: Vec2::new(1.4, 0.0),
+        status: AgentStatus::Moving,
+        unprogressed_s: avoidance.pass_through_after_s + 0.5,
+        profile: ProfileId::DEFAULT,
+    };
+    let oncoming = |profile: ProfileId| TestBody {
+        position: Vec2::new(0.5, 0.0),
+        velocity: Vec2::new(-1.4, 0.0),
+        status: AgentStatus::Moving,
+        unprogressed_s: 0.0,
+        profile,
+    };
+    let dt_s = 1.0 / 30.0;
+    let through_walker = first_body_velocity(
+        &snapshot,
+        &avoidance,
+        &profiles,
+        [passer, oncoming(ProfileId::DEFAULT)],
+        &[],
+        dt_s,
+    );
+    assert!(
+        through_walker.distance(Vec2::new(1.4, 0.0)) < 0.01,
+        "{through_walker:?}"
+    );
+    let against_vehicle = first_body_velocity(
+        &snapshot,
+        &avoidance,
+        &profiles,
+        [passer, oncoming(vehicle)],
+        &[],
+        dt_s,
+    );
+    assert!(
+        against_vehicle.distance(Vec2::new(1.4, 0.0)) > 0.1,
+        "{against_vehicle:?}"
+    );
+}
+
 /// One of the two bodies of a hand-built avoid pass: where it stands, its velocity
 /// relative to its support, its status and how long it has gone without progress.
 #[derive(Clone, Copy)]
@@ -1058,6 +1120,7 @@ struct TestBody {
     velocity: Vec2,
     status: AgentStatus,
     unprogressed_s: f32,
+    profile: ProfileId,
 }
 
 /// A neighbour grid over agents standing at `positions` (slot order), on flat ground.
@@ -1077,11 +1140,13 @@ fn grid_of(avoidance: &AvoidanceConfig, positions: [Vec2; 2]) -> NeighbourGrid {
 }
 
 /// Slot 0's negotiated velocity when the avoid pass runs over `bodies` (slots 0 and 1) on
-/// `snapshot`, each slot carried by its support at `carried[slot]` (empty: every support
+/// `snapshot` with the crowd's avoidance `profiles` (empty: profile 0 alone, from
+/// `avoidance`), each slot carried by its support at `carried[slot]` (empty: every support
 /// still), for a step of `dt_s`.
 fn first_body_velocity(
     snapshot: &Snapshot,
     avoidance: &AvoidanceConfig,
+    profiles: &[AvoidanceProfile],
     bodies: [TestBody; 2],
     carried: &[Vec2],
     dt_s: f32,
@@ -1101,7 +1166,7 @@ fn first_body_velocity(
                 unprogressed_s: body.unprogressed_s,
                 status: body.status,
                 velocity_valid: true,
-                profile: waymark::crowd::ProfileId::DEFAULT,
+                profile: body.profile,
                 filter: FilterId::DEFAULT,
                 speed_limit: 3.5,
                 acceleration_limit: 8.0,
@@ -1115,7 +1180,12 @@ fn first_body_velocity(
     } else {
         (0..2).map(|index| carried[grid.slot_at(index)]).collect()
     };
-    let profiles = [waymark::crowd::AvoidanceProfile::of(avoidance)];
+    let own_profile = [AvoidanceProfile::of(avoidance)];
+    let profiles = if profiles.is_empty() {
+        &own_profile[..]
+    } else {
+        profiles
+    };
     let mut velocities = Vec::new();
     avoid_pass(
         &grid,
@@ -1124,7 +1194,7 @@ fn first_body_velocity(
         &[],
         snapshot,
         avoidance,
-        &profiles,
+        profiles,
         dt_s,
         &mut velocities,
     );
