@@ -93,8 +93,8 @@ fn stalled_pairs_that_may_squeeze_clear_a_two_way_corridor_sooner_with_bounded_o
     // Two groups of 50 meet head-on in a 6 m corridor. Bodies that never give take 106 s
     // (measured); letting a stalled pair give up to 30% of its radii, in avoidance and in
     // separation alike, measured 63 s with the deepest overlap 0.28 m (30% of the 0.8 m
-    // radius sum is 0.24). The crowd's defaults (a 45% squeeze, a common passing side,
-    // passing through after 1 s) take 52 s.
+    // radius sum is 0.24). The crowd's defaults (no squeeze, a common passing side,
+    // passing through after 1 s for three body widths) take 51.6 s.
     // Held walkers never pass through here: the squeeze alone is measured.
     let mut scenario = Scenario::new(ScenarioKind::Corridor, 100).unwrap();
     rigid(&mut scenario.config);
@@ -155,7 +155,7 @@ fn walkers_held_for_a_second_pass_through_and_a_two_way_corridor_clears_sooner()
 fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_way() {
     // Two groups of 200 swap rooms through a corridor four bodies wide, meeting
     // head-on; everyone through, in at most twice the time one group alone takes, nobody
-    // stuck. Measured 61.1 s both ways against 48.9 s one way (1.25x).
+    // stuck. Measured 56.5 s both ways against 49.5 s one way (1.14x).
     let both = run(ScenarioKind::CorridorSwap, 400);
     let (alone, _) = run_scenario(
         &Scenario::one_way(ScenarioKind::CorridorSwap, 400).unwrap(),
@@ -182,8 +182,8 @@ fn corridor_swap_of_two_groups_of_200_gets_everyone_through_in_under_twice_one_w
 
 #[test]
 fn doorway_both_ways_and_a_four_way_crossing_complete_with_nobody_stuck() {
-    // Measured: the doorway's 2 x 100 in 28.9 s, the crossing's 4 x 100 in 66.1 s (1.19x
-    // the straight line) with a progress efficiency of 0.92.
+    // Measured: the doorway's 2 x 100 in 28.1 s, the crossing's 4 x 100 in 65.0 s (1.17x
+    // the straight line) with a progress efficiency of 0.93.
     for (kind, agents) in [(ScenarioKind::Doorway, 200), (ScenarioKind::Crossing, 400)] {
         let report = run(kind, agents);
         assert_eq!(report.unarrived_agents, 0, "{kind:?}: {report:?}");
@@ -743,9 +743,9 @@ fn a_blocked_walker_replans_round_a_packed_corridor_when_another_way_exists() {
 #[test]
 fn part_the_crowd_a_walker_crosses_a_crowd_at_rest_which_closes_up_and_stays_still() {
     // 100 idle agents on 30% of their block's floor; one walker crosses the room straight
-    // through them, one walks to the block's centre. Measured: the crossing 26.8 s against
-    // 24.7 s in the empty room, the centre reached in 9.0 s, the idle agents ended at
-    // most 0.29 m from where they stood (median 0), and none with no walker within 3 m
+    // through them, one walks to the block's centre. Measured: the crossing 25.8 s against
+    // 24.7 s in the empty room, the centre reached in 8.5 s, the idle agents ended at
+    // most 0.22 m from where they stood (median 0), and none with no walker within 3 m
     // moved at all after the first second.
     let report =
         waymark::harness::run_part_the_crowd(100, CrowdConfig::default()).expect("a valid run");
@@ -806,7 +806,7 @@ fn passage_one_body_wide(avoidance: AvoidanceConfig) -> waymark::harness::Scenar
 #[test]
 fn walkers_met_head_on_in_a_passage_one_body_wide_pass_through_each_other_and_arrive() {
     // Held 1 s face to face, the two pass through each other and walk on. Measured: both
-    // in after 8.3 s (5.1 s in a straight line), overlapping on 10 of the 248 frames.
+    // in after 8.4 s (5.1 s in a straight line), overlapping on 11 of the 251 frames.
     let report = passage_one_body_wide(AvoidanceConfig::default());
     assert_eq!(report.unarrived_agents, 0, "{report:?}");
     assert_eq!(report.off_mesh_agents, 0, "{report:?}");
