@@ -114,6 +114,21 @@ fn nav_test_in_single_tiles_and_a_solo_bake_in_one_part_merge_to_the_whole() {
 }
 
 #[test]
+fn a_bake_rasterized_in_row_pieces_and_bands_equals_every_tile_rasterized_alone() {
+    // 16-cell tiles cut nav_test into 20 x 17 tiles: more than a band of 256 tiles, so
+    // the whole bake rasterizes and builds in bands of rows, and a row is wider than one
+    // rasterized piece (16 tiles). A farmed part rasterizes each tile's bordered grid on
+    // its own; the two must give the same bytes.
+    let (world, config) = (world("nav_test.obj"), tiled(Some(16)));
+    let grid = tile_grid(&world, &config).unwrap();
+    assert_eq!(grid, [20, 17]);
+    let whole = bake(&world, &config).unwrap().to_file();
+    let (_, alone) = part(&world, &config, 0..grid[0], 0..grid[1]);
+    assert!(whole.tiles.len() > 256, "{} tiles", whole.tiles.len());
+    assert_eq!(alone.file.to_bytes(), whole.to_bytes());
+}
+
+#[test]
 fn parts_that_do_not_make_one_level_are_refused_naming_the_part() {
     let (dungeon, config) = (world("dungeon.obj"), tiled(Some(48)));
     let left = part(&dungeon, &config, 0..3, 0..7);

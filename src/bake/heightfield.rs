@@ -139,7 +139,7 @@ impl Heightfield {
 
     /// Copies, into this grid's empty columns, the spans of every column `source` holds that
     /// lies inside this grid (both grids in the same frame). Used to assemble a tile's
-    /// bordered grid from its neighbours' interiors.
+    /// bordered grid from the rasterized segments of the level around it.
     pub fn copy_columns_from(&mut self, source: &Heightfield) {
         debug_assert_eq!(self.frame_origin, source.frame_origin);
         let x_start = self.first_column[0].max(source.first_column[0]);

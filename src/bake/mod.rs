@@ -29,6 +29,7 @@ pub mod rasterize;
 pub mod regions;
 pub mod tile_builder;
 pub mod tile_cache;
+mod tiled;
 
 use std::time::Instant;
 
@@ -401,10 +402,6 @@ pub fn rebuild_tiles(
         .collect()
 }
 
-/// Tiles per band of rows a tiled bake builds at once (see [`bake_with`]): enough to keep
-/// every core busy, few enough that a band's interiors stay small.
-const BAND_TILES: usize = 256;
-
 /// Bakes the world triangles, calling `progress(done, total)` as tiles finish (from worker
 /// threads, in no particular order).
 pub fn bake_with_progress(
@@ -418,12 +415,12 @@ pub fn bake_with_progress(
 /// Bakes the world triangles with area volumes applied (see [`areas`]), calling
 /// `progress(done, total)` as tiles finish.
 ///
-/// A tiled bake runs in two phases. Phase 1 rasterizes (and filters column by column) each
-/// tile's interior once, in parallel. Phase 2 assembles each tile's bordered grid from its own and its neighbours'
-/// interiors and runs the remaining stages, in parallel. All grids share the level's cell
-/// frame, so the assembled grid equals what rasterizing the bordered grid directly gives
-/// ([`tile_builder::build_tile`], used for single-tile rebuilds), without rasterizing every
-/// border region up to four times.
+/// A tiled bake runs in two phases. Phase 1 rasterizes (and filters column by column) the
+/// level once, in pieces of up to a row of tiles, in parallel. Phase 2 assembles each
+/// tile's bordered grid from the pieces it overlaps and runs the remaining stages, in
+/// parallel. All grids share the level's cell frame, so the assembled grid equals what
+/// rasterizing the bordered grid directly gives ([`tile_builder::build_tile`], used for
+/// single-tile rebuilds), without rasterizing every border region up to four times.
 pub fn bake_with(
     world: &WorldTriangles,
     config: &BakeConfig,
@@ -434,7 +431,11 @@ pub fn bake_with(
     let valid = config.validate()?;
     areas::validate_volumes(volumes)?;
     let layout = plan_tiles(world, &valid)?;
-    let jobs = tile_jobs(world, &valid, &layout);
+    let (jobs, segments) = if layout.border_cells == 0 {
+        (tile_jobs(world, &valid, &layout), Vec::new())
+    } else {
+        tiled::plan_jobs(world, &valid, &layout)
+    };
     let total = jobs.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let report = |_: &TileJob| {
@@ -451,16 +452,7 @@ pub fn bake_with(
             })
             .collect::<Result<_, _>>()?
     } else {
-        let tile_count = (layout.tiles_x * layout.tiles_z) as usize;
-        let (mut results, interior_times) = if tile_count <= BAND_TILES {
-            bake_all_at_once(world, &valid, volumes, &layout, &jobs, &report)?
-        } else {
-            bake_in_bands(world, &valid, volumes, &layout, &jobs, &report)?
-        };
-        if let Some((_, times)) = results.first_mut() {
-            times.add(&interior_times);
-        }
-        results
+        tiled::bake_tiles(world, &valid, volumes, &layout, &jobs, &segments, &report)?
     };
 
     Ok(BakeOutput::gathered(valid, world, results, started))
@@ -537,174 +529,4 @@ impl BakeOutput {
             tiles: self.tiles.clone(),
         }
     }
-}
-
-/// What a tiled bake's assembly returns: the tiles in job order with their stage times, and
-/// the interior rasterization's times.
-type Assembled = (Vec<(TileData, StageTimes)>, StageTimes);
-
-/// The tiled bake for a level of at most [`BAND_TILES`] tiles: every interior, then every
-/// tile, each phase fully parallel.
-fn bake_all_at_once(
-    world: &WorldTriangles,
-    valid: &ValidBakeConfig,
-    volumes: &[AreaVolume],
-    layout: &TileLayout,
-    jobs: &[TileJob],
-    report: &(dyn Fn(&TileJob) + Sync),
-) -> Result<Assembled, BakeError> {
-    let valid = *valid;
-    // Phase 1: interiors, indexed by tile for the assembly below.
-    let interior_jobs = bin_triangles(world, &valid, layout, 0);
-    let interiors: Vec<(heightfield::Heightfield, StageTimes)> = interior_jobs
-        .par_iter()
-        .map(|job| tile_builder::rasterize_job(world, job, &valid))
-        .collect();
-    let mut interior_of: Vec<Option<usize>> =
-        vec![None; (layout.tiles_x * layout.tiles_z) as usize];
-    for (index, job) in interior_jobs.iter().enumerate() {
-        interior_of[(job.tile_x as u32 + job.tile_z as u32 * layout.tiles_x) as usize] =
-            Some(index);
-    }
-    let mut interior_times = StageTimes::default();
-    interiors
-        .iter()
-        .for_each(|(_, times)| interior_times.add(times));
-    // Tiles a border reaches on each side.
-    let reach = layout
-        .border_cells
-        .div_ceil(layout.tile_cells_x.min(layout.tile_cells_z)) as i32;
-    let results: Vec<(TileData, StageTimes)> = jobs
-        .par_iter()
-        .map(|job| {
-            let interior = |tile_x: i32, tile_z: i32| {
-                interior_of[(tile_x as u32 + tile_z as u32 * layout.tiles_x) as usize]
-                    .map(|index| &interiors[index].0)
-            };
-            let built = assemble_tile(world, job, &valid, volumes, layout, reach, interior);
-            report(job);
-            built
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((results, interior_times))
-}
-
-/// The tiled bake for a larger level (see [`BAND_TILES`]).
-fn bake_in_bands(
-    world: &WorldTriangles,
-    valid: &ValidBakeConfig,
-    volumes: &[AreaVolume],
-    layout: &TileLayout,
-    jobs: &[TileJob],
-    report: &(dyn Fn(&TileJob) + Sync),
-) -> Result<Assembled, BakeError> {
-    let valid = *valid;
-    // Interiors are rasterized a tile row at a time, just ahead of the rows that need
-    // them, and dropped once no later row reaches them: memory holds a few rows of
-    // interiors, not the whole level (a 1.3 km city would otherwise hold a gigabyte).
-    let interior_jobs = bin_triangles(world, &valid, layout, 0);
-    let tile_count = (layout.tiles_x * layout.tiles_z) as usize;
-    let mut interiors: Vec<Option<heightfield::Heightfield>> = vec![None; tile_count];
-    let mut interior_times = StageTimes::default();
-    // Tiles a border reaches on each side.
-    let reach = layout
-        .border_cells
-        .div_ceil(layout.tile_cells_x.min(layout.tile_cells_z)) as i32;
-    let tile_index =
-        |tile_x: i32, tile_z: i32| (tile_x as u32 + tile_z as u32 * layout.tiles_x) as usize;
-    let mut rasterized_rows = 0i32;
-    let mut dropped_rows = 0i32;
-    let mut results: Vec<(TileData, StageTimes)> = Vec::with_capacity(jobs.len());
-    // Rows go in bands of about BAND_TILES tiles: all of a band's tiles build in
-    // parallel (a level that fits one band bakes exactly as fully parallel as before).
-    let rows_per_band = (BAND_TILES / layout.tiles_x.max(1) as usize).max(1) as i32;
-    let mut band_start = 0i32;
-    while band_start < layout.tiles_z as i32 {
-        let row = band_start;
-        let band_end = (band_start + rows_per_band).min(layout.tiles_z as i32);
-        band_start = band_end;
-        // No row from here on reaches rows below `row - reach`.
-        while dropped_rows < row - reach {
-            for tile_x in 0..layout.tiles_x as i32 {
-                interiors[tile_index(tile_x, dropped_rows)] = None;
-            }
-            dropped_rows += 1;
-        }
-        let row_jobs: Vec<&TileJob> = jobs
-            .iter()
-            .filter(|job| job.tile_z >= row && job.tile_z < band_end)
-            .collect();
-        if row_jobs.is_empty() {
-            continue;
-        }
-        // Rasterize every interior row this band reaches that is not done yet.
-        let needed = (band_end + reach).min(layout.tiles_z as i32);
-        if rasterized_rows < needed {
-            let batch: Vec<&TileJob> = interior_jobs
-                .iter()
-                .filter(|job| job.tile_z >= rasterized_rows && job.tile_z < needed)
-                .collect();
-            let fields: Vec<(heightfield::Heightfield, StageTimes)> = batch
-                .par_iter()
-                .map(|job| tile_builder::rasterize_job(world, job, &valid))
-                .collect();
-            for (job, (field, times)) in batch.iter().zip(fields) {
-                interior_times.add(&times);
-                interiors[tile_index(job.tile_x, job.tile_z)] = Some(field);
-            }
-            rasterized_rows = needed;
-        }
-        let interiors_ref = &interiors;
-        let built: Vec<(TileData, StageTimes)> = row_jobs
-            .par_iter()
-            .map(|job| {
-                let interior =
-                    |tile_x: i32, tile_z: i32| interiors_ref[tile_index(tile_x, tile_z)].as_ref();
-                let built = assemble_tile(world, job, &valid, volumes, layout, reach, interior);
-                report(job);
-                built
-            })
-            .collect::<Result<_, _>>()?;
-        results.extend(built);
-    }
-    Ok((results, interior_times))
-}
-
-/// Assembles one tile's bordered grid from the interiors `reach` tiles around it (given by
-/// `interior(tile_x, tile_z)`) and runs the remaining stages; the assembly time is counted
-/// in the first stage.
-fn assemble_tile<'a>(
-    world: &WorldTriangles,
-    job: &TileJob,
-    valid: &ValidBakeConfig,
-    volumes: &[AreaVolume],
-    layout: &TileLayout,
-    reach: i32,
-    interior: impl Fn(i32, i32) -> Option<&'a heightfield::Heightfield>,
-) -> Result<(TileData, StageTimes), BakeError> {
-    let clock = Instant::now();
-    let mut field = heightfield::Heightfield::in_frame(
-        job.grid_width,
-        job.grid_depth,
-        job.frame_origin,
-        job.first_column,
-        valid.cell_size_m(),
-        valid.cell_height_m(),
-    );
-    for tile_z in job.tile_z - reach..=job.tile_z + reach {
-        for tile_x in job.tile_x - reach..=job.tile_x + reach {
-            let inside = tile_x >= 0
-                && tile_z >= 0
-                && tile_x < layout.tiles_x as i32
-                && tile_z < layout.tiles_z as i32;
-            if let Some(source) = inside.then(|| interior(tile_x, tile_z)).flatten() {
-                field.copy_columns_from(source);
-            }
-        }
-    }
-    let assembly_seconds = clock.elapsed().as_secs_f64();
-    let (tile, mut times, _) =
-        tile_builder::build_tile_from_field(world, job, field, valid, volumes)?;
-    times.0[0] += assembly_seconds;
-    Ok((tile, times))
 }
