@@ -33,7 +33,7 @@ COLUMNS = [
     "level", "seed", "agents", "coverage",
     "arrivals_on", "arrivals_off", "arrivals_detour", "arrivals_ratio",
     "partial_on", "partial_off", "partial_detour",
-    "pairs_on", "pairs_off", "pairs_detour",
+    "pairs_on", "pairs_off", "pairs_detour", "pairs_passing_on",
     "depth_p50_on", "depth_p99_on", "depth_p50_detour", "depth_p99_detour",
     "stuck_on", "stuck_detour", "stuck_share_on",
     "efficiency_on", "efficiency_off", "efficiency_detour",
@@ -107,6 +107,8 @@ def measure(point, work, extra):
         "pairs_on": round(on["overlap_pairs_per_frame"], 1),
         "pairs_off": round(off["overlap_pairs_per_frame"], 1),
         "pairs_detour": detour["overlap_pairs_per_frame"],
+        # Of waymark's pairs, those with a walker passing through in them.
+        "pairs_passing_on": round(on["overlap_pairs_passing_per_frame"], 1),
         "depth_p50_on": on["overlap_depth_p50_m"], "depth_p99_on": on["overlap_depth_p99_m"],
         "depth_p50_detour": detour["overlap_depth_p50_m"],
         "depth_p99_detour": detour["overlap_depth_p99_m"],

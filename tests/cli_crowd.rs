@@ -159,6 +159,8 @@ fn the_shared_dungeon_agents_through_the_cli() {
     }
     // Walking through each other: thousands of overlapping pairs per frame.
     assert!(report["overlap_pairs_per_frame"].as_f64().unwrap() > 1000.0);
+    // With avoidance off nobody passes through anybody: there is nothing to escalate.
+    assert_eq!(report["overlap_pairs_passing_per_frame"], 0.0, "{report}");
     assert_eq!(report["off_mesh_agents"], 0);
     // Flow: nothing in the way, so moving agents walk their corridors at nearly cruising
     // speed (measured 0.90; braking for goals and corners takes the rest), every order is
@@ -223,6 +225,9 @@ fn avoidance_cuts_the_overlaps_of_the_shared_dungeon_agents_and_delivers() {
     // two fifths of DetourCrowd's arrivals.
     let overlaps = report["overlap_pairs_per_frame"].as_f64().unwrap();
     assert!(overlaps < 0.3 * 4463.0, "{report}");
+    // Packed, walkers held for a second pass through: some of the pairs are theirs.
+    let passing = report["overlap_pairs_passing_per_frame"].as_f64().unwrap();
+    assert!(passing > 0.0 && passing <= overlaps, "{report}");
     assert_eq!(report["off_mesh_agents"], 0);
     // At most 1% stuck (measured 3). Partial ends are not arrivals.
     assert!(report["stuck_agents"].as_u64().unwrap() <= 10, "{report}");
@@ -374,6 +379,7 @@ fn skipping_the_quality_measurement_leaves_its_fields_null_and_the_timing() {
     let skipped = run(&["--skip-quality"]);
     for field in [
         "overlap_pairs_per_frame",
+        "overlap_pairs_passing_per_frame",
         "max_overlap_m",
         "off_mesh_agents",
     ] {

@@ -31,6 +31,8 @@ fn circle_swap_of_250_agents_everyone_arrives_on_the_mesh_without_sinking_in() {
     // Deepest overlap measured 0.023 m: under 10% of the radius, as asked at 1,000.
     assert!(report.max_overlap_m < 0.1 * report.radius_m, "{report:?}");
     assert!(report.overlap_pairs_per_frame < 5.0, "{report:?}");
+    // Its walkers never pass through: whatever overlaps, none is a pass.
+    assert_eq!(report.overlap_pairs_passing_per_frame, 0.0, "{report:?}");
 }
 
 #[test]
@@ -809,6 +811,13 @@ fn walkers_met_head_on_in_a_passage_one_body_wide_pass_through_each_other_and_ar
     // in after 8.4 s (5.1 s in a straight line), overlapping on 11 of the 251 frames.
     let report = passage_one_body_wide(AvoidanceConfig::default());
     assert_eq!(report.unarrived_agents, 0, "{report:?}");
+    // Every overlap is the pass: the run counts each of its pairs as one with a walker
+    // passing through.
+    assert!(report.overlap_pairs_per_frame > 0.0, "{report:?}");
+    assert_eq!(
+        report.overlap_pairs_passing_per_frame, report.overlap_pairs_per_frame,
+        "{report:?}"
+    );
     assert_eq!(report.off_mesh_agents, 0, "{report:?}");
     assert!(report.completion_s.unwrap() < 10.0, "{report:?}");
     // A pass that ends as soon as the passer has made 0.5 m of progress leaves it halfway

@@ -185,6 +185,9 @@ pub struct RunReport {
     pub path_wait_frames_p95: u64,
     /// Overlapping pairs summed over measured frames (0 unless measured).
     pub overlap_pairs_total: u64,
+    /// Of those, the pairs with a walker passing through in them
+    /// ([`FrameQuality::overlap_pairs_passing`](crate::harness::FrameQuality::overlap_pairs_passing)).
+    pub overlap_pairs_passing_total: u64,
     /// The depths of those pairs.
     pub overlap_depths: DepthHistogram,
     /// The deepest overlap seen, metres.
@@ -248,6 +251,12 @@ impl RunReport {
     /// Overlapping pairs per measured frame.
     pub fn overlap_pairs_per_frame(&self) -> f64 {
         self.overlap_pairs_total as f64 / self.frames.max(1) as f64
+    }
+
+    /// Mean over measured frames of overlapping pairs with a walker passing through in
+    /// them.
+    pub fn overlap_pairs_passing_per_frame(&self) -> f64 {
+        self.overlap_pairs_passing_total as f64 / self.frames.max(1) as f64
     }
 
     /// The median step time, ms.
@@ -438,6 +447,7 @@ fn run_frames(
             if options.measure_quality {
                 let quality = measure_quality(crowd, &mut quality_grid, &mut report.overlap_depths);
                 report.overlap_pairs_total += u64::from(quality.overlap_pairs);
+                report.overlap_pairs_passing_total += u64::from(quality.overlap_pairs_passing);
                 report.max_overlap_m = report.max_overlap_m.max(quality.max_overlap_m);
                 report.off_mesh_agents = report.off_mesh_agents.max(quality.off_mesh_agents);
             }

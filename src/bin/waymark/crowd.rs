@@ -597,7 +597,7 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
             "slow_turn_rad": run.crowd.config().avoidance.slow_turn_rad,
             "yield_share": run.crowd.config().avoidance.yield_share,
             "squeeze_fraction": run.crowd.config().avoidance.squeeze_fraction,
-            "overlap_pairs_per_frame": measured(json!(run.report.overlap_pairs_total as f64 / run.report.frames.max(1) as f64)),
+            "overlap_pairs_per_frame": measured(json!(run.report.overlap_pairs_per_frame())),
             "max_overlap_m": measured(json!(run.report.max_overlap_m)),
             "off_mesh_agents": measured(json!(run.report.off_mesh_agents)),
             // Agents cycle through targets: a run has no completion time.
@@ -622,6 +622,9 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
         let depths = &run.report.overlap_depths;
         report["overlap_depth_p50_m"] = measured(json!(depths.percentile_m(0.50)));
         report["overlap_depth_p99_m"] = measured(json!(depths.percentile_m(0.99)));
+        // Of the overlapping pairs, those with a walker passing through in them.
+        report["overlap_pairs_passing_per_frame"] =
+            measured(json!(run.report.overlap_pairs_passing_per_frame()));
         // How long the oldest request still queued or searched at the end has waited
         // (agents re-planning after a push off their corridor wait a frame or two).
         report["oldest_path_wait_frames"] = json!(run.report.last.oldest_wait_frames);
@@ -688,8 +691,9 @@ pub fn run(command: &CrowdCommand) -> Result<(), CliError> {
     } else {
         writeln!(
             out,
-            "avoidance {avoidance}: {:.1} overlapping pairs per frame, depth p50 {:.3} m, p99 {:.3} m, deepest {:.3} m; off the mesh: {}",
-            run.report.overlap_pairs_total as f64 / run.report.frames.max(1) as f64,
+            "avoidance {avoidance}: {:.1} overlapping pairs per frame ({:.1} with a walker passing through), depth p50 {:.3} m, p99 {:.3} m, deepest {:.3} m; off the mesh: {}",
+            run.report.overlap_pairs_per_frame(),
+            run.report.overlap_pairs_passing_per_frame(),
             run.report.overlap_depths.percentile_m(0.5),
             run.report.overlap_depths.percentile_m(0.99),
             run.report.max_overlap_m,

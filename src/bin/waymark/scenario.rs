@@ -163,6 +163,7 @@ pub fn run(command: &ScenarioCommand) -> Result<(), CliError> {
             "steady_arrivals_per_s": report.steady_arrivals_per_s,
             "order_to_motion_frames_p95": report.flow.order_to_motion_frames_p95,
             "overlap_pairs_per_frame": report.overlap_pairs_per_frame,
+            "overlap_pairs_passing_per_frame": report.overlap_pairs_passing_per_frame,
             "max_overlap_m": report.max_overlap_m,
             "off_mesh_agents": report.off_mesh_agents,
             "ms_per_frame_median": report.ms_per_frame_median,

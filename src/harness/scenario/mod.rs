@@ -231,6 +231,8 @@ pub struct ScenarioReport {
     pub steady_arrivals_per_s: Option<f32>,
     /// Mean over frames of overlapping pairs.
     pub overlap_pairs_per_frame: f64,
+    /// Mean over frames of overlapping pairs with a walker passing through in them.
+    pub overlap_pairs_passing_per_frame: f64,
     /// The deepest overlap of the run, metres.
     pub max_overlap_m: f32,
     /// The most agents off the mesh in any frame (must be 0).
@@ -432,6 +434,7 @@ pub fn run_scenario(
         flow: run.flow.clone(),
         steady_arrivals_per_s,
         overlap_pairs_per_frame: run.overlap_pairs_per_frame(),
+        overlap_pairs_passing_per_frame: run.overlap_pairs_passing_per_frame(),
         max_overlap_m: run.max_overlap_m,
         off_mesh_agents: run.off_mesh_agents,
         ms_per_frame_median: run.median_frame_ms(),

@@ -13,6 +13,12 @@ use crate::crowd::{AgentStatus, Crowd};
 pub struct FrameQuality {
     /// Agent pairs closer than the sum of their radii (by more than 1 mm).
     pub overlap_pairs: u32,
+    /// Of those, the pairs with a walker passing through in them (avoidance on, and held
+    /// without progress along its corridor for
+    /// [`pass_through_after_s`](crate::crowd::AvoidanceConfig::pass_through_after_s) or
+    /// longer): the overlaps the escalation pays for, apart from the ones avoidance and
+    /// separation leave.
+    pub overlap_pairs_passing: u32,
     /// The deepest overlap, metres.
     pub max_overlap_m: f32,
     /// Agents whose foot is not over their polygon (more than 1 mm outside), or whose
@@ -119,10 +125,17 @@ pub fn measure_quality(
         crowd.config().avoidance.vertical_range_m,
         0,
     );
+    let avoidance = crowd.config().avoidance;
+    let passing = |slot: usize| {
+        avoidance.enabled
+            && lanes.status[slot] == AgentStatus::Moving
+            && avoidance.passes_through_after(lanes.unprogressed_s[slot])
+    };
     grid.for_each_pair_within(2.0 * widest, |a, b, distance| {
         let overlap = lanes.radius[a as usize] + lanes.radius[b as usize] - distance;
         if overlap > OVERLAP_SLACK_M {
             quality.overlap_pairs += 1;
+            quality.overlap_pairs_passing += u32::from(passing(a as usize) || passing(b as usize));
             depths.add(overlap);
             quality.max_overlap_m = quality.max_overlap_m.max(overlap);
         }
