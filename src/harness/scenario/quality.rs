@@ -16,8 +16,8 @@ pub struct FrameQuality {
     /// Of those, the pairs with a walker passing through in them (avoidance on, and held
     /// without progress along its corridor for
     /// [`pass_through_after_s`](crate::crowd::AvoidanceConfig::pass_through_after_s) or
-    /// longer): the overlaps the escalation pays for, apart from the ones avoidance and
-    /// separation leave.
+    /// longer, as the next step will treat it): the overlaps the escalation pays for,
+    /// apart from the ones avoidance and separation leave.
     pub overlap_pairs_passing: u32,
     /// The deepest overlap, metres.
     pub max_overlap_m: f32,
