@@ -13,8 +13,9 @@ use glam::Vec3;
 use waymark::bake::{BakeConfig, Preset, bake};
 use waymark::mesh::{Landmarks, NavMesh, Snapshot};
 use waymark::query::{
-    DestinationTree, Hierarchy, HierarchyScratch, NODE_POOL_DEFAULT, Nearest, NodePool, PathSearch,
-    QueryFilter, find_path, nearest_polygon, random_points, route, straight_path,
+    DestinationTree, Hierarchy, HierarchyScratch, NODE_POOL_DEFAULT, Nearest, NodePool,
+    PathBuffers, PathSearch, QueryFilter, RouteBuffers, StraightPathScratch, find_path,
+    find_path_with, nearest_polygon, random_points, route_with, straight_path_with,
 };
 use waymark::scene::obj::{ObjOptions, load_obj};
 
@@ -74,14 +75,26 @@ fn query_benches(criterion: &mut Criterion) {
         let snapshot = mesh.snapshot();
         let filter = QueryFilter::new();
         let mut pool = NodePool::new(NODE_POOL_DEFAULT);
+        // Every phase below runs as `waymark path --queries` runs it: buffers kept from one
+        // query to the next, so that nothing is allocated once they have grown.
+        let mut buffers = RouteBuffers::default();
         group.bench_function(format!("full_10k/{level}"), |bench| {
             bench.iter(|| {
                 let mut corners = 0;
                 for &(start, end) in &pairs {
-                    if let Some(found) =
-                        route(&snapshot, start, end, EXTENTS, &filter, &mut pool).unwrap()
-                    {
+                    let found = route_with(
+                        &snapshot,
+                        start,
+                        end,
+                        EXTENTS,
+                        &filter,
+                        &mut pool,
+                        &mut buffers,
+                    )
+                    .unwrap();
+                    if let Some(found) = found {
                         corners += found.corners.len();
+                        buffers.recycle(found);
                     }
                 }
                 black_box(corners)
@@ -95,10 +108,11 @@ fn query_benches(criterion: &mut Criterion) {
         });
         let endpoints = ends(&snapshot, &filter, &pairs);
         group.bench_function(format!("path_10k/{level}"), |bench| {
+            let mut buffers = PathBuffers::default();
             bench.iter(|| {
                 let mut steps = 0;
                 for (from, to) in &endpoints {
-                    steps += find_path(
+                    let found = find_path_with(
                         &snapshot,
                         from.polygon,
                         from.point,
@@ -106,10 +120,11 @@ fn query_benches(criterion: &mut Criterion) {
                         to.point,
                         &filter,
                         &mut pool,
+                        &mut buffers,
                     )
-                    .unwrap()
-                    .steps
-                    .len();
+                    .unwrap();
+                    steps += found.steps.len();
+                    buffers.recycle(found);
                 }
                 black_box(steps)
             })
@@ -130,14 +145,24 @@ fn query_benches(criterion: &mut Criterion) {
             })
             .collect();
         group.bench_function(format!("straight_10k/{level}"), |bench| {
+            // As the CLI's queries run it: the working memory kept, nothing allocated.
+            let mut scratch = StraightPathScratch::default();
+            let mut corners = Vec::new();
             bench.iter(|| {
-                let mut corners = 0;
+                let mut count = 0;
                 for ((from, to), path) in endpoints.iter().zip(&paths) {
-                    corners += straight_path(&snapshot, &path.steps, from.point, to.point)
-                        .unwrap()
-                        .len();
+                    straight_path_with(
+                        &snapshot,
+                        &path.steps,
+                        from.point,
+                        to.point,
+                        &mut scratch,
+                        &mut corners,
+                    )
+                    .unwrap();
+                    count += corners.len();
                 }
-                black_box(corners)
+                black_box(count)
             })
         });
     }

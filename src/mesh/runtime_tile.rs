@@ -5,7 +5,7 @@ use glam::{Vec2, Vec3, Vec3A};
 use wide::f32x8;
 
 use super::tile::{TileData, TilePoly};
-use crate::geom::Aabb;
+use crate::geom::{Aabb, next_around};
 
 /// A node of a tile's polygon tree, stored depth-first: a leaf names a polygon; an inner
 /// node gives how many nodes its subtree spans, so a traversal skips it in one step.
@@ -593,7 +593,7 @@ impl RuntimeTile {
         } else {
             let mut best = (f32::INFINITY, target);
             for i in 0..count {
-                let (a, b) = (corners[i], corners[(i + 1) % count]);
+                let (a, b) = (corners[i], corners[next_around(i, count)]);
                 let edge = b - a;
                 let t = ((target - a).dot(edge) / edge.length_squared().max(1e-12)).clamp(0.0, 1.0);
                 let candidate = a + edge * t;

@@ -14,6 +14,7 @@ use glam::Vec3;
 use super::portals::cross_tile_portal_into;
 use super::search::PathStep;
 use super::{QueryError, check_point};
+use crate::geom::next_around;
 use crate::mesh::{Adjacent, LinkId, PolyRef, RuntimeTile, Snapshot};
 
 /// What a corner is.
@@ -77,7 +78,7 @@ pub fn portal_in(
     // The prepared corners (the same points as the tile's vertices) sit together, one or two
     // cache lines, where the vertex table is one line per corner on a large mesh.
     let corners = tile.corners.get(usize::from(from.polygon()))?;
-    let edge_ends = |edge: usize| (corners[edge], corners[(edge + 1) % count]);
+    let edge_ends = |edge: usize| (corners[edge], corners[next_around(edge, count)]);
     // Across a tile border, the snapshot's table of `from`'s tile (when `tile` is that
     // tile) lists the portals: the first into `to` is the one worked out edge by edge.
     let table = (!same_tile)

@@ -22,6 +22,7 @@ use glam::{Vec2, Vec3};
 
 use super::portals::border_crossing;
 use super::{PathResult, PathStep, QueryError, QueryFilter, ReadSet};
+use crate::geom::next_around;
 use crate::mesh::{Adjacent, PolyRef, Snapshot};
 
 /// Steps the crowd gives a head start: a few polygons, tens of metres on a baked level.
@@ -103,7 +104,7 @@ pub fn head_start(
         let count = usize::from(tile.data.polygons[usize::from(polygon.polygon())].vertex_count);
         for adjacent in tile.adjacent(polygon.polygon()) {
             let edge = usize::from(adjacent.edge);
-            let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+            let (a, b) = (corners[edge], corners[next_around(edge, count)]);
             if adjacent.border_side == Adjacent::INTERNAL {
                 offer(polygon.with_polygon(adjacent.neighbour), a, b, &steps);
             } else {

@@ -13,6 +13,7 @@ use glam::Vec3;
 
 #[cfg(test)]
 use super::ReadSet;
+use crate::geom::next_around;
 use crate::mesh::borders::{border_portal, border_tolerance};
 use crate::mesh::runtime_tile::BorderEdge;
 use crate::mesh::{
@@ -132,7 +133,7 @@ pub(crate) fn cross_tile_portal_into(
             polygon: to.polygon(),
             edge: edge as u8,
             start: corners[edge],
-            end: corners[(edge + 1) % count],
+            end: corners[next_around(edge, count)],
         };
         border_portal(side, a, b, &border, tolerance)
     })

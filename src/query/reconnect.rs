@@ -20,6 +20,7 @@
 
 use super::portals::border_crossing;
 use super::{PathResult, PathStep, QueryError, QueryFilter, ReadSet};
+use crate::geom::next_around;
 use crate::mesh::{Adjacent, PolyRef, Snapshot};
 
 /// Polygons a crowd lets one reconnection visit: two or three rings of neighbours on a
@@ -77,7 +78,7 @@ pub fn reconnect(
                 offer(polygon.with_polygon(adjacent.neighbour), &mut visited);
             } else {
                 let edge = usize::from(adjacent.edge);
-                let ends = (corners[edge], corners[(edge + 1) % count]);
+                let ends = (corners[edge], corners[next_around(edge, count)]);
                 let (facing, across) =
                     border_crossing(snapshot, polygon, adjacent, ends, &mut portals);
                 if let Some((slot, generation)) = facing {

@@ -8,6 +8,7 @@ use glam::{Vec2, Vec3};
 
 use super::portals::border_crossing;
 use super::{QueryError, QueryFilter, check_point};
+use crate::geom::next_around;
 use crate::mesh::{Adjacent, BorderPortal, PolyRef, Snapshot};
 
 /// Most polygons a ray or a move visits (the rest of a longer walk is a wall).
@@ -46,7 +47,7 @@ fn across(
     };
     let corners = &tile.corners[usize::from(reference.polygon())];
     let count = usize::from(tile.data.polygons[usize::from(reference.polygon())].vertex_count);
-    let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+    let (a, b) = (corners[edge], corners[next_around(edge, count)]);
     if adjacent.border_side == Adjacent::INTERNAL {
         if let Some(other) =
             PolyRef::new(reference.generation(), reference.slot(), adjacent.neighbour)
@@ -109,7 +110,7 @@ pub fn raycast(
         // The edge through which the segment leaves the polygon, and when.
         let mut exit: Option<(f32, usize)> = None;
         for edge in 0..count {
-            let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+            let (a, b) = (corners[edge], corners[next_around(edge, count)]);
             let outward = Vec2::new(-(b - a).y, (b - a).x);
             let speed = outward.dot(direction);
             if speed <= 1e-12 {
@@ -144,7 +145,7 @@ pub fn raycast(
                 polygons.push(current);
             }
             None => {
-                let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+                let (a, b) = (corners[edge], corners[next_around(edge, count)]);
                 let normal = Vec2::new(-(b - a).y, (b - a).x).normalize_or_zero();
                 return Ok(RaycastHit {
                     hit_fraction: Some(travelled.clamp(0.0, 1.0)),
@@ -208,7 +209,7 @@ pub fn move_along_surface(
             break;
         }
         for edge in 0..count {
-            let (a, b) = (corners[edge], corners[(edge + 1) % count]);
+            let (a, b) = (corners[edge], corners[next_around(edge, count)]);
             across(snapshot, current, edge, filter, &mut neighbours);
             if neighbours.is_empty() {
                 // A wall: the nearest point on it to the target is a candidate.
