@@ -128,8 +128,7 @@ pub fn measure_quality(
     let avoidance = crowd.config().avoidance;
     let passing = |slot: usize| {
         avoidance.enabled
-            && lanes.status[slot] == AgentStatus::Moving
-            && avoidance.passes_through_after(lanes.unprogressed_s[slot])
+            && avoidance.is_passing_through(lanes.status[slot], lanes.unprogressed_s[slot])
     };
     grid.for_each_pair_within(2.0 * widest, |a, b, distance| {
         let overlap = lanes.radius[a as usize] + lanes.radius[b as usize] - distance;

@@ -179,6 +179,20 @@ impl Default for AvoidanceConfig {
 }
 
 impl AvoidanceConfig {
+    /// Whether an agent in `status` that has gone `unprogressed_s` without progress is
+    /// passing through the agents in its way: a walker (only walkers pass) held past
+    /// [`AvoidanceConfig::pass_through_after_s`]. What the avoid and separation passes read
+    /// from their gathered bodies and the quality measure from the lanes.
+    #[inline]
+    pub(crate) fn is_passing_through(
+        &self,
+        status: crate::crowd::agents::AgentStatus,
+        unprogressed_s: f32,
+    ) -> bool {
+        status == crate::crowd::agents::AgentStatus::Moving
+            && self.passes_through_after(unprogressed_s)
+    }
+
     /// Whether a walker that has gone `unprogressed_s` without progress along its corridor
     /// passes through the agents in its way ([`AvoidanceConfig::pass_through_after_s`]):
     /// the one rule the avoid and separation passes (who is ignored) and the feedback pass

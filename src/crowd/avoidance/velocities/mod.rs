@@ -183,7 +183,7 @@ pub(crate) fn passes(profiles: &ProfileTable, other: &AvoidBody) -> bool {
 /// ([`AvoidanceConfig::pass_through_after_s`]).
 #[inline]
 pub(crate) fn passing_through(config: &AvoidanceConfig, body: &AvoidBody) -> bool {
-    body.status == AgentStatus::Moving && config.passes_through_after(body.unprogressed_s)
+    config.is_passing_through(body.status, body.unprogressed_s)
 }
 
 /// Whether the agent in this status walks (negotiates) rather than holds still.
