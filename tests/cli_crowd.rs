@@ -65,10 +65,11 @@ fn the_main_job_is_a_crowd_on_the_built_in_level() {
             .unwrap_or_else(|| panic!("no '{label}' in {text}"))
     };
     // Every target is where its agent can walk, so no order ends at a partial path's end;
-    // complete arrivals are what the crowd delivers (measured 477 in 10 s; 1,127 without
-    // avoidance, walking through each other).
+    // complete arrivals are what the crowd delivers (measured 696 in 10 s; 1,127 without
+    // avoidance, walking through each other; 581 with the boundary respected 1 s ahead).
     assert_eq!(counted("(at the end of a partial path): "), 0, "{text}");
-    assert!(counted("complete arrivals: ") > 300, "{text}");
+    let arrivals = counted("complete arrivals: ");
+    assert!(arrivals > 640, "{text}");
     assert!(text.contains("depth p50") && text.contains("p99"), "{text}");
     assert!(text.contains("avoidance on:"), "{text}");
     assert!(text.contains("off the mesh: 0"), "{text}");
@@ -89,6 +90,17 @@ fn the_main_job_is_a_crowd_on_the_built_in_level() {
         .and_then(|n| n.parse().ok())
         .expect("a count of platform riders");
     assert!(lift_riders > 0, "{text}");
+    // The boundary's horizon is the crowd's to set: a second ahead, walkers are held off
+    // the edges their paths turn round and deliver fewer.
+    let output = waymark(&["crowd", "--wall-time-horizon", "1"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let held_off = text
+        .lines()
+        .find_map(|line| line.strip_prefix("complete arrivals: "))
+        .and_then(|rest| rest.split(';').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no arrivals in {text}"));
+    assert!(held_off + 50 < arrivals, "{held_off} against {arrivals}");
 }
 
 #[test]
@@ -351,6 +363,10 @@ fn bad_crowd_arguments_are_one_line() {
         ),
         (vec!["crowd", "--frames", "5000000"], "5000000 is outside"),
         (vec!["crowd", "--threads", "0"], "--threads"),
+        (
+            vec!["crowd", "--wall-time-horizon", "0"],
+            "avoidance.wall_time_horizon_s = 0 is invalid",
+        ),
         (vec!["scenario", "circle", "--agents", "2000000"], "2000000"),
         (vec!["bake", "--threads", "100000"], "--threads"),
     ] {

@@ -13,6 +13,7 @@
 //!   closed), convex clipping and hulls, for target projection.
 //! - [`SplitMix64`]: a seeded random generator (generated levels, random scenarios).
 //! - [`limits`]: the physical ranges every value entering waymark must lie in.
+//! - [`next_around`]: the next corner of a polygon, for the walks round its edges.
 //!
 //! Invariants: lengths are world metres; a horizontal length is measured in the (X, Z)
 //! basis of the current [`UpBasis`], which preserves lengths because it is orthonormal.
@@ -26,6 +27,8 @@ pub mod triangle;
 mod up;
 
 pub use bounds::Aabb;
+pub use random::SplitMix64;
+pub use up::{UpBasis, UpBasisError};
 
 /// The index after `index` around a ring of `count` items (`index < count`): the same as
 /// `(index + 1) % count` without the integer division, which the polygon walks of every
@@ -34,5 +37,21 @@ pub use bounds::Aabb;
 pub fn next_around(index: usize, count: usize) -> usize {
     if index + 1 >= count { 0 } else { index + 1 }
 }
-pub use random::SplitMix64;
-pub use up::{UpBasis, UpBasisError};
+
+#[cfg(test)]
+mod tests {
+    use super::next_around;
+
+    #[test]
+    fn the_next_index_around_a_ring_is_the_one_the_remainder_gives() {
+        for count in 1..=8 {
+            for index in 0..count {
+                assert_eq!(
+                    next_around(index, count),
+                    (index + 1) % count,
+                    "{index} of {count}"
+                );
+            }
+        }
+    }
+}

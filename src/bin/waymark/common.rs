@@ -142,6 +142,10 @@ pub struct ContactArgs {
     /// Collision time horizon between agents, seconds.
     #[arg(long, value_name = "S")]
     pub time_horizon: Option<f32>,
+    /// How far ahead the mesh's boundary is respected, seconds: a walker closes on an edge
+    /// no faster than its distance over this.
+    #[arg(long, value_name = "S")]
+    pub wall_time_horizon: Option<f32>,
 }
 
 /// The name the reports give a contact: `slide` or `inelastic`.
@@ -187,6 +191,9 @@ impl ContactArgs {
         }
         if let Some(horizon) = self.time_horizon {
             avoidance.time_horizon_s = horizon;
+        }
+        if let Some(horizon) = self.wall_time_horizon {
+            avoidance.wall_time_horizon_s = horizon;
         }
     }
 }

@@ -140,9 +140,9 @@ impl Default for AvoidanceConfig {
             time_horizon_s: 2.5,
             // A quarter of a second: paths turn at the mesh's boundary corners, and a
             // longer look ahead holds every walker off the edge it is heading along (the
-            // main job delivered 582 complete arrivals in 10 s with 1 s, 696 with 0.25 s;
-            // the flow suite's arrivals rose at most points, docs/benchmarks.md, Flow).
-            // The mesh keeps agents on it whatever the horizon.
+            // main job with `--wall-time-horizon 1` delivers 581 complete arrivals in 10 s
+            // against 696; docs/benchmarks.md, Flow). The mesh keeps agents on it whatever
+            // the horizon.
             wall_time_horizon_s: 0.25,
             // Bodies keep their size while held: pressed together to squeeze past, a held
             // pair only adds overlapping pairs while it waits, since passes long enough
