@@ -11,7 +11,9 @@
 //! Pass 1 must come first (it makes spans walkable). Passes 2 and 3 only clear flags, and the
 //! ledge test reads its neighbours' geometry, never their flags, so they commute: the two
 //! per-column passes run right after rasterization (once per column, even in a tiled bake)
-//! and the ledge pass, which needs neighbours, on each tile's bordered grid.
+//! and the ledge pass, which needs neighbours, on a grid that has them: a tiled bake's
+//! segments, each with a one-column margin (once per column again), or a tile rebuilt alone
+//! on its bordered grid.
 
 use super::config::SPAN_HEIGHT_MAX;
 use super::heightfield::{Heightfield, NO_SPAN};
@@ -123,6 +125,27 @@ pub fn filter_ledges(field: &mut Heightfield, walkable_height_cells: u32, climb_
     // Cleared after the sweep so every span is judged against the unfiltered neighbourhood.
     for index in to_clear {
         field.span_mut(index).area = 0;
+    }
+}
+
+/// What [`filter_ledges`] does on the grid's outermost columns, whose outside counts as a
+/// bottomless drop: every walkable span there becomes unwalkable. A grid assembled from
+/// columns already filtered with their true neighbours (the tiled bake's segments) takes
+/// this instead of filtering again.
+pub fn clear_outer_ring(field: &mut Heightfield) {
+    let (width, depth) = (field.width, field.depth);
+    for z in 0..depth {
+        for x in 0..width {
+            if x != 0 && z != 0 && x + 1 != width && z + 1 != depth {
+                continue;
+            }
+            let mut cursor = field.head(field.column_index(x, z));
+            while cursor != NO_SPAN {
+                let span = field.span_mut(cursor);
+                span.area = 0;
+                cursor = span.next;
+            }
+        }
     }
 }
 

@@ -212,21 +212,35 @@ pub fn build_tile_stages(
 ) -> Result<(TileData, StageTimes, TileStages), BakeError> {
     // Stage::Rasterize (and the per-column filters of Stage::Filter): rasterize into solid spans.
     let (field, rasterize_times) = rasterize_job(world, job, config);
-    let (tile, mut times, stages) = build_tile_from_field(world, job, field, config, volumes)?;
+    let (tile, mut times, stages) =
+        build_tile_from_compact(world, job, compact_field(field, config), config, volumes)?;
     times.add(&rasterize_times);
     Ok((tile, times, stages))
 }
 
-/// Runs the stages from [`Stage::Filter`] on a tile's rasterized grid (its border included), whose columns
-/// have been through [`rasterize_job`]'s per-column filters.
-pub fn build_tile_from_field(
+/// Runs the stages from [`Stage::Compact`] on a tile's bordered grid whose columns have
+/// been through [`rasterize_job`]'s per-column filters and whose ledges are already
+/// filtered (its columns filtered with their true neighbours, its outer ring cleared: see
+/// [`filter::clear_outer_ring`]).
+pub fn build_tile_from_filtered_field(
     world: &WorldTriangles,
     job: &TileJob,
     field: Heightfield,
     config: &ValidBakeConfig,
     volumes: &[AreaVolume],
 ) -> Result<(TileData, StageTimes, TileStages), BakeError> {
-    let (compact, compact_times) = compact_field(field, config);
+    let compacted = compact_filtered_field(field, config);
+    build_tile_from_compact(world, job, compacted, config, volumes)
+}
+
+/// The stages from [`Stage::Erode`] on a compacted grid, its compaction's times added.
+fn build_tile_from_compact(
+    world: &WorldTriangles,
+    job: &TileJob,
+    (compact, compact_times): (CompactHeightfield, StageTimes),
+    config: &ValidBakeConfig,
+    volumes: &[AreaVolume],
+) -> Result<(TileData, StageTimes, TileStages), BakeError> {
     let inputs = TileInputs::of(world, job);
     let (tile, mut times, stages) = finish_tile(compact, job, &inputs, config, volumes)?;
     times.add(&compact_times);
@@ -283,14 +297,24 @@ pub fn compact_field(
     mut field: Heightfield,
     config: &ValidBakeConfig,
 ) -> (CompactHeightfield, StageTimes) {
-    let mut times = StageTimes::default();
     let clock = Instant::now();
     filter::filter_ledges(
         &mut field,
         config.walkable_height_cells,
         config.walkable_climb_cells,
     );
-    times.0[Stage::Filter as usize] = clock.elapsed().as_secs_f64();
+    let filter_seconds = clock.elapsed().as_secs_f64();
+    let (compact, mut times) = compact_filtered_field(field, config);
+    times.0[Stage::Filter as usize] = filter_seconds;
+    (compact, times)
+}
+
+/// [`Stage::Compact`] alone, for a grid whose ledges are already filtered.
+pub fn compact_filtered_field(
+    field: Heightfield,
+    config: &ValidBakeConfig,
+) -> (CompactHeightfield, StageTimes) {
+    let mut times = StageTimes::default();
     let clock = Instant::now();
     let compact = CompactHeightfield::build(
         &field,

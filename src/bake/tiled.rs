@@ -5,27 +5,42 @@
 //! Inputs: the world triangles, the validated settings, the tile layout and the bordered
 //! tile jobs. Output: every tile with its stage times, in job order.
 //!
-//! Phase 1 rasterizes (and filters column by column) the level once, in *segments*: up to
-//! [`SEGMENT_TILES`] tile interiors of one row side by side, in parallel. Phase 2 assembles
-//! each tile's bordered grid by copying the columns it overlaps from the segments of its
-//! own and its neighbours' rows and runs the remaining stages, in parallel. Every grid
-//! shares the level's cell frame and takes its triangles in index order, so a column comes
-//! out the same whatever grid rasterized it: the assembled grid equals what rasterizing the
-//! bordered grid directly gives ([`tile_builder::build_tile`], used for single-tile
-//! rebuilds), and the result does not depend on how the level was cut into segments or on
-//! the thread count. A segment holds several tiles rather than one because a triangle
-//! pays its setup once per grid it reaches: on nav_test, whose floors are few and large,
-//! one grid per tile interior rasterized each triangle 3.5 times.
+//! Phase 1 rasterizes and filters the level once, in *segments*: up to [`SEGMENT_TILES`]
+//! tile interiors of one row side by side, each with a margin of [`SEGMENT_MARGIN`] column
+//! on every side, in parallel. Phase 2 assembles each tile's bordered grid by copying the
+//! columns it overlaps from the segments of its own and its neighbours' rows (never a
+//! margin) and runs the remaining stages, in parallel. Every grid shares the level's cell
+//! frame and takes its triangles in index order, so a column comes out the same whatever
+//! grid rasterized it. The ledge filter reads a column's four neighbours: run on a segment,
+//! every column the segment hands out has its true neighbours (the margin's), so it is
+//! filtered as in the bordered grid, except on that grid's outermost ring, where the
+//! per-tile filter clears every walkable span (its outside counting as a drop): the
+//! assembled grid takes [`filter::clear_outer_ring`] instead. It then equals what
+//! rasterizing and filtering the bordered grid directly gives
+//! ([`tile_builder::build_tile`], used for single-tile rebuilds), and the result does not
+//! depend on how the level was cut into segments or on the thread count. The ledge filter
+//! so runs on each column about once, where on the bordered grids it ran on their whole
+//! area (1.46 times the level's with tiles of 48 cells). A segment holds several tiles
+//! rather than one because a triangle pays its setup once per grid it reaches: on
+//! nav_test, whose floors are few and large, one grid per tile interior rasterized each
+//! triangle 3.5 times.
+//!
+//! The phases are not separated by a barrier: a tile starts as soon as the segments its grid
+//! overlaps are in, so on two cores the one that finishes its segments first builds tiles
+//! while the other rasterizes the largest segment (on the dungeon, whose seven segments
+//! take 0.7 to 2 ms each, a barrier left a core idle for a tenth of the bake).
 //!
 //! Rows are built in bands of about [`BAND_TILES`] tiles: a band's segments are rasterized
 //! just ahead of the tiles that need them and dropped once no later tile reaches them, so
 //! memory holds a few rows of segments, not the whole level (a 1.3 km city would otherwise
 //! hold a gigabyte).
 
-use rayon::prelude::*;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::filter;
 use super::heightfield::Heightfield;
-use super::tile_builder::{self, StageTimes, TileJob};
+use super::tile_builder::{self, Stage, StageTimes, TileJob};
 use super::{AreaVolume, BakeError, TileLayout, ValidBakeConfig};
 use crate::mesh::TileData;
 use crate::scene::WorldTriangles;
@@ -42,6 +57,10 @@ const SEGMENT_TILES: u32 = 16;
 /// still rasterize one at a time.
 const SEGMENT_COLUMNS_MAX: u64 = 1 << 20;
 
+/// Columns a segment's grid reaches past its tile interiors on every side: the neighbours
+/// the ledge filter reads for the columns it hands out.
+const SEGMENT_MARGIN: u32 = 1;
+
 /// Tiles per segment for `layout`.
 fn segment_tiles(layout: &TileLayout) -> u32 {
     let tile_columns = u64::from(layout.tile_cells_x) * u64::from(layout.tile_cells_z);
@@ -50,8 +69,8 @@ fn segment_tiles(layout: &TileLayout) -> u32 {
 
 /// The jobs of phase 1: every segment any triangle reaches, in row-major order, each
 /// with the triangles whose bounds (one cell wider on every side, which covers points on
-/// cell lines) reach its grid, in index order. A segment job's `tile_x` and `tile_z` are
-/// its first tile's.
+/// cell lines) reach its grid, margin included, in index order. A segment job's `tile_x`
+/// and `tile_z` are its first tile's.
 fn segment_jobs(world: &WorldTriangles, cell_size: f32, layout: &TileLayout) -> Vec<TileJob> {
     let per_segment = segment_tiles(layout);
     let segments_x = layout.tiles_x.div_ceil(per_segment);
@@ -62,7 +81,8 @@ fn segment_jobs(world: &WorldTriangles, cell_size: f32, layout: &TileLayout) -> 
     let range = |low: f32, high: f32, origin: f32, span: i64, count: u32| {
         let cell = |value: f32| ((value - origin) * inverse_cell_size).floor() as i64;
         let clamp = |cell: i64| cell.div_euclid(span).clamp(0, i64::from(count) - 1) as u32;
-        (clamp(cell(low) - 1), clamp(cell(high) + 1))
+        let reach = 1 + i64::from(SEGMENT_MARGIN);
+        (clamp(cell(low) - reach), clamp(cell(high) + reach))
     };
     for (index, [a, b, c]) in world.corners.iter().enumerate() {
         let (low, high) = (a.min(*b).min(*c), a.max(*b).max(*c));
@@ -86,11 +106,11 @@ fn segment_jobs(world: &WorldTriangles, cell_size: f32, layout: &TileLayout) -> 
                 tile_z: row as i32,
                 frame_origin: layout.origin,
                 first_column: [
-                    (first_tile * layout.tile_cells_x) as i32,
-                    (row * layout.tile_cells_z) as i32,
+                    (first_tile * layout.tile_cells_x) as i32 - SEGMENT_MARGIN as i32,
+                    (row * layout.tile_cells_z) as i32 - SEGMENT_MARGIN as i32,
                 ],
-                grid_width: tiles * layout.tile_cells_x,
-                grid_depth: layout.tile_cells_z,
+                grid_width: tiles * layout.tile_cells_x + 2 * SEGMENT_MARGIN,
+                grid_depth: layout.tile_cells_z + 2 * SEGMENT_MARGIN,
                 triangles,
             }
         })
@@ -110,7 +130,8 @@ pub(super) fn bake_tiles(
     report: &(dyn Fn(&TileJob) + Sync),
 ) -> Result<Vec<(TileData, StageTimes)>, BakeError> {
     let valid = *valid;
-    let mut fields: Vec<Option<Heightfield>> = vec![None; segments.len()];
+    let mut fields: Vec<OnceLock<Heightfield>> =
+        (0..segments.len()).map(|_| OnceLock::new()).collect();
     let mut segment_times = StageTimes::default();
     // Rows a border reaches on each side.
     let reach = layout
@@ -126,7 +147,7 @@ pub(super) fn bake_tiles(
         let band_end = (band_start + rows_per_band).min(layout.tiles_z as i32);
         // No tile from here on reaches rows above `band_start - reach`.
         while dropped < segments.len() && segments[dropped].tile_z < band_start - reach {
-            fields[dropped] = None;
+            fields[dropped].take();
             dropped += 1;
         }
         let band_jobs: Vec<&TileJob> = jobs
@@ -147,31 +168,155 @@ pub(super) fn bake_tiles(
                 .count();
         let mut order: Vec<usize> = (rasterized..batch_end).collect();
         order.sort_by_key(|&index| std::cmp::Reverse(segments[index].triangles.len()));
-        let rasterized_batch: Vec<(Heightfield, StageTimes)> = order
-            .par_iter()
-            .with_max_len(1)
-            .map(|&index| tile_builder::rasterize_job(world, &segments[index], &valid))
-            .collect();
-        for (index, (field, times)) in order.into_iter().zip(rasterized_batch) {
-            segment_times.add(&times);
-            fields[index] = Some(field);
+        let built = build_band(
+            world,
+            &valid,
+            volumes,
+            segments,
+            &mut fields,
+            &order,
+            rasterized..batch_end,
+            &band_jobs,
+            report,
+        )?;
+        for index in rasterized..batch_end {
+            if let Some(times) = &built.segment_times[index - rasterized] {
+                segment_times.add(times);
+            }
         }
         rasterized = batch_end;
-        let fields_ref = &fields;
-        let built: Vec<(TileData, StageTimes)> = band_jobs
-            .par_iter()
-            .map(|job| {
-                let built = assemble_tile(world, job, &valid, volumes, segments, fields_ref);
-                report(job);
-                built
-            })
-            .collect::<Result<_, _>>()?;
-        results.extend(built);
+        results.extend(built.tiles);
     }
     if let Some((_, times)) = results.first_mut() {
         times.add(&segment_times);
     }
     Ok(results)
+}
+
+/// A band's tiles and the stage times of the segments it rasterized.
+struct BuiltBand {
+    /// The band's tiles, in job order.
+    tiles: Vec<(TileData, StageTimes)>,
+    /// Stage times of the batch's segments, by index from the batch's first.
+    segment_times: Vec<Option<StageTimes>>,
+}
+
+/// Rasterizes and filters the segments of `batch` (into `fields`, in `order`: the most
+/// triangles first) and builds `band_jobs`, each as soon as the batch's segments its grid
+/// overlaps are in: one parallel scope, not a phase barrier, so a core that finishes its
+/// segments starts on tiles instead of waiting for the largest segment. Every tile reads
+/// only the segments it overlaps, each written once before any reader starts, so the
+/// result does not depend on the order tasks run in.
+#[allow(clippy::too_many_arguments)]
+fn build_band(
+    world: &WorldTriangles,
+    valid: &ValidBakeConfig,
+    volumes: &[AreaVolume],
+    segments: &[TileJob],
+    fields: &mut [OnceLock<Heightfield>],
+    order: &[usize],
+    batch: std::ops::Range<usize>,
+    band_jobs: &[&TileJob],
+    report: &(dyn Fn(&TileJob) + Sync),
+) -> Result<BuiltBand, BakeError> {
+    // For each of the batch's segments, the band jobs waiting on it; for each job, how
+    // many of the batch's segments it still waits on.
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); batch.len()];
+    let waiting: Vec<AtomicUsize> = band_jobs
+        .iter()
+        .enumerate()
+        .map(|(job_index, job)| {
+            let mut count = 0;
+            for segment in overlapped_segments(job, segments) {
+                if batch.contains(&segment) {
+                    dependents[segment - batch.start].push(job_index);
+                    count += 1;
+                }
+            }
+            AtomicUsize::new(count)
+        })
+        .collect();
+    let tiles: Vec<OnceLock<Result<(TileData, StageTimes), BakeError>>> =
+        band_jobs.iter().map(|_| OnceLock::new()).collect();
+    let segment_times: Vec<OnceLock<StageTimes>> = batch.clone().map(|_| OnceLock::new()).collect();
+    let fields: &[OnceLock<Heightfield>] = fields;
+    let build = |job_index: usize| {
+        let job = band_jobs[job_index];
+        let built = assemble_tile(world, job, valid, volumes, segments, fields);
+        report(job);
+        // Each job is built once: the task that takes its count to zero spawns it.
+        let _ = tiles[job_index].set(built);
+    };
+    rayon::scope_fifo(|scope| {
+        for (job_index, count) in waiting.iter().enumerate() {
+            if count.load(Ordering::Relaxed) == 0 {
+                scope.spawn_fifo(move |_| build(job_index));
+            }
+        }
+        for &index in order {
+            let (dependents, waiting) = (&dependents, &waiting);
+            let (segment_times, build) = (&segment_times, &build);
+            scope.spawn_fifo(move |scope| {
+                let (mut field, mut times) =
+                    tile_builder::rasterize_job(world, &segments[index], valid);
+                let clock = std::time::Instant::now();
+                filter::filter_ledges(
+                    &mut field,
+                    valid.walkable_height_cells,
+                    valid.walkable_climb_cells,
+                );
+                times.0[Stage::Filter as usize] += clock.elapsed().as_secs_f64();
+                let _ = fields[index].set(field);
+                let _ = segment_times[index - batch.start].set(times);
+                for &job_index in &dependents[index - batch.start] {
+                    // The last of its segments in: the job can start.
+                    if waiting[job_index].fetch_sub(1, Ordering::AcqRel) == 1 {
+                        scope.spawn_fifo(move |_| build(job_index));
+                    }
+                }
+            });
+        }
+    });
+    let tiles = tiles
+        .into_iter()
+        .map(|built| built.into_inner().expect("every job of the band is built"))
+        .collect::<Result<_, _>>()?;
+    Ok(BuiltBand {
+        tiles,
+        segment_times: segment_times
+            .into_iter()
+            .map(OnceLock::into_inner)
+            .collect(),
+    })
+}
+
+/// The indices of the segments (row-major) whose grids overlap `job`'s bordered grid.
+fn overlapped_segments<'a>(
+    job: &'a TileJob,
+    segments: &'a [TileJob],
+) -> impl Iterator<Item = usize> + 'a {
+    let overlaps = |low: i32, size: u32, other_low: i32, other_size: u32| {
+        low < other_low + other_size as i32 && other_low < low + size as i32
+    };
+    // Segments are row-major: the ones this grid overlaps lie between the first whose
+    // rows reach its top and the first past its bottom.
+    let grid_rows = job.first_column[1]..job.first_column[1] + job.grid_depth as i32;
+    let first = segments.partition_point(|segment| {
+        segment.first_column[1] + segment.grid_depth as i32 <= grid_rows.start
+    });
+    segments[first..]
+        .iter()
+        .enumerate()
+        .take_while(move |(_, segment)| segment.first_column[1] < grid_rows.end)
+        .filter(move |(_, segment)| {
+            overlaps(
+                job.first_column[0],
+                job.grid_width,
+                segment.first_column[0],
+                segment.grid_width,
+            )
+        })
+        .map(move |(offset, _)| first + offset)
 }
 
 /// Assembles one tile's bordered grid from the segments it overlaps (`fields`, indexed
@@ -183,7 +328,7 @@ fn assemble_tile(
     valid: &ValidBakeConfig,
     volumes: &[AreaVolume],
     segments: &[TileJob],
-    fields: &[Option<Heightfield>],
+    fields: &[OnceLock<Heightfield>],
 ) -> Result<(TileData, StageTimes), BakeError> {
     let clock = std::time::Instant::now();
     let mut field = Heightfield::in_frame(
@@ -194,33 +339,17 @@ fn assemble_tile(
         valid.cell_size_m(),
         valid.cell_height_m(),
     );
-    let overlaps = |low: i32, size: u32, other_low: i32, other_size: u32| {
-        low < other_low + other_size as i32 && other_low < low + size as i32
-    };
-    // Segments are row-major: the ones this grid overlaps lie between the first whose
-    // rows reach its top and the first past its bottom.
-    let grid_rows = job.first_column[1]..job.first_column[1] + job.grid_depth as i32;
-    let first = segments.partition_point(|segment| {
-        segment.first_column[1] + segment.grid_depth as i32 <= grid_rows.start
-    });
-    for (segment, source) in segments[first..]
-        .iter()
-        .zip(&fields[first..])
-        .take_while(|(segment, _)| segment.first_column[1] < grid_rows.end)
-    {
-        let columns_overlap = overlaps(
-            job.first_column[0],
-            job.grid_width,
-            segment.first_column[0],
-            segment.grid_width,
-        );
-        if let (true, Some(source)) = (columns_overlap, source) {
-            field.copy_columns_from(source);
+    for segment in overlapped_segments(job, segments) {
+        if let Some(source) = fields[segment].get() {
+            field.copy_columns_from(source, SEGMENT_MARGIN);
         }
     }
+    // The columns came filtered with their true neighbours; the ring the tile's own ledge
+    // filter would clear (see the module documentation) is cleared here.
+    filter::clear_outer_ring(&mut field);
     let assembly_seconds = clock.elapsed().as_secs_f64();
     let (tile, mut times, _) =
-        tile_builder::build_tile_from_field(world, job, field, valid, volumes)?;
+        tile_builder::build_tile_from_filtered_field(world, job, field, valid, volumes)?;
     times.0[0] += assembly_seconds;
     Ok((tile, times))
 }
