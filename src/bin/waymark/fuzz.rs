@@ -18,10 +18,10 @@ use std::sync::OnceLock;
 use fuzz_targets::Target;
 use glam::Vec3;
 use waymark::mesh::NavMesh;
-use waymark::query::{NodePool, QueryFilter, RouteBuffers};
+use waymark::query::{NodePool, QueryFilter, RouteBuffers, route_with};
 
 use crate::bake_args::BakeArgs;
-use crate::path::{answer, parse_queries};
+use crate::path::{NEAREST_HALF_EXTENTS, answer_of, parse_queries};
 use crate::sim::SimCommand;
 use crate::target::TargetCommand;
 
@@ -97,7 +97,16 @@ fn run_queries_csv(input: &[u8]) -> Result<(), String> {
     let mut pool = NodePool::new(2048);
     let mut buffers = RouteBuffers::default();
     for &(start, end) in queries.iter().take(64) {
-        if let Ok(found) = answer(&snapshot, &filter, &mut pool, &mut buffers, start, end)
+        let routed = route_with(
+            &snapshot,
+            start,
+            end,
+            NEAREST_HALF_EXTENTS,
+            &filter,
+            &mut pool,
+            &mut buffers,
+        );
+        if let Ok(found) = routed.map(|found| answer_of(found, &mut buffers))
             && !found.length.is_finite()
         {
             return Err(format!(
