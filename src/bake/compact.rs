@@ -61,6 +61,35 @@ pub struct CompactHeightfield {
     pub distance_max: u16,
 }
 
+/// Where a grid lies and how fine it is: what a compact heightfield keeps of the
+/// heightfield it is built from besides the spans.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridFrame {
+    /// Columns along X.
+    pub width: u32,
+    /// Columns along Z.
+    pub depth: u32,
+    /// World position of the grid's minimum corner.
+    pub origin: Vec3,
+    /// Cell size, metres.
+    pub cell_size: f32,
+    /// Cell height, metres.
+    pub cell_height: f32,
+}
+
+impl GridFrame {
+    /// The frame of `field`.
+    pub fn of(field: &Heightfield) -> GridFrame {
+        GridFrame {
+            width: field.width,
+            depth: field.depth,
+            origin: field.origin,
+            cell_size: field.cell_size,
+            cell_height: field.cell_height,
+        }
+    }
+}
+
 impl CompactHeightfield {
     /// Builds the open spans and their links. Columns with more than [`LAYERS_MAX`] open
     /// spans keep the lowest ones (no real level stacks 255 floors in one column).
@@ -70,14 +99,35 @@ impl CompactHeightfield {
         walkable_climb: u32,
         border: u32,
     ) -> Self {
-        let column_total = (field.width * field.depth) as usize;
-        let mut compact = CompactHeightfield {
-            width: field.width,
-            depth: field.depth,
+        CompactHeightfield::build_from_columns(
+            GridFrame::of(field),
+            walkable_height,
+            walkable_climb,
             border,
-            origin: field.origin,
-            cell_size: field.cell_size,
-            cell_height: field.cell_height,
+            |column| Some((field, column)),
+        )
+    }
+
+    /// [`CompactHeightfield::build`] for a grid framed by `frame` whose columns are read
+    /// where `source_of(column)` says: a heightfield and its column holding the spans of
+    /// that column of the grid (`None`: no spans). A tiled bake reads a tile's columns
+    /// straight from the rasterized segments around it this way, without copying them
+    /// into a grid of its own first.
+    pub fn build_from_columns<'a>(
+        frame: GridFrame,
+        walkable_height: u32,
+        walkable_climb: u32,
+        border: u32,
+        mut source_of: impl FnMut(usize) -> Option<(&'a Heightfield, usize)>,
+    ) -> Self {
+        let column_total = (frame.width * frame.depth) as usize;
+        let mut compact = CompactHeightfield {
+            width: frame.width,
+            depth: frame.depth,
+            border,
+            origin: frame.origin,
+            cell_size: frame.cell_size,
+            cell_height: frame.cell_height,
             walkable_height,
             walkable_climb,
             column_first: vec![0; column_total],
@@ -92,8 +142,11 @@ impl CompactHeightfield {
         };
         for column in 0..column_total {
             compact.column_first[column] = compact.floor.len() as u32;
+            let Some((field, source)) = source_of(column) else {
+                continue;
+            };
             let mut count = 0usize;
-            for (_, span) in field.column(column) {
+            for (_, span) in field.column(source) {
                 if span.area == 0 || count == LAYERS_MAX {
                     continue;
                 }

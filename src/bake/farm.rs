@@ -4,9 +4,9 @@
 //!
 //! Inputs: the level's world triangles, the bake settings, the rectangle (half-open column
 //! and row ranges of [`tile_grid`]). Output: a [`TilePart`]. Each tile is baked from its
-//! bordered grid rasterized directly, which equals the whole bake's assembled grid, so a
-//! part's tiles are the whole bake's, bit for bit; every job plans the same grid from the
-//! same triangles, so no coordination is needed beyond the grid.
+//! bordered grid rasterized directly, which equals what the whole bake reads from its
+//! segments, so a part's tiles are the whole bake's, bit for bit; every job plans the
+//! same grid from the same triangles, so no coordination is needed beyond the grid.
 
 use std::ops::Range;
 

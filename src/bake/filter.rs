@@ -128,27 +128,6 @@ pub fn filter_ledges(field: &mut Heightfield, walkable_height_cells: u32, climb_
     }
 }
 
-/// What [`filter_ledges`] does on the grid's outermost columns, whose outside counts as a
-/// bottomless drop: every walkable span there becomes unwalkable. A grid assembled from
-/// columns already filtered with their true neighbours (the tiled bake's segments) takes
-/// this instead of filtering again.
-pub fn clear_outer_ring(field: &mut Heightfield) {
-    let (width, depth) = (field.width, field.depth);
-    for z in 0..depth {
-        for x in 0..width {
-            if x != 0 && z != 0 && x + 1 != width && z + 1 != depth {
-                continue;
-            }
-            let mut cursor = field.head(field.column_index(x, z));
-            while cursor != NO_SPAN {
-                let span = field.span_mut(cursor);
-                span.area = 0;
-                cursor = span.next;
-            }
-        }
-    }
-}
-
 /// Pass 3: walkable tops with less headroom than the body height become unwalkable.
 pub fn filter_low_ceilings(field: &mut Heightfield, walkable_height_cells: u32) {
     for column in 0..(field.width * field.depth) as usize {

@@ -137,47 +137,6 @@ impl Heightfield {
             .sum()
     }
 
-    /// Copies, into this grid's empty columns, the spans of every column `source` holds at
-    /// least `source_margin` columns inside its edges that lies inside this grid (both grids
-    /// in the same frame). Used to assemble a tile's bordered grid from the rasterized
-    /// segments of the level around it, whose margins only serve their own ledge filter.
-    pub fn copy_columns_from(&mut self, source: &Heightfield, source_margin: u32) {
-        debug_assert_eq!(self.frame_origin, source.frame_origin);
-        let margin = source_margin as i32;
-        let x_start = self.first_column[0].max(source.first_column[0] + margin);
-        let z_start = self.first_column[1].max(source.first_column[1] + margin);
-        let x_end = (self.first_column[0] + self.width as i32)
-            .min(source.first_column[0] + source.width as i32 - margin);
-        let z_end = (self.first_column[1] + self.depth as i32)
-            .min(source.first_column[1] + source.depth as i32 - margin);
-        for z in z_start..z_end {
-            for x in x_start..x_end {
-                let from = source.column_index(
-                    (x - source.first_column[0]) as u32,
-                    (z - source.first_column[1]) as u32,
-                );
-                let to = self.column_index(
-                    (x - self.first_column[0]) as u32,
-                    (z - self.first_column[1]) as u32,
-                );
-                debug_assert_eq!(self.heads[to], NO_SPAN, "copy into an empty column");
-                let mut previous = NO_SPAN;
-                for (_, span) in source.column(from) {
-                    let index = self.allocate(Span {
-                        next: NO_SPAN,
-                        ..span
-                    });
-                    if previous == NO_SPAN {
-                        self.heads[to] = index;
-                    } else {
-                        self.spans[previous as usize].next = index;
-                    }
-                    previous = index;
-                }
-            }
-        }
-    }
-
     /// Whether two grids hold the same spans in the same columns.
     pub fn same_spans(&self, other: &Heightfield) -> bool {
         self.width == other.width

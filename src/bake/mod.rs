@@ -416,10 +416,10 @@ pub fn bake_with_progress(
 /// `progress(done, total)` as tiles finish.
 ///
 /// A tiled bake runs in two overlapping phases (`tiled.rs`). Phase 1 rasterizes and
-/// filters the level once, in pieces of up to a row of tiles, in parallel. Phase 2
-/// assembles each tile's bordered grid from the pieces it overlaps, as soon as they are
-/// in, and runs the remaining stages, in parallel. All grids share the level's cell frame, so the assembled grid equals what
-/// rasterizing the bordered grid directly gives ([`tile_builder::build_tile`], used for
+/// filters the level once, in pieces of up to a row of tiles, in parallel. Phase 2 builds
+/// each tile from the columns of the pieces its bordered grid overlaps, as soon as they
+/// are in, in parallel. All grids share the level's cell frame, so a tile equals what
+/// rasterizing its bordered grid directly gives ([`tile_builder::build_tile`], used for
 /// single-tile rebuilds), without rasterizing every border region up to four times.
 pub fn bake_with(
     world: &WorldTriangles,

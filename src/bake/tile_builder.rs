@@ -218,23 +218,8 @@ pub fn build_tile_stages(
     Ok((tile, times, stages))
 }
 
-/// Runs the stages from [`Stage::Compact`] on a tile's bordered grid whose columns have
-/// been through [`rasterize_job`]'s per-column filters and whose ledges are already
-/// filtered (its columns filtered with their true neighbours, its outer ring cleared: see
-/// [`filter::clear_outer_ring`]).
-pub fn build_tile_from_filtered_field(
-    world: &WorldTriangles,
-    job: &TileJob,
-    field: Heightfield,
-    config: &ValidBakeConfig,
-    volumes: &[AreaVolume],
-) -> Result<(TileData, StageTimes, TileStages), BakeError> {
-    let compacted = compact_filtered_field(field, config);
-    build_tile_from_compact(world, job, compacted, config, volumes)
-}
-
 /// The stages from [`Stage::Erode`] on a compacted grid, its compaction's times added.
-fn build_tile_from_compact(
+pub fn build_tile_from_compact(
     world: &WorldTriangles,
     job: &TileJob,
     (compact, compact_times): (CompactHeightfield, StageTimes),
@@ -304,17 +289,6 @@ pub fn compact_field(
         config.walkable_climb_cells,
     );
     let filter_seconds = clock.elapsed().as_secs_f64();
-    let (compact, mut times) = compact_filtered_field(field, config);
-    times.0[Stage::Filter as usize] = filter_seconds;
-    (compact, times)
-}
-
-/// [`Stage::Compact`] alone, for a grid whose ledges are already filtered.
-pub fn compact_filtered_field(
-    field: Heightfield,
-    config: &ValidBakeConfig,
-) -> (CompactHeightfield, StageTimes) {
-    let mut times = StageTimes::default();
     let clock = Instant::now();
     let compact = CompactHeightfield::build(
         &field,
@@ -322,6 +296,8 @@ pub fn compact_filtered_field(
         config.walkable_climb_cells,
         config.border_cells,
     );
+    let mut times = StageTimes::default();
+    times.0[Stage::Filter as usize] = filter_seconds;
     times.0[Stage::Compact as usize] = clock.elapsed().as_secs_f64();
     (compact, times)
 }

@@ -7,23 +7,23 @@
 //!
 //! Phase 1 rasterizes and filters the level once, in *segments*: up to [`SEGMENT_TILES`]
 //! tile interiors of one row side by side, each with a margin of [`SEGMENT_MARGIN`] column
-//! on every side, in parallel. Phase 2 assembles each tile's bordered grid by copying the
-//! columns it overlaps from the segments of its own and its neighbours' rows (never a
-//! margin) and runs the remaining stages, in parallel. Every grid shares the level's cell
-//! frame and takes its triangles in index order, so a column comes out the same whatever
-//! grid rasterized it. The ledge filter reads a column's four neighbours: run on a segment,
-//! every column the segment hands out has its true neighbours (the margin's), so it is
-//! filtered as in the bordered grid, except on that grid's outermost ring, where the
-//! per-tile filter clears every walkable span (its outside counting as a drop): the
-//! assembled grid takes [`filter::clear_outer_ring`] instead. It then equals what
-//! rasterizing and filtering the bordered grid directly gives
-//! ([`tile_builder::build_tile`], used for single-tile rebuilds), and the result does not
-//! depend on how the level was cut into segments or on the thread count. The ledge filter
-//! so runs on each column about once, where on the bordered grids it ran on their whole
-//! area (1.46 times the level's with tiles of 48 cells). A segment holds several tiles
-//! rather than one because a triangle pays its setup once per grid it reaches: on
-//! nav_test, whose floors are few and large, one grid per tile interior rasterized each
-//! triangle 3.5 times.
+//! on every side, in parallel. Phase 2 builds each tile's compact heightfield straight
+//! from the columns its bordered grid overlaps in the segments of its own and its
+//! neighbours' rows (never a margin) and runs the remaining stages, in parallel. Every
+//! grid shares the level's cell frame and takes its triangles in index order, so a column
+//! comes out the same whatever grid rasterized it. The ledge filter reads a column's four
+//! neighbours: run on a segment, every column the segment hands out has its true
+//! neighbours (the margin's), so it is filtered as in the bordered grid, except on that
+//! grid's outermost ring, where the per-tile filter leaves no walkable span (its outside
+//! counting as a drop): phase 2 reads nothing there. A tile so equals what rasterizing and
+//! filtering its bordered grid directly gives ([`tile_builder::build_tile`], used for
+//! single-tile rebuilds; tested byte for byte), and the result does not depend on how the
+//! level was cut into segments or on the thread count. The ledge filter runs on each
+//! column about once, where on the bordered grids it would run on their whole area (1.46
+//! times the level's with tiles of 48 cells), and no tile copies its columns into a grid of
+//! its own. A segment holds several tiles rather than one because a triangle pays its
+//! setup once per grid it reaches: on nav_test, whose floors are few and large, one grid
+//! per tile interior rasterized each triangle 3.5 times.
 //!
 //! The phases are not separated by a barrier: a tile starts as soon as the segments its grid
 //! overlaps are in, so on two cores the one that finishes its segments first builds tiles
@@ -38,6 +38,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::compact::{CompactHeightfield, GridFrame};
 use super::filter;
 use super::heightfield::Heightfield;
 use super::tile_builder::{self, Stage, StageTimes, TileJob};
@@ -319,9 +320,9 @@ fn overlapped_segments<'a>(
         .map(move |(offset, _)| first + offset)
 }
 
-/// Assembles one tile's bordered grid from the segments it overlaps (`fields`, indexed
-/// like `segments`; a segment no tile of this band reaches may be absent) and runs the
-/// remaining stages; the assembly time is counted in the first stage.
+/// Builds one tile from the segments its bordered grid overlaps (`fields`, indexed like
+/// `segments`; a segment no tile of this band reaches may be absent): its compact
+/// heightfield is read straight from the segments' columns, then the remaining stages run.
 fn assemble_tile(
     world: &WorldTriangles,
     job: &TileJob,
@@ -331,27 +332,104 @@ fn assemble_tile(
     fields: &[OnceLock<Heightfield>],
 ) -> Result<(TileData, StageTimes), BakeError> {
     let clock = std::time::Instant::now();
-    let mut field = Heightfield::in_frame(
-        job.grid_width,
-        job.grid_depth,
-        job.frame_origin,
-        job.first_column,
-        valid.cell_size_m(),
-        valid.cell_height_m(),
+    let frame = GridFrame {
+        width: job.grid_width,
+        depth: job.grid_depth,
+        origin: job.grid_origin(valid.cell_size_m()),
+        cell_size: valid.cell_size_m(),
+        cell_height: valid.cell_height_m(),
+    };
+    let sources: Vec<(&TileJob, &Heightfield)> = overlapped_segments(job, segments)
+        .filter_map(|index| Some((&segments[index], fields[index].get()?)))
+        .collect();
+    let mut columns = SegmentColumns::new(job, &sources);
+    let compact = CompactHeightfield::build_from_columns(
+        frame,
+        valid.walkable_height_cells,
+        valid.walkable_climb_cells,
+        valid.border_cells,
+        |_| columns.next_source(),
     );
-    for segment in overlapped_segments(job, segments) {
-        if let Some(source) = fields[segment].get() {
-            field.copy_columns_from(source, SEGMENT_MARGIN);
-        }
-    }
-    // The columns came filtered with their true neighbours; the ring the tile's own ledge
-    // filter would clear (see the module documentation) is cleared here.
-    filter::clear_outer_ring(&mut field);
-    let assembly_seconds = clock.elapsed().as_secs_f64();
-    let (tile, mut times, _) =
-        tile_builder::build_tile_from_filtered_field(world, job, field, valid, volumes)?;
-    times.0[0] += assembly_seconds;
+    let mut compact_times = StageTimes::default();
+    compact_times.0[Stage::Compact as usize] = clock.elapsed().as_secs_f64();
+    let (tile, times, _) = tile_builder::build_tile_from_compact(
+        world,
+        job,
+        (compact, compact_times),
+        valid,
+        volumes,
+    )?;
     Ok((tile, times))
+}
+
+/// Walks a tile's bordered grid column by column (X fastest) and names, for each, the
+/// segment column holding its spans: the segment whose interior (margin excluded) holds
+/// it. The grid's outermost ring has none: the tile's own ledge filter would leave no
+/// walkable span there (its outside counting as a drop), and an unwalkable span is not
+/// compacted, so reading nothing there equals filtering the bordered grid directly.
+struct SegmentColumns<'a> {
+    job: &'a TileJob,
+    sources: &'a [(&'a TileJob, &'a Heightfield)],
+    /// The next column's place in the grid.
+    x: u32,
+    z: u32,
+    /// The sources whose interiors hold row `z`.
+    row: Vec<(&'a TileJob, &'a Heightfield)>,
+}
+
+impl<'a> SegmentColumns<'a> {
+    fn new(job: &'a TileJob, sources: &'a [(&'a TileJob, &'a Heightfield)]) -> Self {
+        let mut columns = SegmentColumns {
+            job,
+            sources,
+            x: 0,
+            z: 0,
+            row: Vec::with_capacity(sources.len()),
+        };
+        columns.find_row();
+        columns
+    }
+
+    /// The sources whose interiors hold the current row.
+    fn find_row(&mut self) {
+        let row = self.job.first_column[1] + self.z as i32;
+        let margin = SEGMENT_MARGIN as i32;
+        self.row.clear();
+        self.row
+            .extend(self.sources.iter().copied().filter(|(segment, _)| {
+                let first = segment.first_column[1] + margin;
+                row >= first && row < first + (segment.grid_depth - 2 * SEGMENT_MARGIN) as i32
+            }));
+    }
+
+    /// The source of the next column, then moves on.
+    fn next_source(&mut self) -> Option<(&'a Heightfield, usize)> {
+        let (x, z) = (self.x, self.z);
+        let (width, depth) = (self.job.grid_width, self.job.grid_depth);
+        self.x += 1;
+        if self.x == width {
+            self.x = 0;
+            self.z += 1;
+            self.find_row();
+        }
+        if x == 0 || z == 0 || x + 1 == width || z + 1 == depth {
+            return None;
+        }
+        let (column, row) = (
+            self.job.first_column[0] + x as i32,
+            self.job.first_column[1] + z as i32,
+        );
+        let margin = SEGMENT_MARGIN as i32;
+        self.row.iter().find_map(|&(segment, field)| {
+            let first = segment.first_column[0] + margin;
+            let interior = (segment.grid_width - 2 * SEGMENT_MARGIN) as i32;
+            (column >= first && column < first + interior).then(|| {
+                let local_x = (column - segment.first_column[0]) as u32;
+                let local_z = (row - segment.first_column[1]) as u32;
+                (field, field.column_index(local_x, local_z))
+            })
+        })
+    }
 }
 
 /// The jobs of a tiled bake's two phases: the bordered tiles, and the segments of phase 1
