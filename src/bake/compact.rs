@@ -110,7 +110,8 @@ impl CompactHeightfield {
 
     /// [`CompactHeightfield::build`] for a grid framed by `frame` whose columns are read
     /// where `source_of(column)` says: a heightfield and its column holding the spans of
-    /// that column of the grid (`None`: no spans). A tiled bake reads a tile's columns
+    /// that column of the grid (`None`: no spans). It is called once per column, in
+    /// column order (X fastest), so a source may walk the grid alongside. A tiled bake reads a tile's columns
     /// straight from the rasterized segments around it this way, without copying them
     /// into a grid of its own first.
     pub fn build_from_columns<'a>(

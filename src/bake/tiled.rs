@@ -27,8 +27,8 @@
 //!
 //! The phases are not separated by a barrier: a tile starts as soon as the segments its grid
 //! overlaps are in, so on two cores the one that finishes its segments first builds tiles
-//! while the other rasterizes the largest segment (on the dungeon, whose seven segments
-//! take 0.7 to 2 ms each, a barrier left a core idle for a tenth of the bake).
+//! while the other rasterizes the largest segment (a level's segments can differ
+//! severalfold in triangles, and behind a barrier one core waited for the largest).
 //!
 //! Rows are built in bands of about [`BAND_TILES`] tiles: a band's segments are rasterized
 //! just ahead of the tiles that need them and dropped once no later tile reaches them, so
@@ -348,7 +348,7 @@ fn assemble_tile(
         valid.walkable_height_cells,
         valid.walkable_climb_cells,
         valid.border_cells,
-        |_| columns.next_source(),
+        |column| columns.source(column),
     );
     let mut compact_times = StageTimes::default();
     compact_times.0[Stage::Compact as usize] = clock.elapsed().as_secs_f64();
@@ -402,10 +402,16 @@ impl<'a> SegmentColumns<'a> {
             }));
     }
 
-    /// The source of the next column, then moves on.
-    fn next_source(&mut self) -> Option<(&'a Heightfield, usize)> {
+    /// The source of `column`, the column after the last one asked for (the walk goes
+    /// row by row, so a row's sources are found once), then moves on.
+    fn source(&mut self, column: usize) -> Option<(&'a Heightfield, usize)> {
         let (x, z) = (self.x, self.z);
         let (width, depth) = (self.job.grid_width, self.job.grid_depth);
+        debug_assert_eq!(
+            column,
+            x as usize + z as usize * width as usize,
+            "columns are walked in order"
+        );
         self.x += 1;
         if self.x == width {
             self.x = 0;

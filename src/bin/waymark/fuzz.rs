@@ -18,10 +18,10 @@ use std::sync::OnceLock;
 use fuzz_targets::Target;
 use glam::Vec3;
 use waymark::mesh::NavMesh;
-use waymark::query::{NodePool, QueryFilter, RouteBuffers, route_with};
+use waymark::query::{NodePool, QueryFilter, RouteBuffers};
 
 use crate::bake_args::BakeArgs;
-use crate::path::{NEAREST_HALF_EXTENTS, answer_of, parse_queries};
+use crate::path::{answer_of, parse_queries, route};
 use crate::sim::SimCommand;
 use crate::target::TargetCommand;
 
@@ -97,15 +97,7 @@ fn run_queries_csv(input: &[u8]) -> Result<(), String> {
     let mut pool = NodePool::new(2048);
     let mut buffers = RouteBuffers::default();
     for &(start, end) in queries.iter().take(64) {
-        let routed = route_with(
-            &snapshot,
-            start,
-            end,
-            NEAREST_HALF_EXTENTS,
-            &filter,
-            &mut pool,
-            &mut buffers,
-        );
+        let routed = route(&snapshot, &filter, &mut pool, &mut buffers, start, end);
         if let Ok(found) = routed.map(|found| answer_of(found, &mut buffers))
             && !found.length.is_finite()
         {

@@ -13,7 +13,7 @@ use crate::bake_args::BakeArgs;
 use crate::{CliError, level};
 
 /// Half extents of the nearest-polygon box around each end, metres (Detour's reference runs).
-pub(crate) const NEAREST_HALF_EXTENTS: Vec3 = Vec3::new(2.0, 4.0, 2.0);
+const NEAREST_HALF_EXTENTS: Vec3 = Vec3::new(2.0, 4.0, 2.0);
 
 #[derive(clap::Args, Debug)]
 pub struct PathCommand {
@@ -110,16 +110,7 @@ pub fn run(command: &PathCommand) -> Result<(), CliError> {
         // Timed as Detour's reference times its queries: both snaps, the search and the
         // straight path; the answer's length is summed outside the clock on both sides.
         let clock = Instant::now();
-        let found = route_with(
-            &snapshot,
-            start,
-            end,
-            NEAREST_HALF_EXTENTS,
-            &filter,
-            &mut pool,
-            &mut buffers,
-        )
-        .map_err(CliError::library)?;
+        let found = route(&snapshot, &filter, &mut pool, &mut buffers, start, end)?;
         times_us.push(clock.elapsed().as_secs_f64() * 1e6);
         answers.push(answer_of(found, &mut buffers));
     }
@@ -159,6 +150,28 @@ pub fn run(command: &PathCommand) -> Result<(), CliError> {
         )?;
     }
     Ok(())
+}
+
+/// The route from `start` to `end` as the query runs take it (ends snapped within
+/// [`NEAREST_HALF_EXTENTS`]), built in `buffers`; `None` when an end has no polygon near it.
+pub(crate) fn route(
+    snapshot: &waymark::mesh::Snapshot,
+    filter: &QueryFilter,
+    pool: &mut NodePool,
+    buffers: &mut RouteBuffers,
+    start: Vec3,
+    end: Vec3,
+) -> Result<Option<waymark::query::Route>, CliError> {
+    route_with(
+        snapshot,
+        start,
+        end,
+        NEAREST_HALF_EXTENTS,
+        filter,
+        pool,
+        buffers,
+    )
+    .map_err(CliError::library)
 }
 
 /// The answer of a route (`None`: an end with no polygon near it), its buffers handed back.
