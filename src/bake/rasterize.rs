@@ -207,6 +207,7 @@ const EMPTY_RANGE: [f32; 2] = [f32::INFINITY, f32::NEG_INFINITY];
 pub struct RasterScratch {
     /// Per cell of the box: the lowest and highest height touched so far.
     ranges: Vec<[f32; 2]>,
+    /// The touched cells' indices in the box.
     touched: Vec<u32>,
 }
 
@@ -214,7 +215,9 @@ pub struct RasterScratch {
 /// touched. Methods are forced inline so the bounds stay in registers in the hot loops.
 struct CellRanges<'a> {
     ranges: &'a mut [[f32; 2]],
-    touched: &'a mut Vec<u32>,
+    /// The cells touched, in order, in `touched[..touched_count]`; as long as the box.
+    touched: &'a mut [u32],
+    touched_count: usize,
     x_first: i32,
     x_last: i32,
     z_first: i32,
@@ -240,15 +243,16 @@ impl CellRanges<'_> {
         }
         let index = column as usize + row as usize * self.box_width;
         let [low, high] = &mut self.ranges[index];
-        if *low == f32::INFINITY {
-            self.touched.push(index as u32);
+        // Branch-free: which cell is new and which height widens a range follow the
+        // triangle's shape, and mispredicting them cost a quarter of the rasterizer. The
+        // index is written past the list either way and kept only for a new cell.
+        let new_cell = *low == f32::INFINITY;
+        if let Some(slot) = self.touched.get_mut(self.touched_count) {
+            *slot = index as u32;
         }
-        if y < *low {
-            *low = y;
-        }
-        if y > *high {
-            *high = y;
-        }
+        self.touched_count += usize::from(new_cell);
+        *low = if y < *low { y } else { *low };
+        *high = if y > *high { y } else { *high };
     }
 
     /// The four cells around a point, filtered by side: (x low, x high) by (z low, z high).
@@ -346,6 +350,7 @@ pub fn rasterize_triangle(
     let box_cells = box_width * (z_last - z_first + 1) as usize;
     if scratch.ranges.len() < box_cells {
         scratch.ranges.resize(box_cells, EMPTY_RANGE);
+        scratch.touched.resize(box_cells, 0);
     }
     let (low_y, high_y) = (low.y, high.y);
     let RasterScratch {
@@ -355,6 +360,7 @@ pub fn rasterize_triangle(
     let mut ranges = CellRanges {
         ranges: cell_ranges,
         touched,
+        touched_count: 0,
         x_first,
         x_last,
         z_first,
@@ -473,9 +479,10 @@ pub fn rasterize_triangle(
 
     // One span per touched cell (different columns, so their order does not matter), then
     // restore the scratch invariant.
+    let touched_count = ranges.touched_count;
     let inverse_cell_height = 1.0 / field.cell_height;
     let height_limit = SPAN_HEIGHT_MAX as f32 * field.cell_height;
-    for &index in scratch.touched.iter() {
+    for &index in &scratch.touched[..touched_count] {
         let index = index as usize;
         let (bottom, top) = (
             scratch.ranges[index][0] - origin.y,
@@ -500,7 +507,6 @@ pub fn rasterize_triangle(
             merge_threshold,
         );
     }
-    scratch.touched.clear();
 }
 
 /// Rasterizes every triangle, judging each one's slope first.
