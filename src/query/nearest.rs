@@ -4,7 +4,7 @@ use glam::{Vec2, Vec3};
 
 use super::{QueryError, QueryFilter, check_point};
 use crate::geom::Aabb;
-use crate::mesh::{PolyRef, Snapshot};
+use crate::mesh::{PolyRef, RuntimeTile, Snapshot, TileGeneration, TileSlot};
 
 /// A point on the mesh.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -68,17 +68,78 @@ pub fn nearest_polygon_with(
 ) -> Result<Option<Nearest>, QueryError> {
     check_nearest_inputs(center, half_extents, options)?;
     let mut choice = Closest::new(center, snapshot.data().params.agent_max_climb_m);
-    for_each_candidate_where(
-        snapshot,
-        center,
-        half_extents,
-        filter,
-        options,
-        &mut choice,
-        Closest::could_beat,
-        Closest::offer,
-    );
+    let query = Aabb {
+        min: center - half_extents,
+        max: center + half_extents,
+    };
+    for (slot, generation, tile) in snapshot.tiles_overlapping(&query) {
+        // A tile's candidates are gathered with the least nearness their bounds allow, then
+        // tried least first: once one's bound cannot beat the best, none left can, so the
+        // fewest closest points (the costly part) are worked out. Past the buffer's room
+        // the rest are tried in tree order, pruned against the best so far.
+        let mut pending = [(0.0f32, 0u16); PENDING_MAX];
+        let mut count = 0;
+        tile.for_each_overlapping_bounds(&query, |polygon, bounds| {
+            let data = &tile.data.polygons[usize::from(polygon)];
+            if !filter.passes(data) || options.layer.is_some_and(|layer| layer != data.layer) {
+                return;
+            }
+            let bound = choice.least_distance(&bounds);
+            if count < PENDING_MAX {
+                pending[count] = (bound, polygon);
+                count += 1;
+            } else if choice.could_beat(bound) {
+                if let Some(candidate) = candidate(slot, generation, tile, polygon, center, options)
+                {
+                    choice.offer(candidate);
+                }
+            }
+        });
+        while count > 0 {
+            let mut least = 0;
+            for position in 1..count {
+                if pending[position].0 < pending[least].0 {
+                    least = position;
+                }
+            }
+            let (bound, polygon) = pending[least];
+            count -= 1;
+            pending[least] = pending[count];
+            if !choice.could_beat(bound) {
+                break;
+            }
+            if let Some(candidate) = candidate(slot, generation, tile, polygon, center, options) {
+                choice.offer(candidate);
+            }
+        }
+    }
     Ok(choice.best.map(|(_, nearest)| nearest))
+}
+
+/// Candidates [`nearest_polygon_with`] gathers per tile before trying them least first.
+const PENDING_MAX: usize = 32;
+
+/// Polygon `polygon` of `tile` (in `slot`, at `generation`) as a candidate for a query
+/// from `center`: its closest point, if it lies on the allowed side of `options`.
+fn candidate(
+    slot: TileSlot,
+    generation: TileGeneration,
+    tile: &RuntimeTile,
+    polygon: u16,
+    center: Vec3,
+    options: &NearestOptions,
+) -> Option<Nearest> {
+    let (point, over) = tile.closest_point(polygon, center);
+    if let Some(side) = options.approach_side {
+        if (Vec2::new(point.x, point.z) - side.origin).dot(side.outward) < 0.0 {
+            return None;
+        }
+    }
+    Some(Nearest {
+        polygon: PolyRef::new(generation, slot, polygon)?,
+        point,
+        over_polygon: over,
+    })
 }
 
 /// The nearest candidate so far by [`nearest_polygon_with`]'s measure.
@@ -121,22 +182,27 @@ impl Closest {
         }
     }
 
-    /// Whether a polygon within `bounds` (every point of its surface inside them) could be
-    /// nearer than the best so far. One that cannot is skipped before its closest point,
-    /// the costly part of a candidate, is computed.
-    fn could_beat(&self, bounds: &Aabb) -> bool {
-        let Some((best, _)) = self.best else {
-            return true;
-        };
+    /// The least squared nearness a polygon within `bounds` (every point of its surface
+    /// inside them) can have.
+    fn least_distance(&self, bounds: &Aabb) -> f32 {
         let outside = (bounds.min - self.center)
             .max(self.center - bounds.max)
             .max(Vec3::ZERO);
-        let bound = if outside.x > 0.0 || outside.z > 0.0 {
+        if outside.x > 0.0 || outside.z > 0.0 {
             // Not over the polygon: the 3-D distance is at least the box's.
             outside.length_squared()
         } else {
             // Maybe over it: the height gap beyond the climb is at least the box's.
             (outside.y - self.climb_m).max(0.0).powi(2)
+        }
+    }
+
+    /// Whether a polygon whose least squared nearness is `bound` could be nearer than the
+    /// best so far. One that cannot is skipped before its closest point, the costly part of
+    /// a candidate, is computed.
+    fn could_beat(&self, bound: f32) -> bool {
+        let Some((best, _)) = self.best else {
+            return true;
         };
         // A little slack, so rounding in the closest point never drops a tie.
         bound * (1.0 - 1e-5) - 1e-9 <= best
@@ -223,61 +289,19 @@ fn for_each_candidate(
     options: &NearestOptions,
     mut visit: impl FnMut(Nearest),
 ) {
-    for_each_candidate_where(
-        snapshot,
-        center,
-        half_extents,
-        filter,
-        options,
-        &mut (),
-        |_, _| true,
-        |_, candidate| visit(candidate),
-    );
-}
-
-/// [`for_each_candidate`] skipping, before its closest point is computed, every polygon
-/// whose bounds `worth(state, bounds)` turns down; `visit` may change `state`.
-#[allow(clippy::too_many_arguments)]
-fn for_each_candidate_where<S>(
-    snapshot: &Snapshot,
-    center: Vec3,
-    half_extents: Vec3,
-    filter: &QueryFilter,
-    options: &NearestOptions,
-    state: &mut S,
-    worth: impl Fn(&S, &Aabb) -> bool,
-    mut visit: impl FnMut(&mut S, Nearest),
-) {
     let query = Aabb {
         min: center - half_extents,
         max: center + half_extents,
     };
     for (slot, generation, tile) in snapshot.tiles_overlapping(&query) {
-        tile.for_each_overlapping_bounds(&query, |polygon, bounds| {
+        tile.for_each_overlapping_bounds(&query, |polygon, _| {
             let data = &tile.data.polygons[usize::from(polygon)];
             if !filter.passes(data) || options.layer.is_some_and(|layer| layer != data.layer) {
                 return;
             }
-            if !worth(state, &bounds) {
-                return;
+            if let Some(found) = candidate(slot, generation, tile, polygon, center, options) {
+                visit(found);
             }
-            let (point, over) = tile.closest_point(polygon, center);
-            if let Some(side) = options.approach_side {
-                if (Vec2::new(point.x, point.z) - side.origin).dot(side.outward) < 0.0 {
-                    return;
-                }
-            }
-            let Some(reference) = PolyRef::new(generation, slot, polygon) else {
-                return;
-            };
-            visit(
-                state,
-                Nearest {
-                    polygon: reference,
-                    point,
-                    over_polygon: over,
-                },
-            );
         });
     }
 }
