@@ -80,8 +80,7 @@ pub fn nearest_polygon_with(
         let mut pending = [(0.0f32, 0u16); PENDING_MAX];
         let mut count = 0;
         tile.for_each_overlapping_bounds(&query, |polygon, bounds| {
-            let data = &tile.data.polygons[usize::from(polygon)];
-            if !filter.passes(data) || options.layer.is_some_and(|layer| layer != data.layer) {
+            if !admitted(tile, polygon, filter, options) {
                 return;
             }
             let bound = choice.least_distance(&bounds);
@@ -118,6 +117,17 @@ pub fn nearest_polygon_with(
 
 /// Candidates [`nearest_polygon_with`] gathers per tile before trying them least first.
 const PENDING_MAX: usize = 32;
+
+/// Whether polygon `polygon` of `tile` passes `filter` and lies on `options`' layer.
+fn admitted(
+    tile: &RuntimeTile,
+    polygon: u16,
+    filter: &QueryFilter,
+    options: &NearestOptions,
+) -> bool {
+    let data = &tile.data.polygons[usize::from(polygon)];
+    filter.passes(data) && options.layer.is_none_or(|layer| layer == data.layer)
+}
 
 /// Polygon `polygon` of `tile` (in `slot`, at `generation`) as a candidate for a query
 /// from `center`: its closest point, if it lies on the allowed side of `options`.
@@ -295,8 +305,7 @@ fn for_each_candidate(
     };
     for (slot, generation, tile) in snapshot.tiles_overlapping(&query) {
         tile.for_each_overlapping_bounds(&query, |polygon, _| {
-            let data = &tile.data.polygons[usize::from(polygon)];
-            if !filter.passes(data) || options.layer.is_some_and(|layer| layer != data.layer) {
+            if !admitted(tile, polygon, filter, options) {
                 return;
             }
             if let Some(found) = candidate(slot, generation, tile, polygon, center, options) {
@@ -328,43 +337,68 @@ mod tests {
 
     #[test]
     fn skipping_polygons_by_their_bounds_never_changes_the_nearest() {
-        // A tiled city with ramps and several storeys of street: points scattered through
-        // its volume, above, below and between the walkable surfaces.
+        // A city with ramps and several storeys of street, in 48-cell tiles and in one tile
+        // (whose widest boxes hold more candidates than the least-first buffer, so the
+        // tree-order fallback past it is checked too): points scattered through its
+        // volume, above, below and between the walkable surfaces.
         let city = crate::scene::city::city(400, 5);
         let world = city.scene.world_triangles().unwrap();
-        let config = BakeConfig {
-            tile_size_cells: Some(48),
-            ..BakeConfig::preset(Preset::Recast)
-        };
-        let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
-        let snapshot = mesh.snapshot();
         let (low, high) = (world.bounds.min, world.bounds.max);
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut unit = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
-        let (mut found, mut checked) = (0, 0);
-        for _ in 0..5_000 {
-            let center = low + (high - low) * Vec3::new(unit(), unit(), unit());
-            for half_extents in [Vec3::new(2.0, 4.0, 2.0), Vec3::new(6.0, 1.0, 6.0)] {
-                let pruned =
-                    nearest_polygon(&snapshot, center, half_extents, &QueryFilter::new()).unwrap();
-                assert_eq!(
-                    pruned,
-                    nearest_unpruned(&snapshot, center, half_extents),
-                    "{center}"
-                );
-                found += usize::from(pruned.is_some());
-                checked += 1;
+        let (mut found, mut checked, mut overflowing) = (0, 0, 0);
+        for tile_size_cells in [Some(48), None] {
+            let config = BakeConfig {
+                tile_size_cells,
+                ..BakeConfig::preset(Preset::Recast)
+            };
+            let mesh = NavMesh::from_file(bake(&world, &config).unwrap().to_file()).unwrap();
+            let snapshot = mesh.snapshot();
+            let mut state = 0x9E37_79B9_7F4A_7C15u64;
+            let mut unit = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 40) as f32 / (1u64 << 24) as f32
+            };
+            for _ in 0..5_000 {
+                let center = low + (high - low) * Vec3::new(unit(), unit(), unit());
+                for half_extents in [
+                    Vec3::new(2.0, 4.0, 2.0),
+                    Vec3::new(6.0, 1.0, 6.0),
+                    Vec3::new(20.0, 6.0, 20.0),
+                ] {
+                    let query = Aabb {
+                        min: center - half_extents,
+                        max: center + half_extents,
+                    };
+                    // The most candidates any one tile offers this query.
+                    let mut most_in_a_tile = 0;
+                    for (_, _, tile) in snapshot.tiles_overlapping(&query) {
+                        let mut in_tile = 0;
+                        tile.for_each_overlapping_bounds(&query, |_, _| in_tile += 1);
+                        most_in_a_tile = most_in_a_tile.max(in_tile);
+                    }
+                    overflowing += usize::from(most_in_a_tile > PENDING_MAX);
+                    let pruned =
+                        nearest_polygon(&snapshot, center, half_extents, &QueryFilter::new())
+                            .unwrap();
+                    assert_eq!(
+                        pruned,
+                        nearest_unpruned(&snapshot, center, half_extents),
+                        "{center} {half_extents} {tile_size_cells:?}"
+                    );
+                    found += usize::from(pruned.is_some());
+                    checked += 1;
+                }
             }
         }
         // (Buildings make the volume tall: about a fifth of the points are near a surface.)
         assert!(
             found > checked / 8,
             "only {found} of {checked} points near the mesh"
+        );
+        assert!(
+            overflowing > 100,
+            "only {overflowing} queries past {PENDING_MAX} candidates in a tile"
         );
     }
 }
