@@ -90,19 +90,149 @@ impl TileGrid {
 
     /// Slots whose tiles may overlap `bounds` horizontally, in increasing order, or `None`
     /// when the grid is not built (few tiles).
-    pub(super) fn candidates(&self, bounds: &Aabb) -> Option<Vec<u16>> {
+    pub(super) fn candidates(&self, bounds: &Aabb) -> Option<Candidates> {
         if self.cells.is_empty() {
             return None;
         }
         let (x0, z0, x1, z1) = self.range(bounds);
-        let mut slots = Vec::new();
+        let mut candidates = Candidates::Held {
+            slots: [0; HELD_SLOTS],
+            count: 0,
+        };
         for z in z0..=z1 {
             for x in x0..=x1 {
-                slots.extend_from_slice(&self.cells[x + z * self.width]);
+                for &slot in &self.cells[x + z * self.width] {
+                    candidates.push(slot);
+                }
             }
         }
-        slots.sort_unstable();
-        slots.dedup();
-        Some(slots)
+        candidates.sort_and_dedup();
+        Some(candidates)
+    }
+}
+
+/// Slots [`TileGrid::candidates`] holds in place before it needs a vector: a query box of a
+/// few metres touches one to four cells of about a tile each, and each lists a tile or
+/// few, so a snap or a search asks the allocator for nothing.
+const HELD_SLOTS: usize = 16;
+
+/// The slots a box may touch, ascending, each once.
+#[derive(Clone, Debug)]
+pub(super) enum Candidates {
+    /// Up to [`HELD_SLOTS`], in place: the first `count` of `slots`.
+    Held {
+        slots: [u16; HELD_SLOTS],
+        count: usize,
+    },
+    /// More, in a vector.
+    Spilled(Vec<u16>),
+}
+
+impl Candidates {
+    fn push(&mut self, slot: u16) {
+        match self {
+            Candidates::Held { slots, count } if *count < HELD_SLOTS => {
+                slots[*count] = slot;
+                *count += 1;
+            }
+            Candidates::Held { slots, .. } => {
+                let mut spilled = slots.to_vec();
+                spilled.push(slot);
+                *self = Candidates::Spilled(spilled);
+            }
+            Candidates::Spilled(slots) => slots.push(slot),
+        }
+    }
+
+    fn sort_and_dedup(&mut self) {
+        match self {
+            Candidates::Held { slots, count } => {
+                let held = &mut slots[..*count];
+                held.sort_unstable();
+                let mut kept = 0;
+                for index in 0..held.len() {
+                    if index == 0 || held[index] != held[kept - 1] {
+                        held[kept] = held[index];
+                        kept += 1;
+                    }
+                }
+                *count = kept;
+            }
+            Candidates::Spilled(slots) => {
+                slots.sort_unstable();
+                slots.dedup();
+            }
+        }
+    }
+
+    /// The slots, ascending.
+    pub(super) fn as_slice(&self) -> &[u16] {
+        match self {
+            Candidates::Held { slots, count } => &slots[..*count],
+            Candidates::Spilled(slots) => slots,
+        }
+    }
+}
+
+/// [`Candidates`] taken one by one.
+#[derive(Clone, Debug)]
+pub(super) struct CandidateSlots {
+    candidates: Candidates,
+    next: usize,
+}
+
+impl Iterator for CandidateSlots {
+    type Item = u16;
+
+    #[inline]
+    fn next(&mut self) -> Option<u16> {
+        let slot = self.candidates.as_slice().get(self.next).copied();
+        self.next += 1;
+        slot
+    }
+}
+
+impl IntoIterator for Candidates {
+    type Item = u16;
+    type IntoIter = CandidateSlots;
+
+    fn into_iter(self) -> CandidateSlots {
+        CandidateSlots {
+            candidates: self,
+            next: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Held and spilled candidates come out the same: ascending, each once.
+    #[test]
+    fn candidates_sort_and_drop_repeats_held_or_spilled() {
+        for total in [0usize, 1, 5, 16, 17, 40] {
+            let mut candidates = Candidates::Held {
+                slots: [0; HELD_SLOTS],
+                count: 0,
+            };
+            let mut expected = Vec::new();
+            for index in 0..total {
+                let slot = ((index * 7) % 11) as u16;
+                candidates.push(slot);
+                expected.push(slot);
+            }
+            candidates.sort_and_dedup();
+            expected.sort_unstable();
+            expected.dedup();
+            assert_eq!(candidates.as_slice(), expected.as_slice(), "{total} pushed");
+            assert_eq!(
+                matches!(candidates, Candidates::Spilled(_)),
+                total > HELD_SLOTS,
+                "{total} pushed"
+            );
+            let taken: Vec<u16> = candidates.into_iter().collect();
+            assert_eq!(taken, expected);
+        }
     }
 }
