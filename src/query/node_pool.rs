@@ -63,7 +63,7 @@ pub struct NodePool {
     pub(super) open: OpenList,
 }
 
-/// Open entries before the open list moves from a linear array to a binary heap.
+/// Open entries before the open list moves from its sorted array to a binary heap.
 pub(super) const OPEN_LINEAR_MAX: usize = 64;
 
 /// The open list: while small (the common case on game levels), an array kept sorted from
@@ -74,6 +74,8 @@ pub(super) const OPEN_LINEAR_MAX: usize = 64;
 /// Why sorted: an A* search pushes entries whose totals are at least the total just popped
 /// (the heuristic is consistent, up to portal midpoints moving), so a new entry sorts in a
 /// step or two from the least end, and a pop is one read instead of a scan of every entry.
+/// A weighted search (a crowd's) may push below the last total; its entries then sort in
+/// further, at most the array's 64 places, and the order is the same either way.
 #[derive(Clone, Debug, Default)]
 pub(super) struct OpenList {
     pub(super) small: Vec<OpenEntry>,
