@@ -1432,35 +1432,103 @@ fn same_at_any_thread_count(avoidance: bool) {
     assert_eq!(one, run(8));
 }
 
+/// The agents' feet after `frames` frames of the dungeon's first `agents` shared agents
+/// under `config`, and the events, stepped on `pool` (or from outside any pool).
+fn feet_after(
+    mesh: &NavMesh,
+    pool: Option<&rayon::ThreadPool>,
+    agents: usize,
+    frames: usize,
+    config: CrowdConfig,
+) -> (Vec<u32>, Vec<CrowdEvent>) {
+    let run = || {
+        let (crowd, events) = run_shared_with(mesh, agents, frames, config);
+        let feet: Vec<u32> = crowd
+            .agents()
+            .flat_map(|view| [view.position.x.to_bits(), view.position.z.to_bits()])
+            .collect();
+        (feet, events)
+    };
+    match pool {
+        Some(pool) => pool.install(run),
+        None => run(),
+    }
+}
+
 #[test]
 fn keeping_the_workers_awake_changes_nothing_but_time() {
     let mesh = dungeon();
     let pool = pool_of(3);
-    let run = |awake: bool| {
+    let run = |keep_workers_awake: bool| {
         let config = CrowdConfig {
-            keep_workers_awake: awake,
+            keep_workers_awake,
             ..CrowdConfig::default()
         };
-        pool.install(|| {
-            let (crowd, events) = run_shared_with(&mesh, 500, 120, config);
-            let positions: Vec<u32> = crowd
-                .agents()
-                .flat_map(|view| [view.position.x.to_bits(), view.position.z.to_bits()])
-                .collect();
-            (positions, events)
-        })
+        feet_after(&mesh, Some(&pool), 500, 120, config)
     };
     let awake = run(true);
     assert!(awake.1.len() > 10);
     assert_eq!(awake, run(false));
     // Stepped from outside any pool too (the step enters the global pool itself).
-    let config = CrowdConfig::default();
-    let (crowd, events) = run_shared_with(&mesh, 500, 120, config);
-    let positions: Vec<u32> = crowd
-        .agents()
-        .flat_map(|view| [view.position.x.to_bits(), view.position.z.to_bits()])
-        .collect();
-    assert_eq!(awake, (positions, events));
+    assert_eq!(
+        awake,
+        feet_after(&mesh, None, 500, 120, CrowdConfig::default())
+    );
+}
+
+#[test]
+fn a_small_crowd_steps_on_the_calling_thread_and_moves_as_on_the_pool() {
+    let mesh = dungeon();
+    let pool = pool_of(3);
+    // 200 agents: below the default threshold, so on one thread unless it is 0.
+    let run = |serial_below_agents: usize| {
+        let config = CrowdConfig {
+            serial_below_agents,
+            ..CrowdConfig::default()
+        };
+        feet_after(&mesh, Some(&pool), 200, 120, config)
+    };
+    let one_thread = run(CrowdConfig::default().serial_below_agents);
+    assert!(one_thread.1.len() > 10);
+    assert_eq!(one_thread, run(0));
+    assert_eq!(
+        one_thread,
+        feet_after(&mesh, None, 200, 120, CrowdConfig::default())
+    );
+
+    // The controller sees the thread the step runs on: the caller's own for the small
+    // crowd, a worker of the pool (which the step enters itself) with the threshold at 0.
+    struct Witness(Vec<std::thread::ThreadId>);
+    impl Controller for Witness {
+        fn step_agents(
+            &mut self,
+            snapshot: &Snapshot,
+            filters: &[QueryFilter],
+            requests: &[StepRequest],
+            feedback: &mut Vec<StepFeedback>,
+        ) {
+            self.0.push(std::thread::current().id());
+            KinematicController.step_agents(snapshot, filters, requests, feedback);
+        }
+    }
+    let threads_of = |serial_below_agents: usize| {
+        let config = CrowdConfig {
+            serial_below_agents,
+            ..CrowdConfig::default()
+        };
+        let mut crowd = Crowd::new(&mesh, config).unwrap();
+        crowd
+            .add_agent(Vec3::new(0.0, 0.0, 0.0), AgentParams::DETOUR_REFERENCE)
+            .ok();
+        let mut witness = Witness(Vec::new());
+        for _ in 0..3 {
+            crowd.step(1.0 / 30.0, &mut witness).unwrap();
+        }
+        witness.0
+    };
+    let here = std::thread::current().id();
+    assert_eq!(threads_of(256), [here; 3]);
+    assert!(threads_of(0).iter().all(|&thread| thread != here));
 }
 
 #[test]

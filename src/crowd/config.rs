@@ -56,6 +56,12 @@ pub struct CrowdConfig {
     /// some machines, several times a step). They look for other pool work meanwhile, so
     /// a host's own parallel jobs still run. Results are the same either way.
     pub keep_workers_awake: bool,
+    /// Crowds of fewer agents than this step on the calling thread alone, handing nothing
+    /// to the pool (0: always the pool). A small crowd's step takes tens of microseconds:
+    /// handing part of it to another thread costs more than the part, and the frame waits
+    /// whenever that thread is late to wake or taken by the system. Results are the same
+    /// either way.
+    pub serial_below_agents: usize,
     /// Corridors the shared corridor cache keeps before it drops those no agent holds.
     pub corridor_cache_capacity: usize,
     /// What a blocked agent's order does (spec 001: Blocked is a status with a policy).
@@ -129,6 +135,11 @@ impl Default for CrowdConfig {
             avoidance: AvoidanceConfig::default(),
             use_links: true,
             keep_workers_awake: true,
+            // About where a second thread starts to pay (2 cores): one thread steps the
+            // corridor's 46 and 137 agents 1.9x and 1.3x as fast as the pool, two threads
+            // step the dungeon's 250 about as fast as one and hills' 568 1.4x as fast
+            // (docs/benchmarks.md, Crowd).
+            serial_below_agents: 256,
             corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
             blocked_policy: BlockedPolicy::Wait,
             replan_congestion_weight: 4.0,

@@ -110,6 +110,10 @@ pub struct CrowdCommand {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = threads_arg)]
     pub threads: Option<usize>,
+    /// Crowds of fewer agents step on the calling thread alone, the pool left alone (0:
+    /// always the pool; default: the library's, 256).
+    #[arg(long, value_name = "N")]
+    pub serial_below_agents: Option<usize>,
     /// Skip the per-frame quality measurement (overlapping pairs, agents off the mesh). It
     /// runs serially between the timed steps, so each step starts with other data in the
     /// caches and the pool's threads asleep; for timing the step alone. The JSON's quality
@@ -348,6 +352,9 @@ pub fn simulate(command: &CrowdCommand) -> Result<CrowdRun, CliError> {
         ..CrowdConfig::default()
     };
     command.routing.apply(&mut crowd_config);
+    if let Some(agents) = command.serial_below_agents {
+        crowd_config.serial_below_agents = agents;
+    }
     let options = RunOptions {
         dt_s: command.dt,
         warm_up_frames: command.warm_up_frames,

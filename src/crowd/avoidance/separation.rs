@@ -111,9 +111,9 @@ pub fn separation_pass(
         .zip(moved.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
         .zip(active.par_iter_mut())
         .enumerate()
-        .with_min_len(
+        .with_min_len(crate::crowd::compute::parallel::task_min(
             crate::crowd::compute::parallel::LIGHT_AGENTS_PER_TASK / SEPARATION_CHUNK_AGENTS,
-        )
+        ))
         .map(|(chunk, ((((agents, feet), feet_next), moved), active))| {
             let first = chunk * SEPARATION_CHUNK_AGENTS;
             active.clear();
@@ -151,7 +151,11 @@ pub fn separation_pass(
             .zip(moved.par_chunks_mut(SEPARATION_CHUNK_AGENTS))
             .zip(active.par_iter_mut())
             .enumerate()
-            .with_min_len(if serial { chunks } else { 1 })
+            .with_min_len(if serial {
+                chunks
+            } else {
+                crate::crowd::compute::parallel::task_min(1)
+            })
             .map(|(chunk, (((agents, next), moved), active))| {
                 let first = chunk * SEPARATION_CHUNK_AGENTS;
                 let mut kept = 0;
@@ -190,6 +194,7 @@ pub fn separation_pass(
     let (agents, moved) = (&*agents, &*moved);
     feedback
         .par_iter_mut()
+        .with_min_len(crate::crowd::compute::parallel::task_min(1))
         .enumerate()
         .for_each(|(slot, step)| {
             let Some(index) = grid.index_of_slot(slot).filter(|&index| moved[index]) else {

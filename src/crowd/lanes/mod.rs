@@ -418,9 +418,16 @@ impl AgentLanes {
     }
 
     /// Reorders the agents in every lane by `swaps` (from [`permutation_swaps`]), one
-    /// lane a task on the pool. Swapped in place: nothing allocated, nothing cloned (the
+    /// lane a task on the pool when `parallel`, else lane by lane on this thread. Swapped in place: nothing allocated, nothing cloned (the
     /// corridor lane's handles move rather than count up and down).
-    pub(crate) fn permute(&mut self, swaps: &[(u32, u32)]) {
+    pub(crate) fn permute(&mut self, swaps: &[(u32, u32)], parallel: bool) {
+        if !parallel {
+            macro_rules! permute_each {
+                ($($lane:ident),*) => { $( apply_swaps(&mut self.$lane, swaps); )* };
+            }
+            every_lane!(permute_each);
+            return;
+        }
         rayon::scope(|scope| {
             macro_rules! permute_all {
                 ($($lane:ident),*) => { $(

@@ -161,18 +161,21 @@ fn swaps_put_every_slot_where_the_order_says_in_every_lane() {
         assert_eq!(slots, order, "size {size}");
     }
     // The lanes move together: each slot's entity keeps its own position.
-    let mut lanes = AgentLanes::default();
-    for index in 0..5 {
-        lanes.push(agent(id(index), index as f32));
+    // Either way: a lane a task on the pool, or every lane in turn on this thread.
+    for parallel in [true, false] {
+        let mut lanes = AgentLanes::default();
+        for index in 0..5 {
+            lanes.push(agent(id(index), index as f32));
+        }
+        let entities = lanes.id.clone();
+        let order = [3, 0, 4, 1, 2];
+        lanes.permute(&permutation_swaps(&order), parallel);
+        for (slot, &old) in order.iter().enumerate() {
+            assert_eq!(lanes.id[slot], entities[old as usize]);
+            assert_eq!(lanes.position_x[slot], old as f32);
+        }
+        assert!(lane_lengths(&lanes).iter().all(|&length| length == 5));
     }
-    let entities = lanes.id.clone();
-    let order = [3, 0, 4, 1, 2];
-    lanes.permute(&permutation_swaps(&order));
-    for (slot, &old) in order.iter().enumerate() {
-        assert_eq!(lanes.id[slot], entities[old as usize]);
-        assert_eq!(lanes.position_x[slot], old as f32);
-    }
-    assert!(lane_lengths(&lanes).iter().all(|&length| length == 5));
 }
 
 #[test]

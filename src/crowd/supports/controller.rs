@@ -302,6 +302,7 @@ impl Controller for KinematicController {
         let only = (filters.len() == 1).then(|| &filters[0]);
         requests
             .par_iter()
+            .with_min_len(crate::crowd::compute::parallel::task_min(1))
             .map(|request| {
                 let filter = only.unwrap_or_else(|| &filters[request.filter.index()]);
                 KinematicController::step_one(snapshot, filter, request)

@@ -498,6 +498,7 @@ pub fn follow_pass(
     out.resize(lanes.len(), None);
     out.par_chunks_mut(FOLLOW_CHUNK_AGENTS)
         .zip(windows.par_chunks_mut(FOLLOW_CHUNK_AGENTS))
+        .with_min_len(crate::crowd::compute::parallel::task_min(1))
         .enumerate()
         .for_each(|(chunk, (outputs, kept_windows))| {
             let first = chunk * FOLLOW_CHUNK_AGENTS;
@@ -707,6 +708,7 @@ pub fn slope_pass(snapshot: &Snapshot, lanes: &mut AgentLanes) {
         .par_iter_mut()
         .zip(lanes.gradient_z.par_iter_mut())
         .zip(lanes.patch_hint.par_iter_mut())
+        .with_min_len(crate::crowd::compute::parallel::task_min(1))
         .enumerate()
         .for_each(|(slot, ((gradient_x, gradient_z), hint))| {
             let (gradient, found) = patch_gradient(

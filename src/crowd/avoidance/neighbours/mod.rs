@@ -207,6 +207,7 @@ impl NeighbourGrid {
             .par_chunks_mut(QUERY_CHUNK_AGENTS * neighbours_max)
             .zip(counts.par_chunks_mut(QUERY_CHUNK_AGENTS))
             .zip(kth.par_chunks_mut(QUERY_CHUNK_AGENTS))
+            .with_min_len(crate::crowd::compute::parallel::task_min(1))
             .enumerate()
             .for_each(|(chunk, ((neighbours, counts), kth))| {
                 let first = chunk * QUERY_CHUNK_AGENTS;

@@ -428,6 +428,7 @@ impl AvoidPass<'_> {
     fn solve<F: BodyFrames>(&self, frames: F, velocities: &mut [Solved]) {
         velocities
             .par_chunks_mut(AVOID_CHUNK_AGENTS)
+            .with_min_len(crate::crowd::compute::parallel::task_min(1))
             .enumerate()
             .for_each(|(chunk, out)| {
                 let first = chunk * AVOID_CHUNK_AGENTS;

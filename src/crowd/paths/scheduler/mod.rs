@@ -273,7 +273,7 @@ impl Scheduler {
         }
         batch
             .par_iter()
-            .with_min_len(64)
+            .with_min_len(crate::crowd::compute::parallel::task_min(64))
             .map(|job| {
                 head_start_corridor(
                     snapshot,
@@ -483,6 +483,7 @@ impl Scheduler {
                 self.in_flight.drain(..).map(Some).collect();
             let rounds: Vec<(u32, Option<Done>)> = searches
                 .par_iter_mut()
+                .with_min_len(crate::crowd::compute::parallel::task_min(1))
                 .enumerate()
                 .map(|(index, entry)| {
                     let nodes = share + u32::from((index as u32) < extra);

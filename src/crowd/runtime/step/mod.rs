@@ -37,6 +37,7 @@ use crate::crowd::agents::AgentId;
 use crate::crowd::agents::AgentStatus;
 use crate::crowd::avoidance::congestion::crowding_factors;
 use crate::crowd::components::{MoveRequest, Slot};
+use crate::crowd::compute::parallel;
 use crate::crowd::config::BlockedPolicy;
 use crate::crowd::events::{CrowdError, CrowdEvent};
 use crate::crowd::interactions::interaction::InteractionWorld;
@@ -154,6 +155,10 @@ impl Crowd {
         if !STEP_RANGE_S.contains(&dt) {
             return Err(CrowdError::BadStep(dt));
         }
+        if self.lanes.len() < self.config.serial_below_agents {
+            // A small crowd: the whole step on the calling thread, the pool left alone.
+            return parallel::on_one_thread(true, || self.step_on_pool(dt, controller, world));
+        }
         if !self.config.keep_workers_awake {
             return if rayon::current_thread_index().is_some() {
                 self.step_on_pool(dt, controller, world)
@@ -209,7 +214,7 @@ impl Crowd {
         let platforms_now = platform_frames(&self.platforms, self.frame, dt);
         let positions = self.neighbour_positions(&platforms_now);
         let mut neighbours_ms = 0.0;
-        let ((), ()) = rayon::join(
+        let ((), ()) = parallel::join(
             || self.schedule_adopt_follow_slope(dt, &snapshot, &mut stats, &mut events),
             || {
                 if avoidance.enabled {
@@ -288,8 +293,9 @@ impl Crowd {
         }
         let swaps = crate::crowd::lanes::permutation_swaps(&order);
         let windows = &mut self.portal_windows;
-        rayon::join(
-            || self.lanes.permute(&swaps),
+        let parallel = !parallel::keeps_to_one_thread();
+        parallel::join(
+            || self.lanes.permute(&swaps, parallel),
             || crate::crowd::lanes::apply_swaps(windows, &swaps),
         );
         self.neighbour_grid.permute_slots(&order, &new_slot_of);
