@@ -135,10 +135,10 @@ impl Default for CrowdConfig {
             avoidance: AvoidanceConfig::default(),
             use_links: true,
             keep_workers_awake: true,
-            // About where a second thread starts to pay (2 cores): one thread steps the
-            // corridor's 46 and 137 agents 1.9x and 1.3x as fast as the pool, two threads
-            // step the dungeon's 250 about as fast as one and hills' 568 1.4x as fast
-            // (docs/benchmarks.md, Crowd).
+            // About where a second thread starts to pay (2 cores, `stress/serial_threshold.sh`):
+            // one thread steps the city's 200 agents 1.4x as fast as the pool and the
+            // dungeon's 250 1.1x; the pool steps the city's 400 as fast as one thread and
+            // the dungeon's 500 1.2x as fast (docs/benchmarks.md, Flow).
             serial_below_agents: 256,
             corridor_cache_capacity: CorridorCache::DEFAULT_CAPACITY,
             blocked_policy: BlockedPolicy::Wait,
