@@ -54,7 +54,8 @@ pub struct CrowdConfig {
     /// as a pass offers it, instead of going to sleep in the serial stretches between
     /// passes and being woken for the next one (which costs tens of microseconds a time on
     /// some machines, several times a step). They look for other pool work meanwhile, so
-    /// a host's own parallel jobs still run. Results are the same either way.
+    /// a host's own parallel jobs still run. Results are the same either way. (A crowd
+    /// below [`CrowdConfig::serial_below_agents`] wakes no worker at all.)
     pub keep_workers_awake: bool,
     /// Crowds of fewer agents than this step on the calling thread alone, handing nothing
     /// to the pool (0: always the pool). A small crowd's step takes tens of microseconds:
