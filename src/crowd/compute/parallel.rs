@@ -1,8 +1,9 @@
 //! Helpers the crowd's passes share for parallel work and per-step buffers.
 //!
 //! Stage: crowd runtime, below every pass. The chunk size of light passes (where handing
-//! work to the pool stops paying) and the page mapping of per-step buffers, so that a step
-//! neither wakes the pool for a trivial copy nor faults fresh memory in.
+//! work to the pool stops paying), the one-thread step of small crowds (every pass's task
+//! size and join read it), and the page mapping of per-step buffers, so that a step
+//! neither wakes the pool for work too small to share nor faults fresh memory in.
 
 use std::cell::Cell;
 use std::collections::TryReserveError;

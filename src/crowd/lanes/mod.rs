@@ -418,8 +418,9 @@ impl AgentLanes {
     }
 
     /// Reorders the agents in every lane by `swaps` (from [`permutation_swaps`]), one
-    /// lane a task on the pool when `parallel`, else lane by lane on this thread. Swapped in place: nothing allocated, nothing cloned (the
-    /// corridor lane's handles move rather than count up and down).
+    /// lane a task on the pool when `parallel`, else lane by lane on this thread. Swapped
+    /// in place: nothing allocated, nothing cloned (the corridor lane's handles move rather
+    /// than count up and down).
     pub(crate) fn permute(&mut self, swaps: &[(u32, u32)], parallel: bool) {
         if !parallel {
             macro_rules! permute_each {
